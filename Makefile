@@ -1,0 +1,43 @@
+# mcpaxle: the README's two commands are `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+CARGO ?= cargo
+PYTHON ?= python3
+export CARGO_TERM_COLOR ?= never
+
+EVERYTHING := target/release/examples/everything_server
+CONFORMANCE := $(PYTHON) tests/conformance/run.py
+PENDING := --extra json-schema-2020-12 --extra http-header-validation --extra http-custom-header-server-validation
+
+.PHONY: help demo test test-rust build-release conformance conformance-server lint bench
+
+help:
+	@echo "make demo   build and run the demo server, exercised end to end"
+	@echo "make test   install what the tests need and run every test"
+	@echo "make bench  run the benchmarks"
+
+build-release:
+	$(CARGO) build --release -p mcpaxle --examples
+
+demo: build-release
+	$(PYTHON) scripts/demo.py
+
+test: test-rust conformance
+	@echo "make test: all passed"
+
+test-rust:
+	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace --doc
+
+conformance: conformance-server
+
+conformance-server: build-release
+	$(CONFORMANCE) server --requirements 2026-07-28 $(PENDING) \
+		--cmd "$(EVERYTHING) --http 127.0.0.1:{port}"
+
+lint:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all -- --check
+
+bench: build-release
+	$(PYTHON) bench/run.py

@@ -1,0 +1,370 @@
+//! JSON-RPC 2.0 envelopes as MCP uses them: requests, notifications, responses,
+//! error objects and the error codes of the specification.
+//!
+//! Parsing is deliberately two-step: [`parse_message`] classifies one frame (an HTTP body or
+//! one stdio line) into an [`Incoming`] message or a [`Rejected`] frame that already carries the
+//! right error response (-32700 for bad JSON, -32600 for a frame that is not a JSON-RPC message),
+//! so every transport reports bad input the same way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The JSON-RPC version string every message carries.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Invalid JSON was received.
+pub const PARSE_ERROR: i32 = -32700;
+/// The JSON sent is not a valid request object.
+pub const INVALID_REQUEST: i32 = -32600;
+/// The method does not exist or is not available.
+pub const METHOD_NOT_FOUND: i32 = -32601;
+/// Invalid method parameters.
+pub const INVALID_PARAMS: i32 = -32602;
+/// Internal error.
+pub const INTERNAL_ERROR: i32 = -32603;
+/// An HTTP header does not match the request body (`HeaderMismatchError`).
+pub const HEADER_MISMATCH: i32 = -32020;
+/// The request needs a client capability the client did not declare
+/// (`MissingRequiredClientCapabilityError`).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
+/// The requested protocol version is not supported (`UnsupportedProtocolVersionError`).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+
+/// A request id: a string or a number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// A numeric id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl RequestId {
+    /// Parses an id from its JSON value: strings and integral numbers are ids, anything
+    /// else is not.
+    pub fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+/// The error object of a JSON-RPC error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see the constants of this module).
+    pub code: i32,
+    /// A short, single-sentence description a person can act on.
+    pub message: String,
+    /// Structured details, defined per code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error object with a code and message and no data.
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    /// Adds `data` to the error.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// A request: it has an id and expects a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id the response must echo.
+    pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters; MCP requests carry an object with `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The method name, e.g. `notifications/progress`.
+    pub method: String,
+    /// The parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+impl Notification {
+    /// A notification with the given method and params.
+    pub fn new(method: impl Into<String>, params: Option<Value>) -> Self {
+        Notification { jsonrpc: JsonRpcVersion, method: method.into(), params }
+    }
+}
+
+/// A response: a result or an error, echoing the request id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request answered; `None` only for errors about a frame whose id could
+    /// not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// The outcome.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// The outcome carried by a [`Response`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// A successful result.
+    #[serde(rename = "result")]
+    Result(Value),
+    /// An error.
+    #[serde(rename = "error")]
+    Error(ErrorObject),
+}
+
+impl Response {
+    /// A successful response.
+    pub fn result(id: RequestId, result: Value) -> Self {
+        Response { jsonrpc: JsonRpcVersion, id: Some(id), outcome: Outcome::Result(result) }
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Response { jsonrpc: JsonRpcVersion, id, outcome: Outcome::Error(error) }
+    }
+
+    /// The error, if this is an error response.
+    pub fn as_error(&self) -> Option<&ErrorObject> {
+        match &self.outcome {
+            Outcome::Error(e) => Some(e),
+            Outcome::Result(_) => None,
+        }
+    }
+}
+
+/// Any JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => r.serialize(s),
+            Message::Notification(n) => n.serialize(s),
+            Message::Response(r) => r.serialize(s),
+        }
+    }
+}
+
+impl Message {
+    /// Serializes the message to compact JSON bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serializing these types cannot fail: every map key is a string.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// The `"jsonrpc": "2.0"` member: serializes as `"2.0"`, accepts only `"2.0"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JsonRpcVersion;
+
+impl Serialize for JsonRpcVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(JSONRPC_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        if s == JSONRPC_VERSION {
+            Ok(JsonRpcVersion)
+        } else {
+            Err(serde::de::Error::custom(format!("jsonrpc must be \"2.0\", got {s:?}")))
+        }
+    }
+}
+
+/// A frame that could not be accepted as a message, with the error response it earns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The error response to send back (its id is the frame's id when it could be read).
+    pub response: Response,
+}
+
+/// Parses one frame into a message, or the error response for it.
+///
+/// * Not JSON → `-32700` Parse error, no id.
+/// * JSON but not a request, notification or response (an array, a missing or non-string
+///   `method`, a bad `jsonrpc`, an id that is neither string nor integer, params that are not
+///   an object or array) → `-32600` Invalid Request, echoing the id when it is readable.
+pub fn parse_message(bytes: &[u8]) -> Result<Message, Rejected> {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Rejected {
+                response: Response::error(
+                    None,
+                    ErrorObject::new(PARSE_ERROR, format!("Parse error: the message is not valid JSON ({e})")),
+                ),
+            });
+        }
+    };
+    classify(value)
+}
+
+/// Classifies an already parsed JSON value as a message; see [`parse_message`].
+pub fn classify(value: Value) -> Result<Message, Rejected> {
+    let mut obj = match value {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err(invalid(None, "Invalid Request: JSON-RPC batches are not supported; send one message per request"));
+        }
+        _ => return Err(invalid(None, "Invalid Request: a JSON-RPC message must be a JSON object")),
+    };
+    let raw_id = obj.remove("id");
+    let id = match &raw_id {
+        None | Some(Value::Null) => None,
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => Some(id),
+            None => return Err(invalid(None, "Invalid Request: \"id\" must be a string or an integer")),
+        },
+    };
+    match obj.get("jsonrpc") {
+        Some(Value::String(s)) if s == JSONRPC_VERSION => {}
+        Some(_) => return Err(invalid(id, "Invalid Request: \"jsonrpc\" must be \"2.0\"")),
+        None => return Err(invalid(id, "Invalid Request: the \"jsonrpc\": \"2.0\" member is missing")),
+    }
+    let params = obj.remove("params");
+    if let Some(p) = &params {
+        if !(p.is_object() || p.is_array()) {
+            return Err(invalid(id, "Invalid Request: \"params\" must be an object"));
+        }
+    }
+    match obj.remove("method") {
+        Some(Value::String(method)) => match id {
+            Some(id) => Ok(Message::Request(Request { jsonrpc: JsonRpcVersion, id, method, params })),
+            None if raw_id.is_some() => Err(invalid(None, "Invalid Request: \"id\" must not be null")),
+            None => Ok(Message::Notification(Notification { jsonrpc: JsonRpcVersion, method, params })),
+        },
+        Some(_) => Err(invalid(id, "Invalid Request: \"method\" must be a string")),
+        None => response_from(id, obj),
+    }
+}
+
+fn response_from(id: Option<RequestId>, mut obj: Map<String, Value>) -> Result<Message, Rejected> {
+    match (obj.remove("result"), obj.remove("error")) {
+        (Some(result), None) => match id {
+            Some(id) => Ok(Message::Response(Response::result(id, result))),
+            None => Err(invalid(None, "Invalid Request: a result response needs an \"id\"")),
+        },
+        (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+            Ok(e) => Ok(Message::Response(Response::error(id, e))),
+            Err(_) => Err(invalid(id, "Invalid Request: \"error\" must have an integer \"code\" and a string \"message\"")),
+        },
+        _ => Err(invalid(id, "Invalid Request: the message has no \"method\", and is not a response")),
+    }
+}
+
+fn invalid(id: Option<RequestId>, message: &str) -> Rejected {
+    Rejected { response: Response::error(id, ErrorObject::new(INVALID_REQUEST, message)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_request_notification_and_responses() {
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#).unwrap();
+        assert!(matches!(m, Message::Request(Request { id: RequestId::Number(1), .. })));
+        let m = parse_message(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#).unwrap();
+        assert!(matches!(m, Message::Notification(_)));
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert!(matches!(m, Message::Response(Response { outcome: Outcome::Result(_), .. })));
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}}"#).unwrap();
+        assert!(matches!(m, Message::Response(Response { outcome: Outcome::Error(_), .. })));
+    }
+
+    #[test]
+    fn bad_frames_get_the_right_codes() {
+        let code = |b: &[u8]| parse_message(b).unwrap_err().response.as_error().unwrap().code;
+        assert_eq!(code(b"{not json"), PARSE_ERROR);
+        assert_eq!(code(b"[]"), INVALID_REQUEST);
+        assert_eq!(code(b"42"), INVALID_REQUEST);
+        assert_eq!(code(br#"{"id":1,"method":"x"}"#), INVALID_REQUEST);
+        assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#), INVALID_REQUEST);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1,"method":7}"#), INVALID_REQUEST);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#), INVALID_REQUEST);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#), INVALID_REQUEST);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1}"#), INVALID_REQUEST);
+        // The id is echoed whenever it can be read.
+        let r = parse_message(br#"{"jsonrpc":"2.0","id":9,"method":7}"#).unwrap_err();
+        assert_eq!(r.response.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn serializes_compactly() {
+        let r = Message::Response(Response::result(RequestId::from("x"), json!({"a": 1})));
+        assert_eq!(r.to_bytes(), br#"{"jsonrpc":"2.0","id":"x","result":{"a":1}}"#);
+        let e = Message::Response(Response::error(None, ErrorObject::new(PARSE_ERROR, "bad")));
+        assert_eq!(e.to_bytes(), br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}"#);
+    }
+}

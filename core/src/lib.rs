@@ -1,0 +1,18 @@
+//! mcpaxle: the Model Context Protocol (revision 2026-07-28, and the legacy 2025-11-25 era)
+//! in one Rust core that Python, Node and C programs use through thin bindings.
+//!
+//! * [`server::Server`]: tools, resources, resource templates, prompts and completions,
+//!   registered and removed at run time, served by [`transport::stdio`] or
+//!   [`transport::http`].
+//! * [`schema`]: serde types for every message of the specification.
+//! * [`jsonrpc`]: the JSON-RPC 2.0 envelopes and error codes.
+
+pub mod error;
+pub mod headers;
+pub mod jsonrpc;
+pub mod schema;
+pub mod server;
+pub mod transport;
+
+pub use error::{Error, ErrorKind, Result};
+pub use server::{RequestContext, Server};

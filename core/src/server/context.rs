@@ -1,0 +1,300 @@
+//! [`RequestContext`]: what every handler is handed: the request's metadata, progress and
+//! log emitters, the cancellation token, and the Multi Round-Trip Request asks.
+//!
+//! # The MRTR replay model
+//!
+//! A handler asks the client for input with [`RequestContext::elicit`],
+//! [`RequestContext::sample`] or [`RequestContext::list_roots`], each under a key unique
+//! within the request. When the request carries an answer under that key (in
+//! `inputResponses`, or sealed in `requestState` from an earlier round) the ask returns it at
+//! once. Otherwise the ask is recorded and returns an error of kind
+//! [`ErrorKind::InputRequired`](crate::ErrorKind::InputRequired); the handler propagates it
+//! with `?`, and the dispatcher answers with one `InputRequiredResult` carrying every ask
+//! recorded in that run (asks made concurrently, e.g. with `tokio::join!`, all land in the
+//! same round). The client retries the original request with the answers and the handler
+//! **runs again from the start**: code before an ask runs once per round, so keep side
+//! effects after the asks, or make them idempotent. Answers of earlier rounds travel sealed
+//! in `requestState`, so a handler with several rounds sees all of them on the last run.
+//! A handler may also keep its own small state across rounds with
+//! [`RequestContext::set_request_state`].
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::jsonrpc::{Notification, RequestId};
+use crate::schema::LoggingLevel;
+use crate::server::request_meta::RequestMeta;
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// The context of one request, handed to every handler. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: RequestId,
+    method: String,
+    meta: RequestMeta,
+    principal: Option<String>,
+    notify: Option<UnboundedSender<Notification>>,
+    cancel: CancellationToken,
+    round: Mutex<Round>,
+}
+
+/// The MRTR bookkeeping of one run of a handler.
+#[derive(Default)]
+pub(crate) struct Round {
+    /// Answers available to this run: earlier rounds' (from the sealed state) overlaid with
+    /// this request's `inputResponses`.
+    pub answers: Map<String, Value>,
+    /// Answers the handler used in this run: carried into the next round's state.
+    pub used: Map<String, Value>,
+    /// Asks not answered yet, in the order they were made: key, method, params.
+    pub pending: Vec<(String, &'static str, Value)>,
+    /// The handler's own state: what the last round left, then what this run sets.
+    pub state: Option<Value>,
+    pub state_changed: bool,
+}
+
+/// One of the three kinds of input a server may ask a client for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AskKind {
+    Elicit,
+    Sample,
+    ListRoots,
+}
+
+impl AskKind {
+    pub fn method(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation/create",
+            AskKind::Sample => "sampling/createMessage",
+            AskKind::ListRoots => "roots/list",
+        }
+    }
+    fn capability(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "elicitation",
+            AskKind::Sample => "sampling",
+            AskKind::ListRoots => "roots",
+        }
+    }
+    fn result_name(self) -> &'static str {
+        match self {
+            AskKind::Elicit => "ElicitResult",
+            AskKind::Sample => "CreateMessageResult",
+            AskKind::ListRoots => "ListRootsResult",
+        }
+    }
+    /// Checks the shape of a client's answer; unknown extra members are allowed.
+    fn check(self, v: &Value) -> bool {
+        let Some(o) = v.as_object() else { return false };
+        match self {
+            AskKind::Elicit => {
+                matches!(o.get("action").and_then(Value::as_str), Some("accept" | "decline" | "cancel"))
+                    && o.get("content").is_none_or(|c| c.is_object() || c.is_null())
+            }
+            AskKind::Sample => {
+                matches!(o.get("role").and_then(Value::as_str), Some("user" | "assistant"))
+                    && o.get("content").is_some_and(|c| c.is_object() || c.is_array())
+                    && o.get("model").is_some_and(Value::is_string)
+            }
+            AskKind::ListRoots => o.get("roots").and_then(Value::as_array).is_some_and(|r| r.iter().all(|x| x.get("uri").is_some_and(Value::is_string))),
+        }
+    }
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        id: RequestId,
+        method: String,
+        meta: RequestMeta,
+        principal: Option<String>,
+        notify: Option<UnboundedSender<Notification>>,
+        cancel: CancellationToken,
+        round: Round,
+    ) -> Self {
+        RequestContext { inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round) }) }
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method of the request, e.g. `tools/call`.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The protocol version the request was made with.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.meta.protocol_version
+    }
+
+    /// The client's capabilities for this request.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.inner.meta.client_capabilities
+    }
+
+    /// Whether the client declared a capability (`"sampling"`, `"elicitation"`, `"roots"`, …).
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.inner.meta.client_supports(capability)
+    }
+
+    /// The client's self-reported identity (`clientInfo`), when sent.
+    pub fn client_info(&self) -> Option<&Value> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// The whole `_meta` object of the request.
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.inner.meta.raw
+    }
+
+    /// The authenticated principal, when the transport established one.
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.principal.as_deref()
+    }
+
+    /// The progress token of the request, when the client asked for progress.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.inner.meta.progress_token.as_ref()
+    }
+
+    /// The cancellation token: cancelled when the client cancels the request (stdio
+    /// `notifications/cancelled`, HTTP disconnect) or the server shuts down.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Whether the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// Sends `notifications/progress` for this request; does nothing when the client sent no
+    /// progress token. `progress` should increase from one call to the next.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.meta.progress_token else { return };
+        let mut p = Map::new();
+        p.insert("progressToken".into(), token.clone());
+        p.insert("progress".into(), json!(progress));
+        if let Some(t) = total {
+            p.insert("total".into(), json!(t));
+        }
+        if let Some(m) = message {
+            p.insert("message".into(), json!(m));
+        }
+        self.notify("notifications/progress", Value::Object(p));
+    }
+
+    /// Whether a log message at `level` would be sent: the request asked for logs with
+    /// `_meta["io.modelcontextprotocol/logLevel"]` at or below that level.
+    pub fn log_enabled(&self, level: LoggingLevel) -> bool {
+        self.inner.meta.log_level.is_some_and(|min| level >= min)
+    }
+
+    /// Sends `notifications/message` for this request, only when the request asked for logs
+    /// at this level or a lower one (nothing is sent to a request without a log level).
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        if !self.log_enabled(level) {
+            return;
+        }
+        let mut p = Map::new();
+        p.insert("level".into(), serde_json::to_value(level).unwrap_or(Value::Null));
+        if let Some(l) = logger {
+            p.insert("logger".into(), json!(l));
+        }
+        p.insert("data".into(), data);
+        self.notify("notifications/message", Value::Object(p));
+    }
+
+    /// Sends a request-scoped notification on this request's response stream.
+    pub fn notify(&self, method: &str, params: Value) {
+        if let Some(tx) = &self.inner.notify {
+            let _ = tx.send(Notification::new(method, Some(params)));
+        }
+    }
+
+    /// Asks the client for input through elicitation (`elicitation/create`, params an
+    /// `ElicitRequestParams`), returning its `ElicitResult`. See the module docs for the
+    /// replay model. Fails with -32021 when the client did not declare `elicitation`.
+    pub async fn elicit(&self, key: &str, params: Value) -> Result<Value> {
+        self.ask(AskKind::Elicit, key, params)
+    }
+
+    /// Asks the client to sample an LLM (`sampling/createMessage`, params a
+    /// `CreateMessageRequestParams`), returning its `CreateMessageResult`.
+    pub async fn sample(&self, key: &str, params: Value) -> Result<Value> {
+        self.ask(AskKind::Sample, key, params)
+    }
+
+    /// Asks the client for its roots (`roots/list`), returning its `ListRootsResult`.
+    pub async fn list_roots(&self, key: &str) -> Result<Value> {
+        self.ask(AskKind::ListRoots, key, json!({}))
+    }
+
+    fn ask(&self, kind: AskKind, key: &str, params: Value) -> Result<Value> {
+        if !self.client_supports(kind.capability()) {
+            return Err(Error::missing_capability(json!({ kind.capability(): {} })));
+        }
+        let mut round = self.inner.round.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(answer) = round.answers.get(key) {
+            if !kind.check(answer) {
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: inputResponses[\"{key}\"] is not a valid {} for the {} request the server made",
+                    kind.result_name(),
+                    kind.method()
+                )));
+            }
+            let answer = answer.clone();
+            round.used.insert(key.to_owned(), answer.clone());
+            return Ok(answer);
+        }
+        if !round.pending.iter().any(|(k, _, _)| k == key) {
+            round.pending.push((key.to_owned(), kind.method(), params));
+        }
+        Err(Error::new(ErrorKind::InputRequired, format!("input required: {key}")))
+    }
+
+    /// The state this handler saved in an earlier round with
+    /// [`set_request_state`](Self::set_request_state), if any.
+    pub fn request_state(&self) -> Option<Value> {
+        self.inner.round.lock().unwrap_or_else(|e| e.into_inner()).state.clone()
+    }
+
+    /// Saves state for the next round: sealed into `requestState` when this run ends with
+    /// an `InputRequiredResult`. To ask for a retry with no input requests at all (e.g. load
+    /// shedding), set state and return [`Error::input_required`].
+    pub fn set_request_state(&self, state: Value) {
+        let mut round = self.inner.round.lock().unwrap_or_else(|e| e.into_inner());
+        round.state = Some(state);
+        round.state_changed = true;
+    }
+
+    pub(crate) fn take_round(&self) -> Round {
+        std::mem::take(&mut *self.inner.round.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Error {
+    /// Ends this run of a handler with an `InputRequiredResult` (every ask made so far, and
+    /// the state set with [`RequestContext::set_request_state`]).
+    pub fn input_required() -> Self {
+        Error::new(ErrorKind::InputRequired, "input required")
+    }
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext").field("id", &self.inner.id).field("method", &self.inner.method).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,542 @@
+//! The one dispatcher of a [`Server`]: validates a request (method, `_meta`, protocol version,
+//! HTTP header mirrors) and turns it into an [`Exchange`]. Every transport calls
+//! [`Server::handle_request`]; none holds protocol logic of its own.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::headers;
+use crate::jsonrpc::{Notification, Request, RequestId, Response};
+use crate::schema::CacheScope;
+use crate::server::context::{RequestContext, Round};
+use crate::server::exchange::Exchange;
+use crate::server::handlers::{CompletionRequest, ResourceRequest};
+use crate::server::pagination::{page, read_cursor};
+use crate::server::registry::{CompletionRef, read};
+use crate::server::request_meta::{self, META_SERVER_INFO, META_SUBSCRIPTION_ID, RequestMeta};
+use crate::server::seal::{SealedState, params_digest};
+use crate::server::subscriptions::{Filter, Supported, tag};
+use crate::server::{CacheHint, Server};
+use futures_util::FutureExt;
+use serde_json::{Map, Value, json};
+use std::panic::AssertUnwindSafe;
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// The HTTP request-metadata headers of a Streamable HTTP request, as the transport read them
+/// (raw values; the dispatcher decodes and compares them with the body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestHeaders {
+    /// `MCP-Protocol-Version`.
+    pub protocol_version: Option<String>,
+    /// `Mcp-Method`.
+    pub method: Option<String>,
+    /// `Mcp-Name`.
+    pub name: Option<String>,
+    /// `Mcp-Param-{Name}` headers: the lowercased `{Name}` and the raw value.
+    pub params: Vec<(String, String)>,
+}
+
+/// What a transport knows about a request besides its body.
+#[derive(Debug, Clone, Default)]
+pub struct TransportContext {
+    /// The authenticated principal (e.g. from a bearer token), bound into MRTR state.
+    pub principal: Option<String>,
+    /// The HTTP header mirrors; `None` on stdio, where there are no headers to check.
+    pub headers: Option<RequestHeaders>,
+    /// Cancelled when the transport shuts down: open `subscriptions/listen` streams then end
+    /// gracefully with their final response.
+    pub shutdown: CancellationToken,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Discover,
+    ToolsList,
+    ToolsCall,
+    ResourcesList,
+    TemplatesList,
+    ResourcesRead,
+    PromptsList,
+    PromptsGet,
+    Complete,
+    Listen,
+}
+
+impl Method {
+    fn parse(m: &str) -> Option<Method> {
+        Some(match m {
+            "server/discover" => Method::Discover,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "resources/list" => Method::ResourcesList,
+            "resources/templates/list" => Method::TemplatesList,
+            "resources/read" => Method::ResourcesRead,
+            "prompts/list" => Method::PromptsList,
+            "prompts/get" => Method::PromptsGet,
+            "completion/complete" => Method::Complete,
+            "subscriptions/listen" => Method::Listen,
+            _ => return None,
+        })
+    }
+}
+
+fn unknown_method(method: &str) -> Error {
+    let why = match method {
+        "initialize" | "notifications/initialized" => " (MCP 2026-07-28 has no initialize handshake: send _meta with every request, or call server/discover)",
+        "ping" => " (removed in MCP 2026-07-28)",
+        "logging/setLevel" => " (removed in MCP 2026-07-28: set _meta[\"io.modelcontextprotocol/logLevel\"] per request)",
+        "resources/subscribe" | "resources/unsubscribe" => " (removed in MCP 2026-07-28: use subscriptions/listen)",
+        _ => "",
+    };
+    Error::new(ErrorKind::MethodNotFound, format!("Method not found: {method}{why}"))
+}
+
+fn mismatch(message: String) -> Error {
+    Error::new(ErrorKind::HeaderMismatch, message)
+}
+
+fn str_param<'a>(params: Option<&'a Value>, key: &str) -> Result<&'a str> {
+    match params.and_then(|p| p.get(key)) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(Error::invalid_params(format!("Invalid params: \"{key}\" must be a string"))),
+        None => Err(Error::invalid_params(format!("Invalid params: \"{key}\" is required"))),
+    }
+}
+
+impl Server {
+    /// Handles one request and returns its exchange: the notifications it produces and its
+    /// final response. Validation failures answer at once with the spec's error.
+    pub fn handle_request(&self, req: Request, tc: &TransportContext) -> Exchange {
+        let id = req.id.clone();
+        match self.prepare(req, tc) {
+            Ok(ex) => ex,
+            Err(e) => Exchange::ready(Response::error(Some(id), e.to_error_object())),
+        }
+    }
+
+    /// Handles a notification from the client. `notifications/cancelled` is acted on by the
+    /// transport that owns the request; other notifications are accepted and ignored.
+    pub fn handle_notification(&self, _notification: Notification, _tc: &TransportContext) {}
+
+    fn prepare(&self, req: Request, tc: &TransportContext) -> Result<Exchange> {
+        let method = Method::parse(&req.method).ok_or_else(|| unknown_method(&req.method))?;
+        let params = req.params.as_ref();
+        if params.is_some_and(|p| !p.is_object()) {
+            return Err(Error::invalid_params("Invalid params: \"params\" must be an object"));
+        }
+        let meta = RequestMeta::from_params(params)?;
+        if let Some(h) = &tc.headers {
+            check_standard_headers(h, &req.method, method, &meta, params)?;
+        }
+        if !self.supported_versions().contains(&meta.protocol_version.as_str()) {
+            return Err(request_meta::unsupported_version(&meta.protocol_version, self.supported_versions()));
+        }
+        self.check_available(method, &req.method)?;
+        let hints = &self.inner.config.cache;
+        Ok(match method {
+            Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover)),
+            Method::ToolsList => self.list(req.id, params, "tools", &self.inner.registries.tools, |e| e.json.clone(), &hints.tools)?,
+            Method::PromptsList => self.list(req.id, params, "prompts", &self.inner.registries.prompts, |e| e.json.clone(), &hints.prompts)?,
+            Method::ResourcesList => self.list(req.id, params, "resources", &self.inner.registries.resources, |e| e.json.clone(), &hints.resources)?,
+            Method::TemplatesList => {
+                self.list(req.id, params, "resourceTemplates", &self.inner.registries.templates, |e| e.json.clone(), &hints.templates)?
+            }
+            Method::ToolsCall => self.call_tool(req, meta, tc)?,
+            Method::ResourcesRead => self.read_resource(req, meta, tc)?,
+            Method::PromptsGet => self.get_prompt(req, meta, tc)?,
+            Method::Complete => self.complete(req, meta, tc)?,
+            Method::Listen => self.listen(req, tc)?,
+        })
+    }
+
+    fn check_available(&self, method: Method, name: &str) -> Result<()> {
+        let (tools, resources, prompts, completions) = self.available();
+        let ok = match method {
+            Method::Discover | Method::Listen => true,
+            Method::ToolsList | Method::ToolsCall => tools,
+            Method::ResourcesList | Method::TemplatesList | Method::ResourcesRead => resources,
+            Method::PromptsList | Method::PromptsGet => prompts,
+            Method::Complete => completions,
+        };
+        if ok { Ok(()) } else { Err(Error::new(ErrorKind::MethodNotFound, format!("Method not found: {name} (this server does not offer that capability)"))) }
+    }
+
+    fn available(&self) -> (bool, bool, bool, bool) {
+        let ever = self.inner.registries.ever();
+        let caps = &self.inner.config.capabilities;
+        let tools = ever.tools || caps.tools;
+        let resources = ever.resources || caps.resources;
+        let prompts = ever.prompts || caps.prompts;
+        let completions = ever.completions || caps.completions || ever.prompts || ever.resources;
+        (tools, resources, prompts, completions)
+    }
+
+    /// The `capabilities` object of `server/discover`.
+    pub fn capabilities(&self) -> Value {
+        let (tools, resources, prompts, completions) = self.available();
+        let mut c = Map::new();
+        if tools {
+            c.insert("tools".into(), json!({ "listChanged": true }));
+        }
+        if resources {
+            c.insert("resources".into(), json!({ "subscribe": true, "listChanged": true }));
+        }
+        if prompts {
+            c.insert("prompts".into(), json!({ "listChanged": true }));
+        }
+        if completions {
+            c.insert("completions".into(), json!({}));
+        }
+        if self.inner.config.capabilities.logging {
+            c.insert("logging".into(), json!({}));
+        }
+        Value::Object(c)
+    }
+
+    fn discover(&self) -> Map<String, Value> {
+        let mut r = Map::new();
+        r.insert("supportedVersions".into(), json!(self.supported_versions()));
+        r.insert("capabilities".into(), self.capabilities());
+        if let Some(i) = &self.inner.config.instructions {
+            r.insert("instructions".into(), json!(i));
+        }
+        r
+    }
+
+    /// Stamps a complete result: `resultType`, the caching hint, the server identity.
+    fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>) -> Value {
+        result.insert("resultType".into(), json!("complete"));
+        if let Some(h) = hint {
+            result.entry("ttlMs").or_insert_with(|| json!(h.ttl_ms));
+            result.entry("cacheScope").or_insert_with(|| json!(scope_str(&h.scope)));
+        }
+        if self.inner.config.server_info_in_results {
+            if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
+                m.entry(META_SERVER_INFO).or_insert_with(|| serde_json::to_value(&self.inner.config.info).unwrap_or(Value::Null));
+            }
+        }
+        Value::Object(result)
+    }
+
+    fn ready(&self, id: RequestId, result: Map<String, Value>, hint: Option<&CacheHint>) -> Exchange {
+        Exchange::ready(Response::result(id, self.finish(result, hint)))
+    }
+
+    fn list<E>(
+        &self,
+        id: RequestId,
+        params: Option<&Value>,
+        field: &str,
+        map: &std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<E>>>,
+        f: impl Fn(&E) -> Value,
+        hint: &CacheHint,
+    ) -> Result<Exchange> {
+        let after = read_cursor(params)?;
+        let (items, next) = page(&read(map), after.as_deref(), self.inner.config.page_size, f);
+        let mut r = Map::new();
+        r.insert(field.into(), Value::Array(items));
+        if let Some(c) = next {
+            r.insert("nextCursor".into(), json!(c));
+        }
+        Ok(self.ready(id, r, Some(hint)))
+    }
+
+    /// Reads `inputResponses` and `requestState` into the answers a handler's asks see.
+    fn open_round(&self, params: Option<&Value>, method: &str, digest: &str, principal: Option<&str>) -> Result<Round> {
+        let mut round = Round::default();
+        if let Some(state) = params.and_then(|p| p.get("requestState")).filter(|v| !v.is_null()) {
+            let token = state.as_str().ok_or_else(|| Error::invalid_params("Invalid params: \"requestState\" must be a string"))?;
+            let sealed = self.inner.sealer.open(token, method, digest, principal).map_err(|r| Error::invalid_params(r.message()))?;
+            round.answers = sealed.a;
+            round.state = sealed.s;
+        }
+        match params.and_then(|p| p.get("inputResponses")) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(responses)) => round.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            Some(_) => return Err(Error::invalid_params("Invalid params: \"inputResponses\" must be an object mapping input request keys to results")),
+        }
+        Ok(round)
+    }
+
+    /// Runs a handler future in an exchange, mapping its outcome to the final response.
+    fn run<F>(&self, id: RequestId, method: &'static str, meta: RequestMeta, tc: &TransportContext, mrtr: Option<(String, Round)>, body: F) -> Exchange
+    where
+        F: FnOnce(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let (digest, round) = match mrtr {
+            Some((d, r)) => (Some(d), r),
+            None => (None, Round::default()),
+        };
+        let ctx = RequestContext::new(id.clone(), method.to_owned(), meta, tc.principal.clone(), Some(tx), cancel.clone(), round);
+        let server = self.clone();
+        let principal = tc.principal.clone();
+        let fut = async move {
+            let outcome = AssertUnwindSafe(body(ctx.clone())).catch_unwind().await;
+            let outcome = match outcome {
+                Ok(r) => r,
+                Err(_) => {
+                    tracing::error!(method, "a handler panicked");
+                    Err(Error::new(ErrorKind::Panic, format!("Internal error: the {method} handler panicked")))
+                }
+            };
+            match outcome {
+                Ok(result) => Response::result(id, result),
+                Err(e) if e.kind() == ErrorKind::InputRequired => match digest {
+                    Some(d) => Response::result(id, server.input_required(method, d, principal, ctx.take_round())),
+                    None => Response::error(Some(id), Error::internal(format!("Internal error: {method} cannot ask the client for input")).to_error_object()),
+                },
+                Err(e) => Response::error(Some(id), e.to_error_object()),
+            }
+        };
+        Exchange::running(Box::pin(fut), rx, cancel.drop_guard(), false)
+    }
+
+    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Value {
+        let mut requests = Map::new();
+        for (key, m, params) in round.pending {
+            requests.insert(key, json!({ "method": m, "params": params }));
+        }
+        let state = self.inner.sealer.seal(SealedState { exp: 0, m: method.to_owned(), d: digest, p: principal, a: round.used, s: round.state });
+        let mut r = Map::new();
+        r.insert("resultType".into(), json!("input_required"));
+        if !requests.is_empty() {
+            r.insert("inputRequests".into(), Value::Object(requests));
+        }
+        r.insert("requestState".into(), json!(state));
+        Value::Object(r)
+    }
+
+    fn call_tool(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+        let params = req.params.as_ref();
+        let name = str_param(params, "name")?;
+        let arguments = match params.and_then(|p| p.get("arguments")) {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => return Err(Error::invalid_params("Invalid params: \"arguments\" must be an object")),
+        };
+        let tool = self.inner.registries.tool(name).ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
+        if let Some(h) = &tc.headers {
+            check_param_headers(h, &tool.header_params, &arguments)?;
+        }
+        let digest = params_digest(name, Some(&arguments));
+        let round = self.open_round(params, "tools/call", &digest, tc.principal.as_deref())?;
+        if let Err(errors) = tool.schema.validate(&arguments) {
+            let text = format!("Invalid arguments for tool {name}: {}", errors.join("; "));
+            return Ok(self.ready(req.id, tool_error(text), None));
+        }
+        let server = self.clone();
+        Ok(self.run(req.id, "tools/call", meta, tc, Some((digest, round)), move |ctx| {
+            Box::pin(async move {
+                match tool.handler.call(arguments, ctx).await {
+                    Ok(result) => Ok(server.finish(to_map(&result), None)),
+                    Err(e) if is_tool_failure(e.kind()) => Ok(server.finish(tool_error(e.message().to_owned()), None)),
+                    Err(e) => Err(e),
+                }
+            })
+        }))
+    }
+
+    fn read_resource(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+        let params = req.params.as_ref();
+        let uri = str_param(params, "uri")?.to_owned();
+        let regs = &self.inner.registries;
+        let direct = read(&regs.resources).get(&uri).cloned();
+        let (handler, cache, variables) = match direct {
+            Some(r) => (r.handler.clone(), r.cache.clone(), Map::new()),
+            None => {
+                let templates = read(&regs.templates);
+                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t.handler.clone(), t.cache.clone(), vars)));
+                found.ok_or_else(|| Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri })))?
+            }
+        };
+        let digest = params_digest(&uri, None);
+        let round = self.open_round(params, "resources/read", &digest, tc.principal.as_deref())?;
+        let hint = cache.unwrap_or_else(|| self.inner.config.cache.read.clone());
+        let server = self.clone();
+        Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), move |ctx| {
+            Box::pin(async move {
+                let result = handler.read(ResourceRequest { uri, variables }, ctx).await?;
+                Ok(server.finish(to_map(&result), Some(&hint)))
+            })
+        }))
+    }
+
+    fn get_prompt(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+        let params = req.params.as_ref();
+        let name = str_param(params, "name")?;
+        let prompt = read(&self.inner.registries.prompts).get(name).cloned().ok_or_else(|| Error::invalid_params(format!("Unknown prompt: {name}")))?;
+        let arguments = match params.and_then(|p| p.get("arguments")) {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
+            Some(_) => return Err(Error::invalid_params("Invalid params: prompt \"arguments\" must be an object of string values")),
+        };
+        if let Some(missing) = prompt.required.iter().find(|r| !arguments.contains_key(*r)) {
+            return Err(Error::invalid_params(format!("Invalid params: prompt {name} requires the argument {missing:?}")));
+        }
+        let digest = params_digest(name, Some(&Value::Object(arguments.clone())));
+        let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref())?;
+        let server = self.clone();
+        Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), move |ctx| {
+            Box::pin(async move {
+                let result = prompt.handler.get(arguments, ctx).await?;
+                Ok(server.finish(to_map(&result), None))
+            })
+        }))
+    }
+
+    fn complete(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+        let params = req.params.as_ref();
+        let r = params.and_then(|p| p.get("ref")).ok_or_else(|| Error::invalid_params("Invalid params: \"ref\" is required"))?;
+        let regs = &self.inner.registries;
+        let reference = match r.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                let name = str_param(Some(r), "name")?;
+                if !read(&regs.prompts).contains_key(name) {
+                    return Err(Error::invalid_params(format!("Unknown prompt: {name}")));
+                }
+                CompletionRef::Prompt(name.to_owned())
+            }
+            Some("ref/resource") => {
+                let uri = str_param(Some(r), "uri")?;
+                if !read(&regs.templates).contains_key(uri) && !read(&regs.resources).contains_key(uri) {
+                    return Err(Error::invalid_params(format!("Unknown resource template: {uri}")));
+                }
+                CompletionRef::ResourceTemplate(uri.to_owned())
+            }
+            _ => return Err(Error::invalid_params("Invalid params: ref.type must be \"ref/prompt\" or \"ref/resource\"")),
+        };
+        let arg = params.and_then(|p| p.get("argument")).ok_or_else(|| Error::invalid_params("Invalid params: \"argument\" is required"))?;
+        let request = CompletionRequest {
+            argument: str_param(Some(arg), "name")?.to_owned(),
+            value: str_param(Some(arg), "value")?.to_owned(),
+            context: params.and_then(|p| p.pointer("/context/arguments")).and_then(Value::as_object).cloned().unwrap_or_default(),
+        };
+        let handler = read(&regs.completions).get(&reference).cloned();
+        let Some(handler) = handler else {
+            return Ok(self.ready(req.id, to_map(&json!({ "completion": { "values": [], "hasMore": false } })), None));
+        };
+        let server = self.clone();
+        Ok(self.run(req.id, "completion/complete", meta, tc, None, move |ctx| {
+            Box::pin(async move {
+                let mut result = to_map(&handler.complete(request, ctx).await?);
+                if let Some(Value::Array(values)) = result.get_mut("completion").and_then(|c| c.get_mut("values")) {
+                    values.truncate(100);
+                }
+                Ok(server.finish(result, None))
+            })
+        }))
+    }
+
+    fn listen(&self, req: Request, tc: &TransportContext) -> Result<Exchange> {
+        let (tools, resources, prompts, _) = self.available();
+        let supported = Supported { tools, prompts, resources, subscribe: resources };
+        let filter = Filter::from_params(req.params.as_ref(), supported).map_err(Error::invalid_params)?;
+        let mut events = self.inner.bus.subscribe();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = req.id;
+        let shutdown = tc.shutdown.clone();
+        let cancel = CancellationToken::new();
+        let ack = Notification::new("notifications/subscriptions/acknowledged", Some(json!({ "notifications": filter.to_value() })));
+        let _ = tx.send(tag(ack, &id));
+        let fut = async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break,
+                    event = events.recv() => match event {
+                        Ok(e) if filter.accepts(&e) => {
+                            if tx.send(tag(e.to_notification(), &id)).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    },
+                }
+            }
+            Response::result(id.clone(), json!({ "resultType": "complete", "_meta": { META_SUBSCRIPTION_ID: id.to_value() } }))
+        };
+        Ok(Exchange::running(Box::pin(fut), rx, cancel.drop_guard(), true))
+    }
+}
+
+fn scope_str(s: &CacheScope) -> &'static str {
+    match s {
+        CacheScope::Public => "public",
+        CacheScope::Private => "private",
+    }
+}
+
+fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+fn tool_error(text: String) -> Map<String, Value> {
+    to_map(&json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
+}
+
+/// Errors a tool reports to the model as an `isError` result rather than a JSON-RPC error.
+fn is_tool_failure(kind: ErrorKind) -> bool {
+    matches!(kind, ErrorKind::Tool | ErrorKind::Internal | ErrorKind::Usage | ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::Remote)
+}
+
+/// Checks `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
+fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method, meta: &RequestMeta, params: Option<&Value>) -> Result<()> {
+    match h.protocol_version.as_deref().map(str::trim) {
+        None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
+        Some(v) if v != meta.protocol_version => {
+            return Err(mismatch(format!(
+                "Header mismatch: MCP-Protocol-Version header {v:?} does not match _meta protocolVersion {:?}",
+                meta.protocol_version
+            )));
+        }
+        Some(_) => {}
+    }
+    match h.method.as_deref().map(str::trim) {
+        None => return Err(mismatch("Header mismatch: the Mcp-Method header is required".into())),
+        Some(v) if v != method_name => return Err(mismatch(format!("Header mismatch: Mcp-Method header {v:?} does not match body method {method_name:?}"))),
+        Some(_) => {}
+    }
+    let body_name = match method {
+        Method::ToolsCall | Method::PromptsGet => params.and_then(|p| p.get("name")),
+        Method::ResourcesRead => params.and_then(|p| p.get("uri")),
+        _ => return Ok(()),
+    };
+    let Some(body_name) = body_name.and_then(Value::as_str) else { return Ok(()) };
+    let Some(raw) = h.name.as_deref() else {
+        return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method_name}")));
+    };
+    let decoded = headers::decode_value(raw).map_err(|e| mismatch(format!("Header mismatch: invalid Mcp-Name header: {e}")))?;
+    if decoded != body_name {
+        return Err(mismatch(format!("Header mismatch: Mcp-Name header {decoded:?} does not match body value {body_name:?}")));
+    }
+    Ok(())
+}
+
+/// Checks the `Mcp-Param-*` headers of a tool call against the tool's `x-mcp-header`
+/// parameters: every non-null annotated argument needs its header with an equal value.
+fn check_param_headers(h: &RequestHeaders, params: &[headers::HeaderParam], arguments: &Value) -> Result<()> {
+    for p in params {
+        let wanted = p.header_name.to_ascii_lowercase();
+        let header = h.params.iter().find(|(n, _)| *n == wanted).map(|(_, v)| v.as_str());
+        let body = p.path.iter().try_fold(arguments, |v, k| v.get(k)).filter(|v| !v.is_null());
+        match (body, header) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(mismatch(format!("Header mismatch: Mcp-Param-{} is present but the argument is absent or null", p.header_name)));
+            }
+            (Some(_), None) => return Err(mismatch(format!("Header mismatch: the Mcp-Param-{} header is required for this argument", p.header_name))),
+            (Some(b), Some(raw)) => {
+                let decoded = headers::decode_value(raw).map_err(|e| mismatch(format!("Header mismatch: invalid Mcp-Param-{} header: {e}", p.header_name)))?;
+                if !headers::header_matches(p, &decoded, b) {
+                    return Err(mismatch(format!("Header mismatch: Mcp-Param-{} header {decoded:?} does not match the argument value {b}", p.header_name)));
+                }
+            }
+        }
+    }
+    Ok(())
+}

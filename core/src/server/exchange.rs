@@ -1,0 +1,92 @@
+//! [`Exchange`]: the outgoing side of one request: the request-scoped notifications it
+//! produces, then its final response. Every transport drives one the same way; dropping it
+//! cancels the request (its handler future is dropped and its cancellation token fires).
+
+use crate::jsonrpc::{Notification, Response};
+use futures_util::Stream;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::DropGuard;
+
+/// One outgoing message of an [`Exchange`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// A notification related to the request (progress, log, subscription event).
+    Notification(Notification),
+    /// The final response; nothing follows it.
+    Response(Response),
+}
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// The stream of outgoing messages for one request.
+pub struct Exchange {
+    state: State,
+    long_lived: bool,
+}
+
+enum State {
+    Ready(Option<Response>),
+    Running { fut: Option<ResponseFuture>, rx: UnboundedReceiver<Notification>, done: Option<Response>, _cancel_on_drop: DropGuard },
+}
+
+impl Exchange {
+    /// An exchange that is answered at once.
+    pub(crate) fn ready(response: Response) -> Self {
+        Exchange { state: State::Ready(Some(response)), long_lived: false }
+    }
+
+    /// An exchange driven by a future, with notifications arriving on `rx`.
+    pub(crate) fn running(fut: ResponseFuture, rx: UnboundedReceiver<Notification>, guard: DropGuard, long_lived: bool) -> Self {
+        Exchange { state: State::Running { fut: Some(fut), rx, done: None, _cancel_on_drop: guard }, long_lived }
+    }
+
+    /// Whether this is a long-lived stream (`subscriptions/listen`): transports send
+    /// keep-alives on it.
+    pub fn is_long_lived(&self) -> bool {
+        self.long_lived
+    }
+
+    /// The response, if the exchange was answered without running anything (validation
+    /// errors and the like).
+    pub fn immediate(&self) -> Option<&Response> {
+        match &self.state {
+            State::Ready(r) => r.as_ref(),
+            State::Running { .. } => None,
+        }
+    }
+}
+
+impl Stream for Exchange {
+    type Item = Outgoing;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+        let this = self.get_mut();
+        match &mut this.state {
+            State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
+            State::Running { fut, rx, done, .. } => {
+                if let Some(f) = fut {
+                    if let Poll::Ready(n) = rx.poll_recv(cx) {
+                        if let Some(n) = n {
+                            return Poll::Ready(Some(Outgoing::Notification(n)));
+                        }
+                    }
+                    match f.as_mut().poll(cx) {
+                        Poll::Ready(resp) => {
+                            *fut = None;
+                            *done = Some(resp);
+                        }
+                        Poll::Pending => return Poll::Pending,
+                    }
+                }
+                // The handler finished: flush what it queued, then the response.
+                if let Ok(n) = rx.try_recv() {
+                    return Poll::Ready(Some(Outgoing::Notification(n)));
+                }
+                Poll::Ready(done.take().map(Outgoing::Response))
+            }
+        }
+    }
+}

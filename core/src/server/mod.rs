@@ -1,0 +1,352 @@
+//! The MCP server: registries of tools, resources, resource templates, prompts and
+//! completions, changeable at run time, and one dispatcher used by every transport.
+//!
+//! ```no_run
+//! use mcpaxle::server::Server;
+//! use mcpaxle::schema::{CallToolResult, Tool};
+//! use serde_json::json;
+//!
+//! # async fn run() -> mcpaxle::Result<()> {
+//! let server = Server::builder("weather", "1.0.0").instructions("Forecasts by city.").build();
+//! server.add_tool(
+//!     Tool::new("forecast", "Forecast for a city", json!({
+//!         "type": "object",
+//!         "properties": { "city": { "type": "string" } },
+//!         "required": ["city"]
+//!     })),
+//!     |args: serde_json::Value, _ctx| async move {
+//!         Ok(CallToolResult::text(format!("Sunny in {}", args["city"].as_str().unwrap_or("?"))))
+//!     },
+//! )?;
+//! mcpaxle::transport::stdio::serve(server).await
+//! # }
+//! ```
+
+pub mod context;
+mod dispatch;
+pub mod exchange;
+pub mod handlers;
+pub mod input_schema;
+mod pagination;
+mod registry;
+pub mod request_meta;
+pub mod seal;
+pub mod subscriptions;
+pub mod uri_template;
+
+pub use context::RequestContext;
+pub use dispatch::{RequestHeaders, TransportContext};
+pub use exchange::{Exchange, Outgoing};
+pub use handlers::{BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler};
+pub use registry::CompletionRef;
+pub use seal::StateKey;
+pub use subscriptions::{LocalBus, NotificationBus, ServerEvent};
+
+use crate::error::Result;
+use crate::schema::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use registry::Registries;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A caching hint: `ttlMs` and `cacheScope` of a cacheable result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheHint {
+    /// How long, in milliseconds, the result may be considered fresh.
+    pub ttl_ms: u64,
+    /// Whether shared caches may reuse the result across callers.
+    pub scope: CacheScope,
+}
+
+impl CacheHint {
+    /// A hint with a TTL and scope.
+    pub fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        CacheHint { ttl_ms, scope }
+    }
+}
+
+/// Default caching hints per kind of cacheable result. Every hint defaults to `ttlMs: 0`
+/// (immediately stale); lists default to `public` scope, `resources/read` to `private`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheDefaults {
+    /// `server/discover`.
+    pub discover: CacheHint,
+    /// `tools/list`.
+    pub tools: CacheHint,
+    /// `prompts/list`.
+    pub prompts: CacheHint,
+    /// `resources/list`.
+    pub resources: CacheHint,
+    /// `resources/templates/list`.
+    pub templates: CacheHint,
+    /// `resources/read`, unless the resource or its handler says otherwise.
+    pub read: CacheHint,
+}
+
+impl Default for CacheDefaults {
+    fn default() -> Self {
+        let public = CacheHint::new(0, CacheScope::Public);
+        CacheDefaults {
+            discover: public.clone(),
+            tools: public.clone(),
+            prompts: public.clone(),
+            resources: public.clone(),
+            templates: public,
+            read: CacheHint::new(0, CacheScope::Private),
+        }
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    config: Config,
+    bus: Option<Arc<dyn NotificationBus>>,
+}
+
+pub(crate) struct Config {
+    pub info: Implementation,
+    pub instructions: Option<String>,
+    pub cache: CacheDefaults,
+    pub state_key: StateKey,
+    pub state_ttl: Duration,
+    pub page_size: usize,
+    pub server_info_in_results: bool,
+    pub capabilities: Capabilities,
+}
+
+/// Which server capabilities are advertised even when their registry is empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Capabilities {
+    pub tools: bool,
+    pub resources: bool,
+    pub prompts: bool,
+    pub completions: bool,
+    pub logging: bool,
+}
+
+impl ServerBuilder {
+    /// Sets the human-readable title of the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.config.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the instructions returned by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.config.instructions = Some(text.into());
+        self
+    }
+
+    /// Replaces the whole server identity (`serverInfo`).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.config.info = info;
+        self
+    }
+
+    /// Sets the caching hints of every kind of cacheable result.
+    pub fn cache_defaults(mut self, cache: CacheDefaults) -> Self {
+        self.config.cache = cache;
+        self
+    }
+
+    /// The key sealing MRTR `requestState`. Default: a random key per process; set one to let
+    /// several instances accept each other's state.
+    pub fn state_key(mut self, key: StateKey) -> Self {
+        self.config.state_key = key;
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default 10 minutes).
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.config.state_ttl = ttl;
+        self
+    }
+
+    /// Items per page of every list (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.config.page_size = n.max(1);
+        self
+    }
+
+    /// Whether results carry `_meta["io.modelcontextprotocol/serverInfo"]` (default true).
+    pub fn server_info_in_results(mut self, on: bool) -> Self {
+        self.config.server_info_in_results = on;
+        self
+    }
+
+    /// Advertises the tools capability even with no tool registered yet.
+    pub fn enable_tools(mut self) -> Self {
+        self.config.capabilities.tools = true;
+        self
+    }
+
+    /// Advertises the resources capability even with no resource registered yet.
+    pub fn enable_resources(mut self) -> Self {
+        self.config.capabilities.resources = true;
+        self
+    }
+
+    /// Advertises the prompts capability even with no prompt registered yet.
+    pub fn enable_prompts(mut self) -> Self {
+        self.config.capabilities.prompts = true;
+        self
+    }
+
+    /// Advertises the (deprecated) logging capability: handlers log with
+    /// [`RequestContext::log`].
+    pub fn enable_logging(mut self) -> Self {
+        self.config.capabilities.logging = true;
+        self
+    }
+
+    /// Uses another notification bus (default: in-process).
+    pub fn bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Builds the server.
+    pub fn build(self) -> Server {
+        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::default()));
+        let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
+        Server { inner: Arc::new(Inner { config: self.config, sealer, bus, registries: Registries::default() }) }
+    }
+}
+
+/// An MCP server. Cheap to clone: clones share registries and configuration.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub config: Config,
+    pub sealer: seal::Sealer,
+    pub bus: Arc<dyn NotificationBus>,
+    pub registries: Registries,
+}
+
+impl Server {
+    /// Starts building a server with its name and version (`serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            config: Config {
+                info: Implementation::new(name, version),
+                instructions: None,
+                cache: CacheDefaults::default(),
+                state_key: StateKey::random(),
+                state_ttl: Duration::from_secs(600),
+                page_size: 100,
+                server_info_in_results: true,
+                capabilities: Capabilities::default(),
+            },
+            bus: None,
+        }
+    }
+
+    /// Adds or replaces a tool; subscribers get `notifications/tools/list_changed`.
+    ///
+    /// Fails when the tool's `inputSchema` cannot be used (an unsupported `$schema` dialect,
+    /// an external `$ref`, a schema over the size bounds) or its `x-mcp-header` annotations
+    /// are invalid.
+    pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<()> {
+        self.inner.registries.add_tool(tool, Arc::new(handler))?;
+        self.inner.bus.publish(ServerEvent::ToolsListChanged);
+        Ok(())
+    }
+
+    /// Removes a tool; returns whether it existed (subscribers are notified when it did).
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.registries.remove_tool(name);
+        if removed {
+            self.inner.bus.publish(ServerEvent::ToolsListChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a direct resource; subscribers get `notifications/resources/list_changed`.
+    /// `cache` overrides the default caching hint of `resources/read` for it.
+    pub fn add_resource(&self, resource: Resource, cache: Option<CacheHint>, handler: impl ResourceHandler) -> Result<()> {
+        self.inner.registries.add_resource(resource, cache, Arc::new(handler))?;
+        self.inner.bus.publish(ServerEvent::ResourcesListChanged);
+        Ok(())
+    }
+
+    /// Removes a direct resource by URI; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.registries.remove_resource(uri);
+        if removed {
+            self.inner.bus.publish(ServerEvent::ResourcesListChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a resource template (RFC 6570); reads of matching URIs go to its
+    /// handler with the extracted variables.
+    pub fn add_resource_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, handler: impl ResourceHandler) -> Result<()> {
+        self.inner.registries.add_template(template, cache, Arc::new(handler))?;
+        self.inner.bus.publish(ServerEvent::ResourcesListChanged);
+        Ok(())
+    }
+
+    /// Removes a resource template by its URI template; returns whether it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self.inner.registries.remove_template(uri_template);
+        if removed {
+            self.inner.bus.publish(ServerEvent::ResourcesListChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a prompt; subscribers get `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) -> Result<()> {
+        self.inner.registries.add_prompt(prompt, Arc::new(handler))?;
+        self.inner.bus.publish(ServerEvent::PromptsListChanged);
+        Ok(())
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.registries.remove_prompt(name);
+        if removed {
+            self.inner.bus.publish(ServerEvent::PromptsListChanged);
+        }
+        removed
+    }
+
+    /// Sets the completion handler for a prompt's or a resource template's arguments.
+    pub fn set_completion(&self, reference: CompletionRef, handler: impl CompletionHandler) {
+        self.inner.registries.set_completion(reference, Arc::new(handler));
+    }
+
+    /// Removes a completion handler; returns whether it existed.
+    pub fn remove_completion(&self, reference: &CompletionRef) -> bool {
+        self.inner.registries.remove_completion(reference)
+    }
+
+    /// Announces that a resource's content changed: `notifications/resources/updated` to every
+    /// listen stream subscribed to that URI.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner.bus.publish(ServerEvent::ResourceUpdated { uri: uri.to_owned() });
+    }
+
+    /// Publishes any server event to subscribers.
+    pub fn publish(&self, event: ServerEvent) {
+        self.inner.bus.publish(event);
+    }
+
+    /// The server's identity.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.config.info
+    }
+
+    /// The protocol versions this server accepts.
+    pub fn supported_versions(&self) -> &'static [&'static str] {
+        &[request_meta::PROTOCOL_VERSION]
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.inner.config.info.name).finish_non_exhaustive()
+    }
+}

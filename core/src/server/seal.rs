@@ -1,0 +1,206 @@
+//! Sealing of MRTR `requestState`: the server's state travels through the client, so it is
+//! encrypted and authenticated (ChaCha20-Poly1305) and binds an expiry, the method, a digest
+//! of the request's salient params and the principal. Anything that fails to open or does not
+//! match the request it comes back on is rejected before a handler runs.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const AAD: &[u8] = b"mcpaxle/requestState/v1";
+const NONCE_LEN: usize = 12;
+
+/// A 256-bit key for sealing `requestState`. Share one key between server instances behind
+/// a load balancer so that a retry may land on any of them.
+#[derive(Clone)]
+pub struct StateKey([u8; 32]);
+
+impl StateKey {
+    /// A fresh random key (the default: one per process).
+    pub fn random() -> Self {
+        let mut k = [0u8; 32];
+        fill_random(&mut k);
+        StateKey(k)
+    }
+
+    /// A key from 32 bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        StateKey(bytes)
+    }
+
+    /// A key derived from a secret of any length (SHA-256 of it). Use a high-entropy secret.
+    pub fn derive(secret: &[u8]) -> Self {
+        StateKey(Sha256::digest(secret).into())
+    }
+}
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+/// Fills `buf` with bytes from the operating system's random source.
+pub(crate) fn fill_random(buf: &mut [u8]) {
+    // The OS source failing is unrecoverable for a server that must not hand out guessable
+    // keys or ids; getrandom only fails on exotic platforms.
+    getrandom::getrandom(buf).expect("the operating system's random source failed");
+}
+
+/// What a sealed `requestState` carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SealedState {
+    /// Expiry, milliseconds since the Unix epoch.
+    pub exp: u64,
+    /// The method the state was issued on.
+    pub m: String,
+    /// Digest of the salient params of the request the state was issued on.
+    pub d: String,
+    /// The authenticated principal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<String>,
+    /// Input responses answered in earlier rounds, replayed to the handler.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub a: Map<String, Value>,
+    /// The handler's own state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s: Option<Value>,
+}
+
+/// Why a `requestState` was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StateRejection {
+    Malformed,
+    Expired,
+    WrongRequest,
+    WrongPrincipal,
+}
+
+impl StateRejection {
+    pub fn message(&self) -> &'static str {
+        match self {
+            StateRejection::Malformed => "Invalid requestState: it was not issued by this server or has been modified",
+            StateRejection::Expired => "Invalid requestState: it has expired; retry the original request without inputResponses and requestState",
+            StateRejection::WrongRequest => "Invalid requestState: it was issued for a different request",
+            StateRejection::WrongPrincipal => "Invalid requestState: it was issued to a different principal",
+        }
+    }
+}
+
+/// Seals and opens request state with one key.
+#[derive(Clone)]
+pub(crate) struct Sealer {
+    cipher: ChaCha20Poly1305,
+    ttl: Duration,
+}
+
+impl Sealer {
+    pub fn new(key: &StateKey, ttl: Duration) -> Self {
+        Sealer { cipher: ChaCha20Poly1305::new(Key::from_slice(&key.0)), ttl }
+    }
+
+    /// Seals a state, stamping its expiry.
+    pub fn seal(&self, mut state: SealedState) -> String {
+        state.exp = now_ms().saturating_add(self.ttl.as_millis() as u64);
+        let plain = serde_json::to_vec(&state).unwrap_or_default();
+        let mut nonce = [0u8; NONCE_LEN];
+        fill_random(&mut nonce);
+        let sealed = self
+            .cipher
+            .encrypt(Nonce::from_slice(&nonce), Payload { msg: &plain, aad: AAD })
+            .expect("ChaCha20-Poly1305 encryption of an in-memory buffer cannot fail");
+        let mut out = Vec::with_capacity(NONCE_LEN + sealed.len());
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        URL_SAFE_NO_PAD.encode(out)
+    }
+
+    /// Opens a state and checks it against the request it came back on.
+    pub fn open(&self, token: &str, method: &str, digest: &str, principal: Option<&str>) -> Result<SealedState, StateRejection> {
+        let raw = URL_SAFE_NO_PAD.decode(token.as_bytes()).map_err(|_| StateRejection::Malformed)?;
+        if raw.len() <= NONCE_LEN {
+            return Err(StateRejection::Malformed);
+        }
+        let (nonce, sealed) = raw.split_at(NONCE_LEN);
+        let plain = self
+            .cipher
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: AAD })
+            .map_err(|_| StateRejection::Malformed)?;
+        let state: SealedState = serde_json::from_slice(&plain).map_err(|_| StateRejection::Malformed)?;
+        if state.exp < now_ms() {
+            return Err(StateRejection::Expired);
+        }
+        if state.m != method || state.d != digest {
+            return Err(StateRejection::WrongRequest);
+        }
+        if state.p.as_deref() != principal {
+            return Err(StateRejection::WrongPrincipal);
+        }
+        Ok(state)
+    }
+}
+
+/// A digest of the salient params of a request: the method's target and its arguments
+/// (serde_json maps are sorted, so equal params give equal digests).
+pub(crate) fn params_digest(target: &str, arguments: Option<&Value>) -> String {
+    let mut h = Sha256::new();
+    h.update(target.as_bytes());
+    h.update([0u8]);
+    if let Some(args) = arguments {
+        h.update(serde_json::to_vec(args).unwrap_or_default());
+    }
+    URL_SAFE_NO_PAD.encode(&h.finalize()[..18])
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state() -> SealedState {
+        SealedState { exp: 0, m: "tools/call".into(), d: params_digest("t", Some(&json!({"a": 1}))), p: None, a: Map::new(), s: Some(json!({"step": 2})) }
+    }
+
+    #[test]
+    fn round_trips_and_binds_the_request() {
+        let s = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        let d = params_digest("t", Some(&json!({"a": 1})));
+        let token = s.seal(state());
+        let back = s.open(&token, "tools/call", &d, None).unwrap();
+        assert_eq!(back.s, Some(json!({"step": 2})));
+        assert_eq!(s.open(&token, "prompts/get", &d, None), Err(StateRejection::WrongRequest));
+        assert_eq!(s.open(&token, "tools/call", &params_digest("t", Some(&json!({"a": 2}))), None), Err(StateRejection::WrongRequest));
+        assert_eq!(s.open(&token, "tools/call", &d, Some("alice")), Err(StateRejection::WrongPrincipal));
+    }
+
+    #[test]
+    fn rejects_tampering_foreign_keys_and_expiry() {
+        let s = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        let d = params_digest("t", Some(&json!({"a": 1})));
+        let token = s.seal(state());
+        assert_eq!(s.open(&format!("{token}-TAMPERED"), "tools/call", &d, None), Err(StateRejection::Malformed));
+        let mut bytes = token.clone().into_bytes();
+        let i = bytes.len() / 2;
+        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+        assert_eq!(s.open(std::str::from_utf8(&bytes).unwrap(), "tools/call", &d, None), Err(StateRejection::Malformed));
+        let other = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        assert_eq!(other.open(&token, "tools/call", &d, None), Err(StateRejection::Malformed));
+        let shared = Sealer::new(&StateKey::derive(b"shared secret"), Duration::from_secs(60));
+        let shared2 = Sealer::new(&StateKey::derive(b"shared secret"), Duration::from_secs(60));
+        assert!(shared2.open(&shared.seal(state()), "tools/call", &d, None).is_ok());
+        let expired = Sealer::new(&StateKey::from_bytes([7; 32]), Duration::ZERO);
+        let t = expired.seal(state());
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(expired.open(&t, "tools/call", &d, None), Err(StateRejection::Expired));
+    }
+}

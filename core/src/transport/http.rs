@@ -1,0 +1,508 @@
+//! Streamable HTTP, server side, on hyper 1.
+//!
+//! One endpoint path takes POST. A request that produced no notifications is answered with
+//! one JSON object; one that did (progress, logs, `subscriptions/listen`) with an SSE stream.
+//! Notifications get `202`. Origin and Host are checked against DNS rebinding (loopback is
+//! allowed by default), bodies are capped, long-lived streams get keep-alive comments, a
+//! disconnect cancels the request, and shutdown is graceful: stop accepting, end listen
+//! streams with their final response, drain with a deadline.
+//!
+//! [`McpService`] is the same endpoint as a plain request → response function, to mount in
+//! your own hyper or axum application.
+
+use crate::error::{Error, Result, http_status_for_code};
+use crate::headers;
+use crate::jsonrpc::{self, ErrorObject, Message, Response};
+use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
+use crate::transport::outgoing_bytes;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::CancellationToken;
+
+/// The authenticated principal of a request: put it in the request's extensions (from your
+/// authentication middleware) and it is bound into MRTR state and handed to handlers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal(pub String);
+
+/// Options of the Streamable HTTP server.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The MCP endpoint path (default `/mcp`).
+    pub path: String,
+    /// The largest request body accepted (default 4 MiB); larger bodies get `413`.
+    pub max_body: usize,
+    /// Host header values accepted (names, without port). `None` (the default): loopback
+    /// names (`localhost`, `127.0.0.1`, `[::1]`) plus the address the server is bound to.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Origins accepted besides loopback ones, exactly as browsers send them
+    /// (`https://app.example.com`); `"*"` accepts any. Requests without `Origin` are accepted.
+    pub allowed_origins: Vec<String>,
+    /// Interval of keep-alive comments on long-lived streams (default 15 s).
+    pub keep_alive: Duration,
+    /// How long shutdown waits for requests in flight (default 10 s).
+    pub drain_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            path: "/mcp".into(),
+            max_body: 4 << 20,
+            allowed_hosts: None,
+            allowed_origins: Vec::new(),
+            keep_alive: Duration::from_secs(15),
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The MCP endpoint as a service: call [`McpService::handle`] with any HTTP request.
+#[derive(Clone)]
+pub struct McpService {
+    server: Server,
+    options: Arc<HttpOptions>,
+    bound: Option<SocketAddr>,
+    shutdown: CancellationToken,
+}
+
+impl McpService {
+    /// A service for `server` with `options`.
+    pub fn new(server: Server, options: HttpOptions) -> Self {
+        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new() }
+    }
+
+    /// Cancelled to end open `subscriptions/listen` streams gracefully.
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// Handles one HTTP request to the MCP endpoint (the path is checked too).
+    pub async fn handle<B>(&self, req: Request<B>) -> http::Response<McpBody>
+    where
+        B: Body + Send,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if req.uri().path() != self.options.path {
+            return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
+        }
+        if let Err(why) = self.check_host_and_origin(req.headers()) {
+            return rpc_error(StatusCode::FORBIDDEN, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        }
+        if req.method() != Method::POST {
+            let mut r = rpc_error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Method Not Allowed: the MCP endpoint takes POST, not {}", req.method())),
+            );
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        }
+        let accept = Accept::of(req.headers());
+        if !accept.json && !accept.sse {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the Accept header must list application/json and text/event-stream"),
+            );
+        }
+        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
+            let ok = ct.to_str().map(|s| s.trim().to_ascii_lowercase().starts_with("application/json")).unwrap_or(false);
+            if !ok {
+                return rpc_error(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Unsupported Media Type: send the JSON-RPC message as application/json"),
+                );
+            }
+        }
+        let principal = req.extensions().get::<Principal>().map(|p| p.0.clone());
+        let (parts, body) = req.into_parts();
+        let bytes = match read_body(body, self.options.max_body, &parts.headers).await {
+            Ok(b) => b,
+            Err(resp) => return *resp,
+        };
+        let req = match jsonrpc::parse_message(&bytes) {
+            Ok(Message::Request(r)) => r,
+            Ok(Message::Notification(n)) => {
+                let tc = self.transport_context(&parts.headers, principal);
+                self.server.handle_notification(n, &tc);
+                return empty(StatusCode::ACCEPTED);
+            }
+            Ok(Message::Response(_)) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Invalid Request: this server sends no requests, so it accepts no responses"),
+                );
+            }
+            Err(rejected) => return json_response(&rejected.response),
+        };
+        let tc = self.transport_context(&parts.headers, principal);
+        let mut exchange = self.server.handle_request(req, &tc);
+        if let Some(resp) = exchange.immediate() {
+            return json_response(resp);
+        }
+        if exchange.is_long_lived() && !accept.sse {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with text/event-stream; list it in Accept"),
+            );
+        }
+        // Wait for the first message: the final response alone → JSON; a notification → SSE.
+        loop {
+            match exchange.next().await {
+                Some(Outgoing::Response(r)) => return json_response(&r),
+                Some(Outgoing::Notification(n)) if accept.sse => {
+                    let first = sse_event(&outgoing_bytes(&Outgoing::Notification(n)));
+                    let keep_alive = exchange.is_long_lived().then_some(self.options.keep_alive);
+                    return sse_response(SseBody::new(exchange, first, keep_alive));
+                }
+                Some(Outgoing::Notification(_)) => continue,
+                None => return plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error: the request ended without a response"),
+            }
+        }
+    }
+
+    fn transport_context(&self, h: &HeaderMap, principal: Option<String>) -> TransportContext {
+        let get = |name: &str| h.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let params = h
+            .iter()
+            .filter_map(|(name, v)| {
+                let n = name.as_str();
+                n.strip_prefix(headers::MCP_PARAM_PREFIX).map(|p| (p.to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            })
+            .collect();
+        let headers = RequestHeaders {
+            protocol_version: get(headers::MCP_PROTOCOL_VERSION),
+            method: get(headers::MCP_METHOD),
+            name: get(headers::MCP_NAME),
+            params,
+        };
+        TransportContext { principal, headers: Some(headers), shutdown: self.shutdown.clone() }
+    }
+
+    fn check_host_and_origin(&self, h: &HeaderMap) -> std::result::Result<(), String> {
+        if let Some(host) = h.get(header::HOST) {
+            let host = host.to_str().map_err(|_| "Forbidden: the Host header is not valid".to_owned())?;
+            let name = strip_port(host);
+            let allowed = match &self.options.allowed_hosts {
+                Some(list) => list.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(name)),
+                None => is_loopback_name(name) || self.bound.is_some_and(|b| strip_brackets(name) == b.ip().to_string()),
+            };
+            if !allowed {
+                return Err(format!("Forbidden: Host {host:?} is not allowed (DNS rebinding protection); add it to the server's allowed hosts"));
+            }
+        }
+        if let Some(origin) = h.get(header::ORIGIN) {
+            let origin = origin.to_str().map_err(|_| "Forbidden: the Origin header is not valid".to_owned())?;
+            let host = origin.split_once("://").map(|(_, rest)| strip_port(rest.trim_end_matches('/')));
+            let allowed = host.is_some_and(is_loopback_name) || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
+            if !allowed {
+                return Err(format!("Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split_once(']').map(|(h, _)| h).unwrap_or(rest);
+    }
+    match host.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) && !h.contains(':') => h,
+        _ => host,
+    }
+}
+
+fn strip_brackets(h: &str) -> &str {
+    h.trim_start_matches('[').trim_end_matches(']')
+}
+
+fn is_loopback_name(h: &str) -> bool {
+    let h = strip_brackets(h);
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+struct Accept {
+    json: bool,
+    sse: bool,
+}
+
+impl Accept {
+    fn of(h: &HeaderMap) -> Accept {
+        let mut a = Accept { json: false, sse: false };
+        let mut any = false;
+        for v in h.get_all(header::ACCEPT) {
+            any = true;
+            for part in v.to_str().unwrap_or("").split(',') {
+                let media = part.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                match media.as_str() {
+                    "application/json" => a.json = true,
+                    "text/event-stream" => a.sse = true,
+                    "*/*" | "application/*" | "text/*" => {
+                        a.json |= media != "text/*";
+                        a.sse |= media != "application/*";
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !any {
+            a = Accept { json: true, sse: true };
+        }
+        a
+    }
+}
+
+async fn read_body<B>(body: B, max: usize, h: &HeaderMap) -> std::result::Result<Bytes, Box<http::Response<McpBody>>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let too_large = || {
+        Box::new(rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Payload Too Large: the request body exceeds the limit of {max} bytes")),
+        ))
+    };
+    let declared = h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|s| s.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    match http_body_util::Limited::new(body, max).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: the body could not be read ({e})"))))),
+    }
+}
+
+/// The response body of the MCP endpoint: one JSON object, or an SSE stream.
+pub struct McpBody {
+    kind: Kind,
+}
+
+enum Kind {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+impl Body for McpBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
+        match &mut self.get_mut().kind {
+            Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Sse(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(&self.kind, Kind::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Kind::Full(None) => SizeHint::with_exact(0),
+            Kind::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+struct SseBody {
+    exchange: Exchange,
+    first: Option<Bytes>,
+    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    done: bool,
+}
+
+impl SseBody {
+    fn new(exchange: Exchange, first: Bytes, keep_alive: Option<Duration>) -> Self {
+        let keep_alive = keep_alive.map(|d| (d, Box::pin(tokio::time::sleep(d))));
+        SseBody { exchange, first: Some(first), keep_alive, done: false }
+    }
+}
+
+impl Stream for SseBody {
+    type Item = Bytes;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = self.get_mut();
+        if let Some(b) = this.first.take() {
+            return Poll::Ready(Some(b));
+        }
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.exchange.poll_next_unpin(cx) {
+            Poll::Ready(Some(o)) => {
+                this.done = matches!(o, Outgoing::Response(_));
+                if let Some((d, sleep)) = &mut this.keep_alive {
+                    sleep.as_mut().reset(Instant::now() + *d);
+                }
+                Poll::Ready(Some(sse_event(&outgoing_bytes(&o))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => {
+                if let Some((d, sleep)) = &mut this.keep_alive {
+                    if sleep.as_mut().poll(cx).is_ready() {
+                        sleep.as_mut().reset(Instant::now() + *d);
+                        return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+use std::future::Future as _;
+
+fn sse_event(json: &[u8]) -> Bytes {
+    let mut b = Vec::with_capacity(json.len() + 24);
+    b.extend_from_slice(b"event: message\ndata: ");
+    b.extend_from_slice(json);
+    b.extend_from_slice(b"\n\n");
+    Bytes::from(b)
+}
+
+fn sse_response(body: SseBody) -> http::Response<McpBody> {
+    let mut r = http::Response::new(McpBody { kind: Kind::Sse(Box::new(body)) });
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+fn json_response(resp: &Response) -> http::Response<McpBody> {
+    let status = match resp.as_error() {
+        Some(e) => StatusCode::from_u16(http_status_for_code(e.code)).unwrap_or(StatusCode::BAD_REQUEST),
+        None => StatusCode::OK,
+    };
+    with_json(status, serde_json::to_vec(resp).unwrap_or_default())
+}
+
+fn with_json(status: StatusCode, body: Vec<u8>) -> http::Response<McpBody> {
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from(body))) });
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn rpc_error(status: StatusCode, e: ErrorObject) -> http::Response<McpBody> {
+    with_json(status, serde_json::to_vec(&Response::error(None, e)).unwrap_or_default())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> http::Response<McpBody> {
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from_static(text.as_bytes()))) });
+    *r.status_mut() = status;
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r
+}
+
+fn empty(status: StatusCode) -> http::Response<McpBody> {
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(None) });
+    *r.status_mut() = status;
+    r
+}
+
+/// A running Streamable HTTP server.
+pub struct HttpServer {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HttpServer {
+    /// Binds `addr` and serves `server` on it in the background (HTTP/1.1 with keep-alive, and
+    /// HTTP/2 with prior knowledge, h2c).
+    pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
+        let listener = TcpListener::bind(addr).await.map_err(|e| Error::new(crate::ErrorKind::Transport, format!("cannot listen on {addr}: {e}")))?;
+        let addr = listener.local_addr()?;
+        let drain = options.drain_timeout;
+        let mut service = McpService::new(server, options);
+        service.bound = Some(addr);
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(accept_loop(listener, service, shutdown.clone(), drain));
+        Ok(HttpServer { addr, shutdown, task })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A token that stops the server when cancelled.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops accepting, ends listen streams gracefully, drains requests in flight (up to the
+    /// drain timeout) and returns when done.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+
+    /// Waits until the server stops (after [`HttpServer::shutdown_token`] is cancelled).
+    pub async fn wait(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// Serves `server` over Streamable HTTP on `addr` until Ctrl-C (SIGINT) or SIGTERM.
+pub async fn serve(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<()> {
+    let running = HttpServer::bind(server, addr, options).await?;
+    let token = running.shutdown_token();
+    tokio::spawn(async move {
+        crate::transport::shutdown_signal().await;
+        token.cancel();
+    });
+    running.wait().await;
+    Ok(())
+}
+
+async fn accept_loop(listener: TcpListener, service: McpService, shutdown: CancellationToken, drain: Duration) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    loop {
+        let (stream, _) = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = service.clone();
+        let hyper_svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            let svc = svc.clone();
+            async move { Ok::<_, Infallible>(svc.handle(req).await) }
+        });
+        let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    service.shutdown.cancel();
+    let _ = tokio::time::timeout(drain, graceful.shutdown()).await;
+}

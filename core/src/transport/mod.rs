@@ -1,0 +1,39 @@
+//! Transports: stdio and Streamable HTTP, server side. Each only moves bytes and calls
+//! [`Server::handle_request`](crate::server::Server::handle_request).
+
+pub mod http;
+pub mod stdio;
+
+use crate::server::Outgoing;
+
+/// Serializes an outgoing message to compact JSON.
+pub(crate) fn outgoing_bytes(o: &Outgoing) -> Vec<u8> {
+    match o {
+        Outgoing::Notification(n) => serde_json::to_vec(n).unwrap_or_default(),
+        Outgoing::Response(r) => serde_json::to_vec(r).unwrap_or_default(),
+    }
+}
+
+
+/// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,1323 @@
+//! RFC 6570 URI templates (levels 1 to 4), as used by MCP resource templates
+//! (`resources/templates/list`): parsing, expansion, and the server's question "does this
+//! concrete URI of a `resources/read` match this template, and with which variables?".
+//!
+//! Matching is the inverse of expansion, which is ambiguous in general, so it follows these
+//! rules, chosen so that a URI a server hands out matches back to the same variables:
+//!
+//! - The whole URI must match; literals compare byte for byte.
+//! - A simple `{var}` (and `{.var}`, `{/var}`, `{;var}`) value never contains a raw `/`, `?`,
+//!   `#`, `[` or `]`; `{+var}` and `{#var}` may contain any reserved character. A value may
+//!   contain a percent-encoded `%2F`, which decodes to `/`. A split that expansion itself could
+//!   have produced is preferred; failing that, a value may also hold the other characters
+//!   RFC 3986 allows in a path segment (`notes(1).txt`) and raw non-ASCII text.
+//! - `{var}` and `{+var}` must match at least one character; expressions with a leading
+//!   operator character (`{/var}`, `{?var}`, …) may match nothing, leaving their variables out.
+//! - Values are percent-decoded strings; text that is not UTF-8 once decoded does not match.
+//!   An exploded variable (`{/path*}`, `{?tag*}`) becomes an array, or an object when its
+//!   parts are `key=value` pairs (`{?params*}` meeting parameters the template does not name).
+//! - Trailing `{?…}`/`{&…}` expressions form one query section whose parameters may come in
+//!   any order and may be absent; a parameter the template does not name makes the URI not
+//!   match, unless an exploded variable is there to collect it.
+//! - A URI longer than [`MAX_URI_LENGTH`] never matches, and the search gives up (no match)
+//!   after a fixed amount of work, so adversarial input cannot make matching slow.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+/// Longest URI that [`UriTemplate::match_uri`] considers (8 KiB); longer ones do not match.
+pub const MAX_URI_LENGTH: usize = 8 * 1024;
+/// Longest template that [`UriTemplate::parse`] accepts (8 KiB).
+pub const MAX_TEMPLATE_LENGTH: usize = 8 * 1024;
+/// Most `{…}` expressions in one template.
+pub const MAX_EXPRESSIONS: usize = 128;
+/// Units of work (bytes examined, split points tried) one match may spend before giving up.
+const MATCH_BUDGET: usize = 1 << 18;
+
+/// A template that is not valid RFC 6570: what is wrong and at which byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    template: String,
+    position: usize,
+    message: String,
+}
+
+impl TemplateError {
+    /// Byte offset in the template where the problem is.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// What is wrong, without the template and position.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid URI template {:?} at byte {}: {}",
+            self.template, self.position, self.message
+        )
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operator {
+    Simple,
+    Reserved,
+    Fragment,
+    Label,
+    Path,
+    PathParam,
+    Query,
+    QueryContinuation,
+}
+
+impl Operator {
+    fn from_char(c: char) -> Option<Operator> {
+        Some(match c {
+            '+' => Operator::Reserved,
+            '#' => Operator::Fragment,
+            '.' => Operator::Label,
+            '/' => Operator::Path,
+            ';' => Operator::PathParam,
+            '?' => Operator::Query,
+            '&' => Operator::QueryContinuation,
+            _ => return None,
+        })
+    }
+
+    /// The character that starts a non-empty expansion.
+    fn prefix(self) -> Option<char> {
+        match self {
+            Operator::Simple | Operator::Reserved => None,
+            Operator::Fragment => Some('#'),
+            Operator::Label => Some('.'),
+            Operator::Path => Some('/'),
+            Operator::PathParam => Some(';'),
+            Operator::Query => Some('?'),
+            Operator::QueryContinuation => Some('&'),
+        }
+    }
+
+    fn separator(self) -> char {
+        match self {
+            Operator::Simple | Operator::Reserved | Operator::Fragment => ',',
+            Operator::Label => '.',
+            Operator::Path => '/',
+            Operator::PathParam => ';',
+            Operator::Query | Operator::QueryContinuation => '&',
+        }
+    }
+
+    fn named(self) -> bool {
+        matches!(
+            self,
+            Operator::PathParam | Operator::Query | Operator::QueryContinuation
+        )
+    }
+
+    fn if_empty(self) -> &'static str {
+        match self {
+            Operator::Query | Operator::QueryContinuation => "=",
+            _ => "",
+        }
+    }
+
+    fn allows_reserved(self) -> bool {
+        matches!(self, Operator::Reserved | Operator::Fragment)
+    }
+
+    /// Whether raw ASCII `b` (other than unreserved characters and `%XX`) may appear in the
+    /// expression's match: `strict` for what expansion emits, otherwise the lenient set.
+    fn allows(self, b: u8, strict: bool) -> bool {
+        if self.allows_reserved() {
+            return is_reserved(b);
+        }
+        let structural = match self {
+            Operator::Path => b"/,=".as_slice(),
+            Operator::PathParam => b";,=",
+            Operator::Query | Operator::QueryContinuation => b"&,=",
+            _ => b",=",
+        };
+        if structural.contains(&b) {
+            return true;
+        }
+        if strict {
+            return false;
+        }
+        let extra: &[u8] = match self {
+            Operator::Path => b"/",
+            Operator::Query | Operator::QueryContinuation => b"/?",
+            _ => b"",
+        };
+        is_pchar_delim(b) || extra.contains(&b)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Modifier {
+    None,
+    Prefix(usize),
+    Explode,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct VarSpec {
+    name: String,
+    modifier: Modifier,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Expression {
+    operator: Operator,
+    vars: Vec<VarSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    Expression(Expression),
+    /// The trailing `{?…}{&…}` expressions, matched as one order-free set of parameters.
+    Query(Vec<Expression>),
+}
+
+/// A parsed RFC 6570 URI template, such as `file:///{+path}` or
+/// `weather://{city}/current{?units,lang}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    template: String,
+    parts: Vec<Part>,
+}
+
+impl UriTemplate {
+    /// Parses `template`: literals with `{…}` expressions using any RFC 6570 operator
+    /// (`+ # . / ; ? &`), several comma-separated variables, and the `:N` prefix and `*`
+    /// explode modifiers. Literal text is kept as written.
+    ///
+    /// # Errors
+    /// A [`TemplateError`] with the byte position of an unbalanced brace, an empty expression,
+    /// a reserved operator (`= , ! @ |`), an invalid variable name, or a bad modifier; or when
+    /// the template passes [`MAX_TEMPLATE_LENGTH`] or [`MAX_EXPRESSIONS`].
+    pub fn parse(template: &str) -> Result<UriTemplate, TemplateError> {
+        let error = |position: usize, message: String| TemplateError {
+            template: template.to_owned(),
+            position,
+            message,
+        };
+        if template.len() > MAX_TEMPLATE_LENGTH {
+            return Err(error(
+                MAX_TEMPLATE_LENGTH,
+                format!("the template is longer than {MAX_TEMPLATE_LENGTH} bytes"),
+            ));
+        }
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut expressions = 0;
+        let mut pos = 0;
+        while let Some(open) = template[pos..].find(['{', '}']).map(|i| i + pos) {
+            literal.push_str(&template[pos..open]);
+            if template.as_bytes()[open] == b'}' {
+                return Err(error(open, "'}' without a matching '{'".to_owned()));
+            }
+            let close = match template[open + 1..].find(['{', '}']).map(|i| i + open + 1) {
+                Some(close) if template.as_bytes()[close] == b'}' => close,
+                Some(nested) => {
+                    return Err(error(
+                        nested,
+                        format!("'{{' inside the expression opened at byte {open}"),
+                    ));
+                }
+                None => return Err(error(open, "'{' is never closed".to_owned())),
+            };
+            expressions += 1;
+            if expressions > MAX_EXPRESSIONS {
+                return Err(error(
+                    open,
+                    format!("the template has more than {MAX_EXPRESSIONS} expressions"),
+                ));
+            }
+            let expression = parse_expression(&template[open + 1..close], open + 1)
+                .map_err(|(position, message)| error(position, message))?;
+            if !literal.is_empty() {
+                parts.push(Part::Literal(std::mem::take(&mut literal)));
+            }
+            parts.push(Part::Expression(expression));
+            pos = close + 1;
+        }
+        literal.push_str(&template[pos..]);
+        if !literal.is_empty() {
+            parts.push(Part::Literal(literal));
+        }
+        let is_query = |part: &Part| {
+            matches!(part, Part::Expression(e)
+                if matches!(e.operator, Operator::Query | Operator::QueryContinuation))
+        };
+        let start = parts
+            .iter()
+            .rposition(|p| !is_query(p))
+            .map_or(0, |i| i + 1);
+        if start < parts.len() {
+            let section = parts
+                .drain(start..)
+                .filter_map(|part| match part {
+                    Part::Expression(e) => Some(e),
+                    _ => None,
+                })
+                .collect();
+            parts.push(Part::Query(section));
+        }
+        Ok(UriTemplate {
+            template: template.to_owned(),
+            parts,
+        })
+    }
+
+    /// The template text as given to [`parse`](Self::parse).
+    pub fn as_str(&self) -> &str {
+        &self.template
+    }
+
+    /// The distinct variable names, in order of first appearance.
+    pub fn variable_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for expression in self.expressions() {
+            for var in &expression.vars {
+                if !names.contains(&var.name.as_str()) {
+                    names.push(&var.name);
+                }
+            }
+        }
+        names
+    }
+
+    fn expressions(&self) -> impl Iterator<Item = &Expression> {
+        self.parts.iter().flat_map(|part| match part {
+            Part::Literal(_) => <&[Expression]>::default().iter(),
+            Part::Expression(e) => std::slice::from_ref(e).iter(),
+            Part::Query(section) => section.iter(),
+        })
+    }
+
+    /// Expands the template per RFC 6570. Strings, numbers and booleans are single values;
+    /// arrays are lists and objects are key/value pairs (the `:N` prefix modifier does not apply
+    /// to them). A variable that is missing, `null`, or an empty array or object is undefined
+    /// and left out; list items and object members that are arrays or objects themselves are
+    /// written as JSON text.
+    pub fn expand(&self, vars: &Map<String, Value>) -> String {
+        let mut out = String::with_capacity(self.template.len());
+        for part in &self.parts {
+            match part {
+                Part::Literal(literal) => out.push_str(literal),
+                Part::Expression(expression) => expand_expression(expression, vars, &mut out),
+                Part::Query(section) => {
+                    for expression in section {
+                        expand_expression(expression, vars, &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `uri` matches the template, and if so the variables it carries (see the module
+    /// documentation for the rules). Variables whose expressions matched nothing are absent.
+    pub fn match_uri(&self, uri: &str) -> Option<Map<String, Value>> {
+        if uri.len() > MAX_URI_LENGTH {
+            return None;
+        }
+        let mut matcher = Matcher {
+            parts: &self.parts,
+            uri,
+            failed: HashSet::new(),
+            budget: MATCH_BUDGET,
+            found: Vec::new(),
+        };
+        if !matcher.run(0, 0) {
+            return None;
+        }
+        let mut vars = Map::new();
+        // `found` holds the expressions' values from the last one to the first.
+        for (name, value) in matcher.found.into_iter().rev().flatten() {
+            match vars.get(&name) {
+                Some(existing) if *existing != value => return None,
+                Some(_) => {}
+                None => {
+                    vars.insert(name, value);
+                }
+            }
+        }
+        Some(vars)
+    }
+}
+
+impl fmt::Display for UriTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.template)
+    }
+}
+
+impl FromStr for UriTemplate {
+    type Err = TemplateError;
+
+    fn from_str(template: &str) -> Result<UriTemplate, TemplateError> {
+        UriTemplate::parse(template)
+    }
+}
+
+fn parse_expression(body: &str, offset: usize) -> Result<Expression, (usize, String)> {
+    let Some(first) = body.chars().next() else {
+        return Err((offset - 1, "empty expression '{}'".to_owned()));
+    };
+    let (operator, list, mut at) = match Operator::from_char(first) {
+        Some(operator) => (operator, &body[1..], offset + 1),
+        None if "=,!@|".contains(first) => {
+            return Err((
+                offset,
+                format!("operator '{first}' is reserved by RFC 6570 for future extensions"),
+            ));
+        }
+        None => (Operator::Simple, body, offset),
+    };
+    let mut vars = Vec::new();
+    for spec in list.split(',') {
+        vars.push(parse_varspec(spec, at)?);
+        at += spec.len() + 1;
+    }
+    Ok(Expression { operator, vars })
+}
+
+fn parse_varspec(spec: &str, at: usize) -> Result<VarSpec, (usize, String)> {
+    let (name, modifier) = if let Some((name, length)) = spec.split_once(':') {
+        let valid = (1..=4).contains(&length.len())
+            && !length.starts_with('0')
+            && length.bytes().all(|b| b.is_ascii_digit());
+        if !valid {
+            return Err((
+                at + name.len() + 1,
+                format!("prefix length {length:?} of {name:?} must be a number from 1 to 9999"),
+            ));
+        }
+        (name, Modifier::Prefix(length.parse().unwrap_or(1)))
+    } else if let Some(name) = spec.strip_suffix('*') {
+        (name, Modifier::Explode)
+    } else {
+        (spec, Modifier::None)
+    };
+    if name.is_empty() {
+        return Err((at, "missing variable name".to_owned()));
+    }
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%'
+            && bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
+            i += 3;
+            continue;
+        }
+        let dot_ok = b == b'.' && i > 0 && i + 1 < bytes.len() && bytes[i - 1] != b'.';
+        if !(b.is_ascii_alphanumeric() || b == b'_' || dot_ok) {
+            let c = name[i..].chars().next().unwrap_or('?');
+            return Err((
+                at + i,
+                format!(
+                    "invalid character {c:?} in variable name {name:?} (use letters, digits, '_', \
+                     inner '.' and %XX escapes)"
+                ),
+            ));
+        }
+        i += 1;
+    }
+    Ok(VarSpec {
+        name: name.to_owned(),
+        modifier,
+    })
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_reserved(b: u8) -> bool {
+    b":/?#[]@!$&'()*+,;=".contains(&b)
+}
+
+/// The characters besides unreserved ones that RFC 3986 allows in a path segment.
+fn is_pchar_delim(b: u8) -> bool {
+    b"!$&'()*+,;=:@".contains(&b)
+}
+
+fn is_defined(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Array(items) => items.iter().any(|v| !v.is_null()),
+        Value::Object(members) => members.values().any(|v| !v.is_null()),
+        _ => true,
+    }
+}
+
+fn scalar_text(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &mut String) {
+    let op = expression.operator;
+    let reserved = op.allows_reserved();
+    let mut first = true;
+    for var in &expression.vars {
+        let Some(value) = vars.get(&var.name).filter(|v| is_defined(v)) else {
+            continue;
+        };
+        if first {
+            out.extend(op.prefix());
+            first = false;
+        } else {
+            out.push(op.separator());
+        }
+        // A list's items have no key; an object's members do.
+        let members: Vec<(Option<&str>, Cow<'_, str>)> = match value {
+            Value::Array(items) => items
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(|item| (None, scalar_text(item)))
+                .collect(),
+            Value::Object(members) => members
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(key, member)| (Some(key.as_str()), scalar_text(member)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        match value {
+            Value::Array(_) | Value::Object(_) if var.modifier == Modifier::Explode => {
+                for (i, (key, text)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(op.separator());
+                    }
+                    match key {
+                        Some(key) => encode(key, reserved, out),
+                        None if op.named() => out.push_str(&var.name),
+                        None => {}
+                    }
+                    if op.named() && text.is_empty() {
+                        out.push_str(op.if_empty());
+                        continue;
+                    }
+                    if op.named() || key.is_some() {
+                        out.push('=');
+                    }
+                    encode(text, reserved, out);
+                }
+            }
+            Value::Array(_) | Value::Object(_) => {
+                if op.named() {
+                    out.push_str(&var.name);
+                    out.push('=');
+                }
+                for (i, (key, text)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if let Some(key) = key {
+                        encode(key, reserved, out);
+                        out.push(',');
+                    }
+                    encode(text, reserved, out);
+                }
+            }
+            scalar => {
+                let text = scalar_text(scalar);
+                if op.named() {
+                    out.push_str(&var.name);
+                    if text.is_empty() {
+                        out.push_str(op.if_empty());
+                        continue;
+                    }
+                    out.push('=');
+                }
+                let text = match var.modifier {
+                    Modifier::Prefix(max) => match text.char_indices().nth(max) {
+                        Some((cut, _)) => &text[..cut],
+                        None => &text[..],
+                    },
+                    _ => &text[..],
+                };
+                encode(text, reserved, out);
+            }
+        }
+    }
+}
+
+/// Percent-encodes `text` into `out`, keeping unreserved characters, and with `reserved` also
+/// reserved characters and existing `%XX` triplets.
+fn encode(text: &str, reserved: bool, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if is_unreserved(b) || (reserved && is_reserved(b)) {
+            out.push(b as char);
+        } else if reserved && b == b'%' && is_pct_triplet(bytes, i) {
+            out.push_str(&text[i..i + 3]);
+            i += 3;
+            continue;
+        } else {
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 0xF)] as char);
+        }
+        i += 1;
+    }
+}
+
+fn is_pct_triplet(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == b'%'
+        && bytes
+            .get(i + 1..i + 3)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+}
+
+/// Percent-decodes `text`; `None` when the result is not UTF-8 or a `%` is not a triplet.
+fn decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+/// How far the characters an expression of `op` may match reach from `start`, as
+/// `(strict end, lenient end)`.
+fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
+    let mut i = start;
+    let mut strict_end = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (width, strict) = if is_unreserved(b) {
+            (1, true)
+        } else if b == b'%' {
+            if !is_pct_triplet(bytes, i) {
+                break;
+            }
+            (3, true)
+        } else if b >= 0x80 {
+            (1, false)
+        } else if op.allows(b, true) {
+            (1, true)
+        } else if op.allows(b, false) {
+            (1, false)
+        } else {
+            break;
+        };
+        if !strict && strict_end.is_none() {
+            strict_end = Some(i);
+        }
+        i += width;
+    }
+    (strict_end.unwrap_or(i), i)
+}
+
+/// A backtracking search over the template's parts that remembers failed (part, position)
+/// pairs and spends from a fixed budget, so its work is bounded whatever the input.
+struct Matcher<'a> {
+    parts: &'a [Part],
+    uri: &'a str,
+    failed: HashSet<(usize, usize)>,
+    budget: usize,
+    found: Vec<Vec<(String, Value)>>,
+}
+
+impl Matcher<'_> {
+    fn charge(&mut self, cost: usize) -> bool {
+        match self.budget.checked_sub(cost) {
+            Some(left) => {
+                self.budget = left;
+                true
+            }
+            None => {
+                self.budget = 0;
+                false
+            }
+        }
+    }
+
+    fn run(&mut self, index: usize, pos: usize) -> bool {
+        let parts = self.parts;
+        let Some(part) = parts.get(index) else {
+            return pos == self.uri.len();
+        };
+        if self.budget == 0 || self.failed.contains(&(index, pos)) {
+            return false;
+        }
+        let matched = match part {
+            Part::Literal(literal) => {
+                self.charge(literal.len())
+                    && self.uri[pos..].starts_with(literal.as_str())
+                    && self.run(index + 1, pos + literal.len())
+            }
+            Part::Query(section) => {
+                self.charge(self.uri.len() - pos)
+                    && match extract_query(section, &self.uri[pos..]) {
+                        Some(values) => {
+                            self.found.push(values);
+                            true
+                        }
+                        None => false,
+                    }
+            }
+            Part::Expression(expression) => self.run_expression(index, expression, pos),
+        };
+        if !matched {
+            self.failed.insert((index, pos));
+        }
+        matched
+    }
+
+    fn run_expression(&mut self, index: usize, expression: &Expression, pos: usize) -> bool {
+        let uri = self.uri;
+        let bytes = uri.as_bytes();
+        let op = expression.operator;
+        let (min_end, strict_end, lenient_end) = match op.prefix() {
+            None => {
+                let (strict, lenient) = extent(op, bytes, pos);
+                (pos + 1, strict, lenient)
+            }
+            Some(prefix) if uri[pos..].starts_with(prefix) => {
+                let (strict, lenient) = extent(op, bytes, pos + 1);
+                (pos, strict, lenient)
+            }
+            Some(_) => (pos, pos, pos),
+        };
+        if !self.charge(lenient_end - pos) {
+            return false;
+        }
+        let next = self.parts.get(index + 1);
+        // Splits that expansion could have produced first, longest first; then lenient ones.
+        let ends = (min_end..=strict_end)
+            .rev()
+            .chain((strict_end.max(min_end.saturating_sub(1)) + 1..=lenient_end).rev());
+        for end in ends {
+            if !self.charge(1) {
+                return false;
+            }
+            let inside_triplet =
+                (end >= 1 && bytes[end - 1] == b'%') || (end >= 2 && bytes[end - 2] == b'%');
+            if !uri.is_char_boundary(end) || inside_triplet {
+                continue;
+            }
+            match next {
+                Some(Part::Literal(literal)) if !uri[end..].starts_with(literal.as_str()) => {
+                    continue;
+                }
+                None if end != uri.len() => continue,
+                _ => {}
+            }
+            if !self.charge(end - pos) {
+                return false;
+            }
+            let Some(values) = extract_expression(expression, &uri[pos..end]) else {
+                continue;
+            };
+            if self.run(index + 1, end) {
+                self.found.push(values);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The variables of one expression from the text it matched.
+fn extract_expression(expression: &Expression, region: &str) -> Option<Vec<(String, Value)>> {
+    let op = expression.operator;
+    let body = match op.prefix() {
+        Some(_) if region.is_empty() => return Some(Vec::new()),
+        Some(prefix) => region.strip_prefix(prefix)?,
+        None if region.is_empty() => return None,
+        None => region,
+    };
+    if op.named() {
+        let vars: Vec<&VarSpec> = expression.vars.iter().collect();
+        extract_named(&vars, op.separator(), body)
+    } else {
+        extract_unnamed(expression, body)
+    }
+}
+
+fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<(String, Value)>> {
+    let op = expression.operator;
+    let separator = op.separator();
+    let segments: Vec<&str> = body.split(separator).collect();
+    let vars = &expression.vars;
+    let mut values = Vec::new();
+    let mut next = 0;
+    for (index, var) in vars.iter().enumerate() {
+        if next >= segments.len() {
+            break;
+        }
+        let later = vars.len() - index - 1;
+        let take = match var.modifier {
+            Modifier::Explode => (segments.len() - next).saturating_sub(later).max(1),
+            // A ',' (list) or '.' (unreserved) may also sit inside the last value; '/' not.
+            _ if later == 0 && separator != '/' => segments.len() - next,
+            _ => 1,
+        };
+        let chunk = &segments[next..next + take];
+        next += take;
+        let value = match var.modifier {
+            Modifier::Explode => exploded_value(chunk, op.allows_reserved())?,
+            Modifier::Prefix(max) => {
+                let text = decode(&chunk.join(&separator.to_string()))?;
+                if text.chars().count() > max {
+                    return None;
+                }
+                Value::String(text)
+            }
+            Modifier::None => Value::String(decode(&chunk.join(&separator.to_string()))?),
+        };
+        values.push((var.name.clone(), value));
+    }
+    (next == segments.len()).then_some(values)
+}
+
+/// An exploded unnamed value: an object when every part is `key=value` (a raw `=` cannot be
+/// inside an encoded list item), otherwise an array.
+fn exploded_value(parts: &[&str], allows_reserved: bool) -> Option<Value> {
+    if !allows_reserved && parts.iter().all(|p| p.contains('=')) {
+        let mut members = Map::new();
+        for part in parts {
+            let (key, value) = part.split_once('=')?;
+            members.insert(decode(key)?, Value::String(decode(value)?));
+        }
+        return Some(Value::Object(members));
+    }
+    let items = parts
+        .iter()
+        .map(|p| decode(p).map(Value::String))
+        .collect::<Option<Vec<_>>>()?;
+    Some(Value::Array(items))
+}
+
+/// The trailing query section: empty, or `?`/`&` followed by `name=value` pairs in any order.
+fn extract_query(section: &[Expression], rest: &str) -> Option<Vec<(String, Value)>> {
+    let Some(lead) = rest.chars().next() else {
+        return Some(Vec::new());
+    };
+    let starts_with_query = section.first()?.operator == Operator::Query;
+    if !(lead == '&' || (lead == '?' && starts_with_query)) {
+        return None;
+    }
+    if extent(Operator::Query, rest.as_bytes(), 1).1 != rest.len() {
+        return None;
+    }
+    let vars: Vec<&VarSpec> = section.iter().flat_map(|e| &e.vars).collect();
+    extract_named(&vars, '&', &rest[1..])
+}
+
+enum Collected {
+    Text(String),
+    List(Vec<Value>),
+    Pairs(Map<String, Value>),
+}
+
+/// Named (`;`, `?`, `&`) parameters in any order. A parameter the expression does not name
+/// goes to its first exploded variable as an object member, or fails the match.
+fn extract_named(vars: &[&VarSpec], separator: char, body: &str) -> Option<Vec<(String, Value)>> {
+    let mut collected: Vec<Option<Collected>> = vars.iter().map(|_| None).collect();
+    let catch_all = vars.iter().position(|v| v.modifier == Modifier::Explode);
+    for pair in body.split(separator).filter(|p| !p.is_empty()) {
+        let (raw_name, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = decode(raw_value)?;
+        match vars.iter().position(|v| v.name == raw_name) {
+            Some(i) => {
+                collected[i] = Some(match (vars[i].modifier, collected[i].take()) {
+                    (Modifier::Explode, None) => Collected::List(vec![Value::String(value)]),
+                    (Modifier::Explode, Some(Collected::List(mut items))) => {
+                        items.push(Value::String(value));
+                        Collected::List(items)
+                    }
+                    (Modifier::Prefix(max), None) if value.chars().count() <= max => {
+                        Collected::Text(value)
+                    }
+                    (Modifier::None, None) => Collected::Text(value),
+                    _ => return None,
+                });
+            }
+            None => {
+                let i = catch_all?;
+                let mut members = match collected[i].take() {
+                    None => Map::new(),
+                    Some(Collected::Pairs(members)) => members,
+                    Some(_) => return None,
+                };
+                members.insert(decode(raw_name)?, Value::String(value));
+                collected[i] = Some(Collected::Pairs(members));
+            }
+        }
+    }
+    Some(
+        vars.iter()
+            .zip(collected)
+            .filter_map(|(var, collected)| {
+                let value = match collected? {
+                    Collected::Text(text) => Value::String(text),
+                    Collected::List(items) => Value::Array(items),
+                    Collected::Pairs(members) => Value::Object(members),
+                };
+                Some((var.name.clone(), value))
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn template(text: &str) -> UriTemplate {
+        UriTemplate::parse(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn vars(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => panic!("not an object"),
+        }
+    }
+
+    /// The variables of RFC 6570 section 3.2 (object members iterate in key order here).
+    fn rfc_vars() -> Map<String, Value> {
+        vars(json!({
+            "count": ["one", "two", "three"],
+            "dom": ["example", "com"],
+            "dub": "me/too",
+            "hello": "Hello World!",
+            "half": "50%",
+            "var": "value",
+            "who": "fred",
+            "base": "http://example.com/home/",
+            "path": "/foo/bar",
+            "list": ["red", "green", "blue"],
+            "keys": {"semi": ";", "dot": ".", "comma": ","},
+            "v": "6",
+            "x": "1024",
+            "y": "768",
+            "empty": "",
+            "empty_keys": {},
+            "undef": null
+        }))
+    }
+
+    /// Checks a table of `template expansion` lines (RFC 6570 section 3.2).
+    fn check_expansions(table: &str) {
+        let vars = rfc_vars();
+        for line in table.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let mut words = line.split_whitespace();
+            let (text, expected) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+            assert_eq!(template(text).expand(&vars), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn expands_simple_and_reserved() {
+        check_expansions(
+            "
+            {var}               value
+            {hello}             Hello%20World%21
+            {half}              50%25
+            O{empty}X           OX
+            O{undef}X           OX
+            {x,y}               1024,768
+            {x,hello,y}         1024,Hello%20World%21,768
+            ?{x,empty}          ?1024,
+            ?{x,undef}          ?1024
+            ?{undef,y}          ?768
+            {var:3}             val
+            {var:30}            value
+            {list}              red,green,blue
+            {list*}             red,green,blue
+            {keys}              comma,%2C,dot,.,semi,%3B
+            {keys*}             comma=%2C,dot=.,semi=%3B
+            {+var}              value
+            {+hello}            Hello%20World!
+            {+half}             50%25
+            {base}index         http%3A%2F%2Fexample.com%2Fhome%2Findex
+            {+base}index        http://example.com/home/index
+            O{+empty}X          OX
+            {+path}/here        /foo/bar/here
+            here?ref={+path}    here?ref=/foo/bar
+            up{+path}{var}/here up/foo/barvalue/here
+            {+x,hello,y}        1024,Hello%20World!,768
+            {+path,x}/here      /foo/bar,1024/here
+            {+path:6}/here      /foo/b/here
+            {+list}             red,green,blue
+            {+keys}             comma,,,dot,.,semi,;
+            {+keys*}            comma=,,dot=.,semi=;
+            ",
+        );
+    }
+
+    #[test]
+    fn expands_fragment_label_and_path() {
+        check_expansions(
+            "
+            {#var}          #value
+            {#hello}        #Hello%20World!
+            foo{#empty}     foo#
+            foo{#undef}     foo
+            {#path,x}/here  #/foo/bar,1024/here
+            {#path:6}/here  #/foo/b/here
+            {#keys*}        #comma=,,dot=.,semi=;
+            {.who}          .fred
+            {.who,who}      .fred.fred
+            {.half,who}     .50%25.fred
+            www{.dom*}      www.example.com
+            X{.empty}       X.
+            X{.undef}       X
+            X{.var:3}       X.val
+            X{.list}        X.red,green,blue
+            X{.list*}       X.red.green.blue
+            X{.keys*}       X.comma=%2C.dot=..semi=%3B
+            X{.empty_keys}  X
+            X{.empty_keys*} X
+            {/who,who}      /fred/fred
+            {/who,dub}      /fred/me%2Ftoo
+            {/var,empty}    /value/
+            {/var,undef}    /value
+            {/var,x}/here   /value/1024/here
+            {/var:1,var}    /v/value
+            {/list}         /red,green,blue
+            {/list*}        /red/green/blue
+            {/list*,path:4} /red/green/blue/%2Ffoo
+            {/keys}         /comma,%2C,dot,.,semi,%3B
+            {/keys*}        /comma=%2C/dot=./semi=%3B
+            ",
+        );
+    }
+
+    #[test]
+    fn expands_named_operators() {
+        check_expansions(
+            "
+            {;who}         ;who=fred
+            {;half}        ;half=50%25
+            {;empty}       ;empty
+            {;v,empty,who} ;v=6;empty;who=fred
+            {;v,bar,who}   ;v=6;who=fred
+            {;x,y,undef}   ;x=1024;y=768
+            {;hello:5}     ;hello=Hello
+            {;list}        ;list=red,green,blue
+            {;list*}       ;list=red;list=green;list=blue
+            {;keys}        ;keys=comma,%2C,dot,.,semi,%3B
+            {;keys*}       ;comma=%2C;dot=.;semi=%3B
+            {?who}         ?who=fred
+            {?x,y,empty}   ?x=1024&y=768&empty=
+            {?x,y,undef}   ?x=1024&y=768
+            {?var:3}       ?var=val
+            {?list}        ?list=red,green,blue
+            {?list*}       ?list=red&list=green&list=blue
+            {?keys}        ?keys=comma,%2C,dot,.,semi,%3B
+            {?keys*}       ?comma=%2C&dot=.&semi=%3B
+            {&who}         &who=fred
+            ?fixed=yes{&x} ?fixed=yes&x=1024
+            {&x,y,empty}   &x=1024&y=768&empty=
+            {&list*}       &list=red&list=green&list=blue
+            {&keys*}       &comma=%2C&dot=.&semi=%3B
+            ",
+        );
+    }
+
+    #[test]
+    fn expands_numbers_booleans_and_unicode() {
+        let t = template("q://{n}/{b}/{s}{?f}");
+        let v = vars(json!({"n": 42, "b": true, "s": "世界", "f": 1.5}));
+        assert_eq!(t.expand(&v), "q://42/true/%E4%B8%96%E7%95%8C?f=1.5");
+        assert_eq!(template("{s:1}").expand(&v), "%E4%B8%96");
+    }
+
+    fn matched(t: &str, uri: &str) -> Option<Value> {
+        template(t).match_uri(uri).map(Value::Object)
+    }
+
+    #[test]
+    fn matches_simple_segments_only() {
+        let t = "test://template/{id}/data";
+        assert_eq!(
+            matched(t, "test://template/123/data"),
+            Some(json!({"id": "123"}))
+        );
+        assert_eq!(matched(t, "test://template/1/2/data"), None);
+        assert_eq!(matched(t, "test://template//data"), None);
+        assert_eq!(matched(t, "test://template/123/data/"), None);
+        assert_eq!(matched(t, "xtest://template/123/data"), None);
+        assert_eq!(matched(t, "test://template/a?b/data"), None);
+        assert_eq!(matched(t, "test://template/a#b/data"), None);
+        assert_eq!(
+            matched(t, "test://template/a%2Fb%20c/data"),
+            Some(json!({"id": "a/b c"}))
+        );
+        assert_eq!(matched(t, "test://template/%FF/data"), None);
+        assert_eq!(matched(t, "test://template/%4/data"), None);
+    }
+
+    #[test]
+    fn matches_reserved_expansion() {
+        let t = "file:///{+path}";
+        assert_eq!(
+            matched(t, "file:///a/b/c.txt"),
+            Some(json!({"path": "a/b/c.txt"}))
+        );
+        assert_eq!(matched(t, "file:///a%20b"), Some(json!({"path": "a b"})));
+        assert_eq!(matched(t, "file:///"), None);
+        assert_eq!(matched(t, "file://a"), None);
+        assert_eq!(
+            matched("repo://{owner}/{+rest}", "repo://me/src/lib.rs"),
+            Some(json!({"owner": "me", "rest": "src/lib.rs"}))
+        );
+    }
+
+    #[test]
+    fn matches_query_parameters_in_any_order() {
+        let t = "weather://{city}/current{?units,lang}";
+        assert_eq!(
+            matched(t, "weather://paris/current"),
+            Some(json!({"city": "paris"}))
+        );
+        assert_eq!(
+            matched(t, "weather://paris/current?units=metric"),
+            Some(json!({"city": "paris", "units": "metric"}))
+        );
+        assert_eq!(
+            matched(t, "weather://new%20york/current?lang=en&units=metric"),
+            Some(json!({"city": "new york", "units": "metric", "lang": "en"}))
+        );
+        assert_eq!(
+            matched(t, "weather://paris/current?lang="),
+            Some(json!({"city": "paris", "lang": ""}))
+        );
+        assert_eq!(matched(t, "weather://paris/current?other=1"), None);
+        assert_eq!(matched(t, "weather://paris/current?units=a&units=b"), None);
+        assert_eq!(matched(t, "weather://paris/current#frag"), None);
+        assert_eq!(matched(t, "weather://paris/current/?units=a"), None);
+        assert_eq!(
+            matched(
+                "search{?q}{&page,tag*}",
+                "search?tag=a&page=2&q=x%26y&tag=b"
+            ),
+            Some(json!({"q": "x&y", "page": "2", "tag": ["a", "b"]}))
+        );
+        assert_eq!(
+            matched("api{?params*}", "api?b=2&a=1"),
+            Some(json!({"params": {"a": "1", "b": "2"}}))
+        );
+        assert_eq!(
+            matched("/x?fixed=yes{&v}", "/x?fixed=yes&v=1"),
+            Some(json!({"v": "1"}))
+        );
+    }
+
+    #[test]
+    fn matches_path_and_label_expressions() {
+        let t = "users/{id}{/sub*}";
+        assert_eq!(matched(t, "users/42"), Some(json!({"id": "42"})));
+        assert_eq!(
+            matched(t, "users/42/a"),
+            Some(json!({"id": "42", "sub": ["a"]}))
+        );
+        assert_eq!(
+            matched(t, "users/42/a/b%2Fc"),
+            Some(json!({"id": "42", "sub": ["a", "b/c"]}))
+        );
+        assert_eq!(matched("users{/id}", "users/a/b"), None);
+        assert_eq!(
+            matched("m{/a,b}", "m/1/2"),
+            Some(json!({"a": "1", "b": "2"}))
+        );
+        assert_eq!(
+            matched("file{.ext}", "file.txt"),
+            Some(json!({"ext": "txt"}))
+        );
+        assert_eq!(
+            matched("www{.dom*}", "www.example.com"),
+            Some(json!({"dom": ["example", "com"]}))
+        );
+        assert_eq!(
+            matched("/m{;x,y}", "/m;y=2;x=1"),
+            Some(json!({"x": "1", "y": "2"}))
+        );
+        assert_eq!(
+            matched("page{#section}", "page#intro"),
+            Some(json!({"section": "intro"}))
+        );
+        assert_eq!(
+            matched("map?{x,y}", "map?1024,768"),
+            Some(json!({"x": "1024", "y": "768"}))
+        );
+        assert_eq!(
+            matched("{keys*}", "comma=%2C,dot=."),
+            Some(json!({"keys": {"comma": ",", "dot": "."}}))
+        );
+    }
+
+    #[test]
+    fn prefix_modifier_limits_matched_length() {
+        assert_eq!(matched("{var:3}/x", "abc/x"), Some(json!({"var": "abc"})));
+        assert_eq!(matched("{var:3}/x", "abcd/x"), None);
+        assert_eq!(
+            matched("{var:3}{rest}", "abcdef"),
+            Some(json!({"var": "abc", "rest": "def"}))
+        );
+    }
+
+    #[test]
+    fn prefers_splits_that_expansion_produces() {
+        assert_eq!(
+            matched("item/{id}{;ver}", "item/42;ver=2"),
+            Some(json!({"id": "42", "ver": "2"}))
+        );
+        assert_eq!(
+            matched("file:///{name}", "file:///notes(1)+draft.txt"),
+            Some(json!({"name": "notes(1)+draft.txt"}))
+        );
+        assert_eq!(
+            matched("file:///{name}", "file:///文件.txt"),
+            Some(json!({"name": "文件.txt"}))
+        );
+    }
+
+    #[test]
+    fn repeated_variables_must_agree() {
+        assert_eq!(matched("{x}/{x}", "a/a"), Some(json!({"x": "a"})));
+        assert_eq!(matched("{x}/{x}", "a/b"), None);
+    }
+
+    #[test]
+    fn matches_what_it_expands() {
+        let cases = [
+            ("test://template/{id}/data", json!({"id": "a b/c?d"})),
+            ("file:///{+path}", json!({"path": "dir/file name.txt"})),
+            (
+                "weather://{city}/current{?units,lang}",
+                json!({"city": "Zürich", "lang": "de"}),
+            ),
+            ("users/{id}{/sub*}", json!({"id": "7", "sub": ["x", "y,z"]})),
+            (
+                "db://{table}{;ver}{?cols*}",
+                json!({"table": "t", "ver": "3", "cols": ["a", "b"]}),
+            ),
+            ("page{#section}", json!({"section": "a/b"})),
+        ];
+        for (text, values) in cases {
+            let t = template(text);
+            let uri = t.expand(&vars(values.clone()));
+            assert_eq!(
+                t.match_uri(&uri).map(Value::Object),
+                Some(values),
+                "{text} -> {uri}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_or_adversarial_uris_are_cheap() {
+        let t = template("x://{+a}");
+        let long = format!("x://{}", "a".repeat(MAX_URI_LENGTH));
+        assert_eq!(t.match_uri(&long), None);
+        let ok = format!("x://{}", "a".repeat(MAX_URI_LENGTH - 10));
+        assert!(t.match_uri(&ok).is_some());
+
+        let started = std::time::Instant::now();
+        let t = template("{a}{b}{c}{d}{e}{f}{g}{h}{i}{j}{k}{l}!");
+        let uri = "a".repeat(MAX_URI_LENGTH - 1);
+        assert_eq!(t.match_uri(&uri), None);
+        let t = template("{+a}/{+b}/{+c}/{+d}/{+e}/{+f}.{g}#");
+        let uri = "/".repeat(MAX_URI_LENGTH - 1);
+        assert_eq!(t.match_uri(&uri), None);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn variable_names_and_accessors() {
+        let t = template("x{a}{+b}{?c,a}{&d*}");
+        assert_eq!(t.variable_names(), vec!["a", "b", "c", "d"]);
+        assert_eq!(t.as_str(), "x{a}{+b}{?c,a}{&d*}");
+        assert_eq!(t.to_string(), t.as_str());
+        assert_eq!("{x}".parse::<UriTemplate>().unwrap(), template("{x}"));
+        assert!(template("plain://text").variable_names().is_empty());
+        assert_eq!(
+            template("plain://text").match_uri("plain://text"),
+            Some(Map::new())
+        );
+        assert_eq!(template("plain://text").match_uri("plain://text2"), None);
+    }
+
+    #[test]
+    fn parse_errors_say_where() {
+        let cases = [
+            ("test://{id", 7, "never closed"),
+            ("test://id}", 9, "without a matching"),
+            ("a{}b", 1, "empty expression"),
+            ("{a{b}}", 2, "inside the expression"),
+            ("{=x}", 1, "reserved"),
+            ("{|x}", 1, "reserved"),
+            ("x{a b}", 3, "invalid character ' '"),
+            ("{user-id}", 5, "invalid character '-'"),
+            ("{.}", 2, "missing variable name"),
+            ("{x,}", 3, "missing variable name"),
+            ("{x:0}", 3, "prefix length"),
+            ("{x:10000}", 3, "prefix length"),
+            ("{x:3*}", 3, "prefix length"),
+            ("{x.}", 2, "invalid character '.'"),
+        ];
+        for (text, position, words) in cases {
+            let error = UriTemplate::parse(text).unwrap_err();
+            assert_eq!(error.position(), position, "{text}: {error}");
+            assert!(error.message().contains(words), "{text}: {error}");
+            assert!(error.to_string().contains(text), "{error}");
+        }
+        assert!(UriTemplate::parse("{a.b,c_1,%41}").is_ok());
+        let many = "{x}".repeat(MAX_EXPRESSIONS + 1);
+        assert!(
+            UriTemplate::parse(&many)
+                .unwrap_err()
+                .message()
+                .contains("expressions")
+        );
+        let long = "a".repeat(MAX_TEMPLATE_LENGTH + 1);
+        assert!(UriTemplate::parse(&long).is_err());
+    }
+}

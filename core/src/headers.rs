@@ -36,10 +36,11 @@ const SENTINEL_SUFFIX: &str = "?=";
 /// The largest integer magnitude an IEEE 754 double holds exactly: 2^53 − 1.
 const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
 
-/// Decoder for the sentinel payload: standard alphabet, padding optional.
-const LENIENT_STANDARD: GeneralPurpose = GeneralPurpose::new(
+/// Decoder for the sentinel payload: standard alphabet with canonical padding (SEP-2243's
+/// test table rejects a payload whose padding is missing).
+const STRICT_STANDARD: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
 );
 
 /// Why a header value or an `x-mcp-header` annotation was refused.
@@ -114,7 +115,7 @@ fn is_plain_safe(value: &str) -> bool {
 
 /// Decodes a received `Mcp-Name` or `Mcp-Param-{Name}` value: trims surrounding spaces and
 /// tabs, refuses characters RFC 9110 forbids, and decodes the `=?base64?…?=` form (markers are
-/// case-sensitive; the Base64 payload may omit its padding). Any other value is returned as is.
+/// case-sensitive; the Base64 payload must carry its canonical padding). Any other value is returned as is.
 ///
 /// # Errors
 /// [`HeaderError::InvalidCharacters`] for a control character other than tab or a non-ASCII
@@ -140,7 +141,7 @@ pub fn decode_value(header: &str) -> Result<String, HeaderError> {
     else {
         return Ok(value.to_owned());
     };
-    let bytes = LENIENT_STANDARD
+    let bytes = STRICT_STANDARD
         .decode(payload)
         .map_err(|e| HeaderError::InvalidEncoding {
             message: format!("header value in =?base64?…?= form is not valid Base64: {e}"),
@@ -470,16 +471,15 @@ mod tests {
     }
 
     #[test]
-    fn decode_trims_and_accepts_unpadded_base64() {
+    fn decode_trims_and_requires_canonical_padding() {
         assert_eq!(decode_value("  us-west1\t").unwrap(), "us-west1");
         assert_eq!(
             decode_value(" =?base64?SGVsbG8sIOS4lueVjA==?= ").unwrap(),
             "Hello, 世界"
         );
-        assert_eq!(
-            decode_value("=?base64?SGVsbG8sIOS4lueVjA?=").unwrap(),
-            "Hello, 世界"
-        );
+        assert!(decode_value("=?base64?SGVsbG8sIOS4lueVjA?=").is_err());
+        assert!(decode_value("=?base64?SGVsbG8?=").is_err());
+        assert!(decode_value("=?base64?SGVs!!!bG8=?=").is_err());
         assert_eq!(decode_value("=?base64??=").unwrap(), "");
     }
 

@@ -68,10 +68,8 @@ impl Stream for Exchange {
             State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
             State::Running { fut, rx, done, .. } => {
                 if let Some(f) = fut {
-                    if let Poll::Ready(n) = rx.poll_recv(cx) {
-                        if let Some(n) = n {
-                            return Poll::Ready(Some(Outgoing::Notification(n)));
-                        }
+                    if let Poll::Ready(Some(n)) = rx.poll_recv(cx) {
+                        return Poll::Ready(Some(Outgoing::Notification(n)));
                     }
                     match f.as_mut().poll(cx) {
                         Poll::Ready(resp) => {

@@ -2,7 +2,6 @@
 //! info, log level and progress token, validated before any handler runs.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::jsonrpc;
 use crate::schema::LoggingLevel;
 use serde_json::{Map, Value};
 
@@ -103,10 +102,6 @@ pub fn unsupported_version(requested: &str, supported: &[&str]) -> Error {
     )
     .with_data(serde_json::json!({ "supported": supported, "requested": requested }))
 }
-
-/// The code of a `-32602` error, for tests.
-#[allow(dead_code)]
-pub(crate) const INVALID_PARAMS: i32 = jsonrpc::INVALID_PARAMS;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,419 @@
+//! The Streamable HTTP server end to end over real sockets: the spec's status codes and
+//! JSON-RPC errors for bad input at every layer, SSE for requests that notify, listen
+//! streams, cancellation on disconnect, graceful shutdown. Every message the server emits is
+//! validated against schema.json.
+
+mod support;
+
+use mcpaxle::schema::{CallToolResult, Tool};
+use mcpaxle::server::{RequestContext, Server};
+use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use mcpaxle::{Error, Result};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+const V: &str = "2026-07-28";
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": V,
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} }
+    })
+}
+
+fn body(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+fn headers_for(b: &Value) -> Vec<(String, String)> {
+    let mut h = vec![("MCP-Protocol-Version".to_owned(), V.to_owned())];
+    if let Some(m) = b["method"].as_str() {
+        h.push(("Mcp-Method".into(), m.into()));
+    }
+    if let Some(n) = b["params"]["name"].as_str().or(b["params"]["uri"].as_str()) {
+        h.push(("Mcp-Name".into(), n.into()));
+    }
+    h
+}
+
+fn test_server() -> Server {
+    let server = Server::builder("test-server", "1.0.0").page_size(2).build();
+    let schema = json!({ "type": "object", "properties": { "n": { "type": "integer" } } });
+    server.add_tool(Tool::new("echo", "Echoes n", schema.clone()), |a: Value, _c| async move { Ok(CallToolResult::text(a.to_string())) }).unwrap();
+    server
+        .add_tool(Tool::new("progress", "Reports progress", schema.clone()), |_a, ctx: RequestContext| async move {
+            for i in 0..3 {
+                ctx.progress(i as f64, Some(2.0), None);
+            }
+            Ok(CallToolResult::text("done"))
+        })
+        .unwrap();
+    server.add_tool(Tool::new("panics", "Panics", schema.clone()), |_a, _c| async move { panic!("boom") }).unwrap();
+    server
+        .add_tool(Tool::new("ask", "Asks for a name", schema.clone()), |_a, ctx: RequestContext| async move {
+            let r = ctx.elicit("name", json!({ "mode": "form", "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } })).await?;
+            Ok(CallToolResult::text(r.to_string()))
+        })
+        .unwrap();
+    server
+        .add_tool(Tool::new("fails", "Fails for the model", schema), |_a, _c| async move { Err::<CallToolResult, _>(Error::tool("no such city")) })
+        .unwrap();
+    server
+}
+
+async fn start(server: Server) -> HttpServer {
+    HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), HttpOptions { keep_alive: Duration::from_millis(200), ..Default::default() }).await.unwrap()
+}
+
+/// A raw HTTP/1.1 exchange: the status, the headers (lowercased names), and the body
+/// (de-chunked).
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    /// The JSON messages of an SSE body.
+    fn events(&self) -> Vec<Value> {
+        String::from_utf8_lossy(&self.body)
+            .split("\n\n")
+            .filter_map(|ev| ev.lines().find_map(|l| l.strip_prefix("data: ")))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+}
+
+async fn raw(addr: SocketAddr, method: &str, extra: &[(String, String)], payload: &[u8]) -> Reply {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let mut req = format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n", addr.port(), payload.len());
+    if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        req.push_str("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
+    }
+    for (n, v) in extra {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    // A server may answer (413) and close before reading a large body: that is fine.
+    let _ = s.write_all(payload).await;
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).await.unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).await.unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (n, v) = l.split_once(':').unwrap();
+        headers.push((n.to_ascii_lowercase(), v.trim().to_owned()));
+    }
+    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            r.read_line(&mut line).await.unwrap();
+            let n = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            r.read_exact(&mut chunk).await.unwrap();
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        r.read_to_end(&mut body).await.unwrap();
+    }
+    Reply { status, headers, body }
+}
+
+async fn post(addr: SocketAddr, b: &Value) -> Reply {
+    raw(addr, "POST", &headers_for(b), &serde_json::to_vec(b).unwrap()).await
+}
+
+fn check_valid(method: &str, message: &Value) {
+    support::validate_server_message(Some(method), message).unwrap_or_else(|e| panic!("{method}: invalid message {message}: {e}"));
+}
+
+fn error_code(r: &Reply) -> i64 {
+    r.json()["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error in {}", String::from_utf8_lossy(&r.body)))
+}
+
+#[tokio::test]
+async fn serves_and_validates_every_result() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    for (method, params) in [
+        ("server/discover", json!({})),
+        ("tools/list", json!({})),
+        ("tools/call", json!({ "name": "echo", "arguments": { "n": 1 } })),
+        ("tools/call", json!({ "name": "echo" })),
+        ("tools/call", json!({ "name": "fails" })),
+        ("tools/call", json!({ "name": "ask" })),
+    ] {
+        let r = post(a, &body(1, method, params)).await;
+        assert_eq!(r.status, 200, "{method}");
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        check_valid(method, &r.json());
+    }
+    let r = post(a, &body(2, "tools/call", json!({ "name": "fails" }))).await.json();
+    assert_eq!(r["result"]["isError"], json!(true));
+    assert_eq!(r["result"]["content"][0]["text"], json!("no such city"));
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    let ok = body(1, "server/discover", json!({}));
+    // Missing _meta pieces → 400 -32602.
+    for m in [json!(null), json!({ "io.modelcontextprotocol/clientCapabilities": {} }), json!({ "io.modelcontextprotocol/protocolVersion": V })] {
+        let mut b = ok.clone();
+        if m.is_null() {
+            b["params"].as_object_mut().unwrap().remove("_meta");
+        } else {
+            b["params"]["_meta"] = m;
+        }
+        let r = post(a, &b).await;
+        assert_eq!((r.status, error_code(&r)), (400, -32602));
+        assert_eq!(r.json()["id"], json!(1), "error responses echo the id");
+        check_valid("server/discover", &r.json());
+    }
+    // Unsupported version in header and body → 400 -32022 with data.
+    let mut b = ok.clone();
+    b["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let mut h = headers_for(&b);
+    h[0].1 = "v999.0.0".into();
+    let r = raw(a, "POST", &h, &serde_json::to_vec(&b).unwrap()).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32022));
+    assert_eq!(r.json()["error"]["data"], json!({ "supported": [V], "requested": "v999.0.0" }));
+    // Header says one version, body another → -32020.
+    let r = post(a, &b).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32020));
+    // Mcp-Method / Mcp-Name mismatches and omissions → -32020.
+    let call = body(3, "tools/call", json!({ "name": "echo", "arguments": {} }));
+    let bytes = serde_json::to_vec(&call).unwrap();
+    let mut h = headers_for(&call);
+    h[1].1 = "tools/list".into();
+    assert_eq!(error_code(&raw(a, "POST", &h, &bytes).await), -32020);
+    let mut h = headers_for(&call);
+    h[2].1 = "other".into();
+    assert_eq!(error_code(&raw(a, "POST", &h, &bytes).await), -32020);
+    let h = headers_for(&call)[..2].to_vec();
+    assert_eq!(error_code(&raw(a, "POST", &h, &bytes).await), -32020);
+    // Header names are case-insensitive; the base64 form of Mcp-Name is decoded; whitespace is tolerated.
+    let mut h = headers_for(&call);
+    h[2] = ("mcp-name".into(), "=?base64?ZWNobw==?=".into());
+    h[1].1 = format!("  {}  ", h[1].1);
+    assert_eq!(raw(a, "POST", &h, &bytes).await.status, 200);
+    // Unknown and removed methods → 404 -32601.
+    for m in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method", "prompts/list"] {
+        let r = post(a, &body(4, m, json!({}))).await;
+        assert_eq!((r.status, error_code(&r)), (404, -32601), "{m}");
+    }
+    // Malformed JSON → -32700; not a request → -32600.
+    let r = raw(a, "POST", &headers_for(&ok), b"{oops").await;
+    assert_eq!((r.status, error_code(&r)), (400, -32700));
+    let r = raw(a, "POST", &headers_for(&ok), b"[1,2]").await;
+    assert_eq!((r.status, error_code(&r)), (400, -32600));
+    let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#).await;
+    assert_eq!(r.status, 400);
+    // Wrong types in params → -32602.
+    let r = post(a, &body(6, "tools/call", json!({ "name": "echo", "arguments": [1] }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602));
+    let r = post(a, &body(6, "tools/call", json!({ "name": "nope" }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602));
+    assert_eq!(r.json()["error"]["message"], json!("Unknown tool: nope"));
+    // Invalid arguments → a tool error result the model can read.
+    let r = post(a, &body(7, "tools/call", json!({ "name": "echo", "arguments": { "n": "x" } }))).await.json();
+    assert_eq!(r["result"]["isError"], json!(true));
+    assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("/n"), "{r}");
+    // Tampered request state → a JSON-RPC error before the handler runs.
+    let first = post(a, &body(8, "tools/call", json!({ "name": "ask" }))).await.json();
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let r = post(a, &body(9, "tools/call", json!({ "name": "ask", "requestState": format!("{state}x"), "inputResponses": {} }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602));
+    let r = post(a, &body(10, "tools/call", json!({ "name": "echo", "arguments": { "n": 2 }, "requestState": state }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602), "state bound to another request");
+    let done = post(a, &body(11, "tools/call", json!({ "name": "ask", "requestState": state, "inputResponses": { "name": { "action": "accept", "content": {} } } }))).await.json();
+    assert_eq!(done["result"]["resultType"], json!("complete"));
+    // A panicking handler fails its own request only.
+    let r = post(a, &body(12, "tools/call", json!({ "name": "panics" }))).await;
+    assert_eq!((r.status, error_code(&r)), (500, -32603));
+    // Bad cursor → -32602; good cursors page through.
+    let r = post(a, &body(13, "tools/list", json!({ "cursor": "not-ours" }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602));
+    let mut names = Vec::new();
+    let mut cursor = None;
+    loop {
+        let params = cursor.map(|c: String| json!({ "cursor": c })).unwrap_or(json!({}));
+        let page = post(a, &body(14, "tools/list", params)).await.json();
+        check_valid("tools/list", &page);
+        names.extend(page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        match page["result"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(names, ["ask", "echo", "fails", "panics", "progress"]);
+    // After all that, the server still serves.
+    assert_eq!(post(a, &ok).await.status, 200);
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn http_layer_rejections() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    let ok = body(1, "server/discover", json!({}));
+    let bytes = serde_json::to_vec(&ok).unwrap();
+    for m in ["GET", "DELETE"] {
+        let r = raw(a, m, &headers_for(&ok), b"").await;
+        assert_eq!(r.status, 405);
+        assert_eq!(r.header("allow"), Some("POST"));
+    }
+    let mut h = headers_for(&ok);
+    h.push(("Origin".into(), "http://evil.example.com".into()));
+    assert_eq!(raw(a, "POST", &h, &bytes).await.status, 403);
+    let mut h = headers_for(&ok);
+    h.push(("Origin".into(), format!("http://localhost:{}", a.port())));
+    assert_eq!(raw(a, "POST", &h, &bytes).await.status, 200);
+    // A foreign Host (DNS rebinding): replace the Host line by sending a second request by hand.
+    let mut s = TcpStream::connect(a).await.unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        bytes.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    s.write_all(&bytes).await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    // Oversize body → 413 with a JSON-RPC error.
+    let big = vec![b' '; (4 << 20) + 1];
+    let r = raw(a, "POST", &headers_for(&ok), &big).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(error_code(&r), -32600);
+    // Wrong content type → 415; notifications → 202.
+    let mut h = headers_for(&ok);
+    h.push(("Content-Type".into(), "text/plain".into()));
+    assert_eq!(raw(a, "POST", &h, &bytes).await.status, 415);
+    let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    assert_eq!(r.status, 202);
+    assert!(r.body.is_empty());
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn notifications_switch_the_response_to_sse() {
+    let http = start(test_server()).await;
+    let mut b = body(1, "tools/call", json!({ "name": "progress" }));
+    b["params"]["_meta"]["progressToken"] = json!("p1");
+    let r = post(http.local_addr(), &b).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("x-accel-buffering"), Some("no"));
+    let events = r.events();
+    assert_eq!(events.len(), 4);
+    for e in &events[..3] {
+        assert_eq!(e["method"], json!("notifications/progress"));
+        assert_eq!(e["params"]["progressToken"], json!("p1"));
+        check_valid("tools/call", e);
+    }
+    assert_eq!(events[3]["result"]["content"][0]["text"], json!("done"));
+    check_valid("tools/call", &events[3]);
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn listen_streams_acknowledge_filter_and_close_gracefully() {
+    let server = test_server();
+    let http = start(server.clone()).await;
+    let a = http.local_addr();
+    let b = body(77, "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true, "promptsListChanged": true } }));
+    let listen = tokio::spawn(async move { post(a, &b).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.add_tool(Tool::new("late", "Added later", json!({ "type": "object" })), |_a, _c| async { Ok(CallToolResult::text("")) }).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    http.shutdown().await;
+    let r = tokio::time::timeout(Duration::from_secs(5), listen).await.unwrap().unwrap();
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert!(String::from_utf8_lossy(&r.body).contains(": keep-alive"), "keep-alive comments on idle listen streams");
+    let events = r.events();
+    assert_eq!(events[0]["method"], json!("notifications/subscriptions/acknowledged"));
+    // prompts are not offered by this server, so the acknowledgment drops them.
+    assert_eq!(events[0]["params"]["notifications"], json!({ "toolsListChanged": true }));
+    assert_eq!(events[1]["method"], json!("notifications/tools/list_changed"));
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], json!(77));
+    assert_eq!(last["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], json!(77));
+    for e in &events {
+        check_valid("subscriptions/listen", e);
+        if e.get("method").is_some() {
+            assert_eq!(e["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], json!(77));
+        }
+    }
+}
+
+#[tokio::test]
+async fn disconnect_cancels_the_handler() -> Result<()> {
+    let server = Server::builder("t", "1").build();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let flag = cancelled.clone();
+    server.add_tool(Tool::new("slow", "Waits to be cancelled", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
+        let flag = flag.clone();
+        async move {
+            struct OnDrop(Arc<AtomicBool>);
+            impl Drop for OnDrop {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _guard = OnDrop(flag);
+            ctx.cancelled().await;
+            Ok(CallToolResult::text("cancelled"))
+        }
+    })?;
+    let http = start(server).await;
+    let b = body(1, "tools/call", json!({ "name": "slow" }));
+    let bytes = serde_json::to_vec(&b).unwrap();
+    let mut s = TcpStream::connect(http.local_addr()).await?;
+    let mut req = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n", bytes.len());
+    for (n, v) in headers_for(&b) {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await?;
+    s.write_all(&bytes).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!cancelled.load(Ordering::SeqCst));
+    drop(s);
+    for _ in 0..50 {
+        if cancelled.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cancelled.load(Ordering::SeqCst), "closing the connection drops the handler");
+    http.shutdown().await;
+    Ok(())
+}

@@ -7,7 +7,6 @@ export CARGO_TERM_COLOR ?= never
 
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
-PENDING := --extra json-schema-2020-12 --extra http-header-validation --extra http-custom-header-server-validation
 
 .PHONY: help demo test test-rust build-release conformance conformance-server lint bench
 
@@ -31,9 +30,9 @@ test-rust:
 
 conformance: conformance-server
 
+# Both eras against one running process: the server is dual-era.
 conformance-server: build-release
-	$(CONFORMANCE) server --requirements 2026-07-28 $(PENDING) \
-		--cmd "$(EVERYTHING) --http 127.0.0.1:{port}"
+	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings

@@ -208,6 +208,72 @@ fn add_mrtr_tools(server: &Server) -> Result<()> {
     Ok(())
 }
 
+/// Fixtures of the 2025-11-25 suite: under a legacy session these asks are real requests to
+/// the client; under 2026-07-28 the same code is an MRTR round.
+fn add_legacy_fixtures(server: &Server) -> Result<()> {
+    let prompt_schema = json!({ "type": "object", "properties": { "prompt": { "type": "string" } }, "required": ["prompt"] });
+    server.add_tool(Tool::new("test_sampling", "Asks the client's LLM to answer a prompt", prompt_schema), |args: Value, ctx: RequestContext| async move {
+        let prompt = args["prompt"].as_str().unwrap_or_default().to_owned();
+        let answer = ctx.sample("sampling", sampling(&prompt)).await?;
+        text(format!("LLM response: {}", answer.pointer("/content/text").and_then(Value::as_str).unwrap_or_default()))
+    })?;
+    let message_schema = json!({ "type": "object", "properties": { "message": { "type": "string" } }, "required": ["message"] });
+    server.add_tool(Tool::new("test_elicitation", "Asks the user for a username and email", message_schema), |args: Value, ctx: RequestContext| async move {
+        let params = json!({
+            "message": args["message"].as_str().unwrap_or_default(),
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "username": { "type": "string", "description": "User's response" },
+                    "email": { "type": "string", "description": "User's email address" }
+                },
+                "required": ["username", "email"]
+            }
+        });
+        let answer = ctx.elicit("elicitation", params).await?;
+        text(format!("User response: action={}, content={}", answer["action"].as_str().unwrap_or_default(), answer["content"]))
+    })?;
+    server.add_tool(Tool::new("test_elicitation_sep1034_defaults", "Elicitation with defaults for every primitive type", no_args()), |_a, ctx: RequestContext| async move {
+        let params = json!({
+            "message": "Please review and update the form fields with defaults",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "description": "User name", "default": "John Doe" },
+                    "age": { "type": "integer", "description": "User age", "default": 30 },
+                    "score": { "type": "number", "description": "User score", "default": 95.5 },
+                    "status": { "type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active" },
+                    "verified": { "type": "boolean", "description": "Verification status", "default": true }
+                }
+            }
+        });
+        let answer = ctx.elicit("defaults", params).await?;
+        text(format!("Elicitation completed: action={}, content={}", answer["action"].as_str().unwrap_or_default(), answer["content"]))
+    })?;
+    server.add_tool(Tool::new("test_elicitation_sep1330_enums", "Elicitation with the five enum schema variants", no_args()), |_a, ctx: RequestContext| async move {
+        let params = json!({
+            "message": "Please select options from the enum fields",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": { "type": "string", "description": "Untitled single-select", "enum": ["option1", "option2", "option3"] },
+                    "titledSingle": { "type": "string", "description": "Titled single-select", "oneOf": [
+                        { "const": "value1", "title": "First Option" }, { "const": "value2", "title": "Second Option" }, { "const": "value3", "title": "Third Option" }
+                    ] },
+                    "legacyEnum": { "type": "string", "description": "Legacy titled enum", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"] },
+                    "untitledMulti": { "type": "array", "description": "Untitled multi-select", "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+                    "titledMulti": { "type": "array", "description": "Titled multi-select", "items": { "anyOf": [
+                        { "const": "value1", "title": "First Choice" }, { "const": "value2", "title": "Second Choice" }, { "const": "value3", "title": "Third Choice" }
+                    ] } }
+                }
+            }
+        });
+        let answer = ctx.elicit("enums", params).await?;
+        text(format!("Elicitation completed: action={}, content={}", answer["action"].as_str().unwrap_or_default(), answer["content"]))
+    })?;
+    Ok(())
+}
+
 fn add_prompts(server: &Server) -> Result<()> {
     server.add_prompt(Prompt::new("test_simple_prompt").with_description("A simple prompt without arguments"), |_a, _c| async {
         Ok(GetPromptResult::new(vec![PromptMessage::user_text("This is a simple prompt for testing.")]))
@@ -289,6 +355,7 @@ fn build() -> Result<Server> {
     add_content_tools(&server)?;
     add_change_triggers(&server)?;
     add_mrtr_tools(&server)?;
+    add_legacy_fixtures(&server)?;
     add_prompts(&server)?;
     add_resources(&server)?;
     Ok(server)

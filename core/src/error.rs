@@ -106,6 +106,12 @@ impl Error {
         Error { kind, message: e.message, data: e.data, code: Some(e.code) }
     }
 
+    /// Sends this error with another JSON-RPC code (its kind stays).
+    pub fn with_code(mut self, code: i32) -> Self {
+        self.code = Some(code);
+        self
+    }
+
     /// Attaches structured data (JSON-RPC `error.data`).
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);

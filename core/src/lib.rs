@@ -10,6 +10,7 @@
 pub mod error;
 pub mod headers;
 pub mod jsonrpc;
+pub mod legacy;
 pub mod schema;
 pub mod server;
 pub mod transport;

@@ -21,6 +21,8 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, RequestId};
 use crate::schema::LoggingLevel;
+use crate::legacy::Session;
+use crate::server::exchange::Outgoing;
 use crate::server::request_meta::RequestMeta;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -38,9 +40,18 @@ struct Inner {
     method: String,
     meta: RequestMeta,
     principal: Option<String>,
-    notify: Option<UnboundedSender<Notification>>,
+    notify: Option<UnboundedSender<Outgoing>>,
     cancel: CancellationToken,
     round: Mutex<Round>,
+    peer: Option<Peer>,
+}
+
+/// The client of a legacy session, reachable with real requests on the response stream of
+/// the request being handled.
+#[derive(Clone)]
+pub(crate) struct Peer {
+    pub session: Arc<Session>,
+    pub out: UnboundedSender<Outgoing>,
 }
 
 /// The MRTR bookkeeping of one run of a handler.
@@ -112,11 +123,12 @@ impl RequestContext {
         method: String,
         meta: RequestMeta,
         principal: Option<String>,
-        notify: Option<UnboundedSender<Notification>>,
+        notify: Option<UnboundedSender<Outgoing>>,
         cancel: CancellationToken,
         round: Round,
+        peer: Option<Peer>,
     ) -> Self {
-        RequestContext { inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round) }) }
+        RequestContext { inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round), peer }) }
     }
 
     /// The JSON-RPC id of the request.
@@ -220,7 +232,7 @@ impl RequestContext {
     /// Sends a request-scoped notification on this request's response stream.
     pub fn notify(&self, method: &str, params: Value) {
         if let Some(tx) = &self.inner.notify {
-            let _ = tx.send(Notification::new(method, Some(params)));
+            let _ = tx.send(Outgoing::Notification(Notification::new(method, Some(params))));
         }
     }
 
@@ -228,23 +240,30 @@ impl RequestContext {
     /// `ElicitRequestParams`), returning its `ElicitResult`. See the module docs for the
     /// replay model. Fails with -32021 when the client did not declare `elicitation`.
     pub async fn elicit(&self, key: &str, params: Value) -> Result<Value> {
-        self.ask(AskKind::Elicit, key, params)
+        self.ask(AskKind::Elicit, key, params).await
     }
 
     /// Asks the client to sample an LLM (`sampling/createMessage`, params a
     /// `CreateMessageRequestParams`), returning its `CreateMessageResult`.
     pub async fn sample(&self, key: &str, params: Value) -> Result<Value> {
-        self.ask(AskKind::Sample, key, params)
+        self.ask(AskKind::Sample, key, params).await
     }
 
     /// Asks the client for its roots (`roots/list`), returning its `ListRootsResult`.
     pub async fn list_roots(&self, key: &str) -> Result<Value> {
-        self.ask(AskKind::ListRoots, key, json!({}))
+        self.ask(AskKind::ListRoots, key, json!({})).await
     }
 
-    fn ask(&self, kind: AskKind, key: &str, params: Value) -> Result<Value> {
+    async fn ask(&self, kind: AskKind, key: &str, params: Value) -> Result<Value> {
         if !self.client_supports(kind.capability()) {
             return Err(Error::missing_capability(json!({ kind.capability(): {} })));
+        }
+        if let Some(peer) = &self.inner.peer {
+            let answer = peer.session.request(&peer.out, kind.method(), params, &self.inner.cancel).await?;
+            if !kind.check(&answer) {
+                return Err(Error::invalid_params(format!("Invalid params: the client's answer to {} is not a valid {}", kind.method(), kind.result_name())));
+            }
+            return Ok(answer);
         }
         let mut round = self.inner.round.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(answer) = round.answers.get(key) {

@@ -6,8 +6,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::schema::CacheScope;
-use crate::server::context::{RequestContext, Round};
-use crate::server::exchange::Exchange;
+use crate::server::context::{Peer, RequestContext, Round};
+use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
@@ -18,6 +18,8 @@ use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use crate::legacy::Session;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -47,8 +49,21 @@ pub struct TransportContext {
     pub shutdown: CancellationToken,
 }
 
+/// Which era a request is served in: modern (2026-07-28, stateless) or a legacy session.
+#[derive(Clone)]
+pub(crate) enum Era {
+    Modern,
+    Legacy(Arc<Session>),
+}
+
+impl Era {
+    fn is_legacy(&self) -> bool {
+        matches!(self, Era::Legacy(_))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
+pub(crate) enum Method {
     Discover,
     ToolsList,
     ToolsCall,
@@ -62,7 +77,7 @@ enum Method {
 }
 
 impl Method {
-    fn parse(m: &str) -> Option<Method> {
+    pub(crate) fn parse(m: &str) -> Option<Method> {
         Some(match m {
             "server/discover" => Method::Discover,
             "tools/list" => Method::ToolsList,
@@ -130,25 +145,30 @@ impl Server {
         if !self.supported_versions().contains(&meta.protocol_version.as_str()) {
             return Err(request_meta::unsupported_version(&meta.protocol_version, self.supported_versions()));
         }
-        self.check_available(method, &req.method)?;
+        self.serve_method(method, req, meta, tc, &Era::Modern)
+    }
+
+    /// Serves a validated request of a known method, in either era.
+    pub(crate) fn serve_method(&self, method: Method, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+        self.serve_available(method, &req.method)?;
+        let params = req.params.as_ref();
         let hints = &self.inner.config.cache;
+        let regs = &self.inner.registries;
         Ok(match method {
-            Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover)),
-            Method::ToolsList => self.list(req.id, params, "tools", &self.inner.registries.tools, |e| e.json.clone(), &hints.tools)?,
-            Method::PromptsList => self.list(req.id, params, "prompts", &self.inner.registries.prompts, |e| e.json.clone(), &hints.prompts)?,
-            Method::ResourcesList => self.list(req.id, params, "resources", &self.inner.registries.resources, |e| e.json.clone(), &hints.resources)?,
-            Method::TemplatesList => {
-                self.list(req.id, params, "resourceTemplates", &self.inner.registries.templates, |e| e.json.clone(), &hints.templates)?
-            }
-            Method::ToolsCall => self.call_tool(req, meta, tc)?,
-            Method::ResourcesRead => self.read_resource(req, meta, tc)?,
-            Method::PromptsGet => self.get_prompt(req, meta, tc)?,
-            Method::Complete => self.complete(req, meta, tc)?,
+            Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover), era),
+            Method::ToolsList => self.list(req.id, params, "tools", &regs.tools, |e| e.json.clone(), &hints.tools, era)?,
+            Method::PromptsList => self.list(req.id, params, "prompts", &regs.prompts, |e| e.json.clone(), &hints.prompts, era)?,
+            Method::ResourcesList => self.list(req.id, params, "resources", &regs.resources, |e| e.json.clone(), &hints.resources, era)?,
+            Method::TemplatesList => self.list(req.id, params, "resourceTemplates", &regs.templates, |e| e.json.clone(), &hints.templates, era)?,
+            Method::ToolsCall => self.call_tool(req, meta, tc, era)?,
+            Method::ResourcesRead => self.read_resource(req, meta, tc, era)?,
+            Method::PromptsGet => self.get_prompt(req, meta, tc, era)?,
+            Method::Complete => self.complete(req, meta, tc, era)?,
             Method::Listen => self.listen(req, tc)?,
         })
     }
 
-    fn check_available(&self, method: Method, name: &str) -> Result<()> {
+    pub(crate) fn serve_available(&self, method: Method, name: &str) -> Result<()> {
         let (tools, resources, prompts, completions) = self.available();
         let ok = match method {
             Method::Discover | Method::Listen => true,
@@ -203,7 +223,14 @@ impl Server {
     }
 
     /// Stamps a complete result: `resultType`, the caching hint, the server identity.
-    fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>) -> Value {
+    /// Legacy results carry none of it: the 2025-11-25 wire has no such fields.
+    pub(crate) fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>, era: &Era) -> Value {
+        if era.is_legacy() {
+            for k in ["resultType", "ttlMs", "cacheScope"] {
+                result.remove(k);
+            }
+            return Value::Object(result);
+        }
         result.insert("resultType".into(), json!("complete"));
         if let Some(h) = hint {
             result.entry("ttlMs").or_insert_with(|| json!(h.ttl_ms));
@@ -217,8 +244,8 @@ impl Server {
         Value::Object(result)
     }
 
-    fn ready(&self, id: RequestId, result: Map<String, Value>, hint: Option<&CacheHint>) -> Exchange {
-        Exchange::ready(Response::result(id, self.finish(result, hint)))
+    pub(crate) fn ready(&self, id: RequestId, result: Map<String, Value>, hint: Option<&CacheHint>, era: &Era) -> Exchange {
+        Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
     fn list<E>(
@@ -229,6 +256,7 @@ impl Server {
         map: &std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<E>>>,
         f: impl Fn(&E) -> Value,
         hint: &CacheHint,
+        era: &Era,
     ) -> Result<Exchange> {
         let after = read_cursor(params)?;
         let (items, next) = page(&read(map), after.as_deref(), self.inner.config.page_size, f);
@@ -237,12 +265,16 @@ impl Server {
         if let Some(c) = next {
             r.insert("nextCursor".into(), json!(c));
         }
-        Ok(self.ready(id, r, Some(hint)))
+        Ok(self.ready(id, r, Some(hint), era))
     }
 
     /// Reads `inputResponses` and `requestState` into the answers a handler's asks see.
-    fn open_round(&self, params: Option<&Value>, method: &str, digest: &str, principal: Option<&str>) -> Result<Round> {
+    /// Legacy sessions have neither: their asks are real requests to the client.
+    fn open_round(&self, params: Option<&Value>, method: &str, digest: &str, principal: Option<&str>, era: &Era) -> Result<Round> {
         let mut round = Round::default();
+        if era.is_legacy() {
+            return Ok(round);
+        }
         if let Some(state) = params.and_then(|p| p.get("requestState")).filter(|v| !v.is_null()) {
             let token = state.as_str().ok_or_else(|| Error::invalid_params("Invalid params: \"requestState\" must be a string"))?;
             let sealed = self.inner.sealer.open(token, method, digest, principal).map_err(|r| Error::invalid_params(r.message()))?;
@@ -257,10 +289,12 @@ impl Server {
         Ok(round)
     }
 
-    /// Runs a handler future in an exchange, mapping its outcome to the final response.
-    fn run<F>(&self, id: RequestId, method: &'static str, meta: RequestMeta, tc: &TransportContext, mrtr: Option<(String, Round)>, body: F) -> Exchange
+    /// Runs a handler in an exchange, mapping its outcome to the final response. `body` is
+    /// called once per run: in a legacy session a run that ends with request state only is
+    /// replayed at once with that state (at most [`MAX_LEGACY_REPLAYS`] times).
+    fn run<F>(&self, id: RequestId, method: &'static str, meta: RequestMeta, tc: &TransportContext, mrtr: Option<(String, Round)>, era: &Era, body: F) -> Exchange
     where
-        F: FnOnce(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + 'static,
+        F: Fn(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + Sync + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
@@ -268,28 +302,51 @@ impl Server {
             Some((d, r)) => (Some(d), r),
             None => (None, Round::default()),
         };
-        let ctx = RequestContext::new(id.clone(), method.to_owned(), meta, tc.principal.clone(), Some(tx), cancel.clone(), round);
+        let peer = match era {
+            Era::Legacy(session) => {
+                session.track(id.clone(), cancel.clone());
+                Some(Peer { session: session.clone(), out: tx.clone() })
+            }
+            Era::Modern => None,
+        };
         let server = self.clone();
         let principal = tc.principal.clone();
+        let abort = cancel.clone();
         let fut = async move {
-            let outcome = AssertUnwindSafe(body(ctx.clone())).catch_unwind().await;
-            let outcome = match outcome {
-                Ok(r) => r,
-                Err(_) => {
-                    tracing::error!(method, "a handler panicked");
-                    Err(Error::new(ErrorKind::Panic, format!("Internal error: the {method} handler panicked")))
+            let mut round = round;
+            let mut replays = 0;
+            let outcome = loop {
+                let ctx = RequestContext::new(id.clone(), method.to_owned(), meta.clone(), principal.clone(), Some(tx.clone()), cancel.clone(), round, peer.clone());
+                let outcome = match AssertUnwindSafe(body(ctx.clone())).catch_unwind().await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        tracing::error!(method, "a handler panicked");
+                        Err(Error::new(ErrorKind::Panic, format!("Internal error: the {method} handler panicked")))
+                    }
+                };
+                match (&outcome, &peer) {
+                    (Err(e), Some(_)) if e.kind() == ErrorKind::InputRequired && replays < MAX_LEGACY_REPLAYS => {
+                        let last = ctx.take_round();
+                        round = Round { state: last.state, ..Round::default() };
+                        replays += 1;
+                    }
+                    _ => break (outcome, ctx),
                 }
             };
-            match outcome {
+            if let Some(p) = &peer {
+                p.session.untrack(&id);
+            }
+            let (outcome, ctx) = outcome;
+            Some(match outcome {
                 Ok(result) => Response::result(id, result),
-                Err(e) if e.kind() == ErrorKind::InputRequired => match digest {
-                    Some(d) => Response::result(id, server.input_required(method, d, principal, ctx.take_round())),
-                    None => Response::error(Some(id), Error::internal(format!("Internal error: {method} cannot ask the client for input")).to_error_object()),
+                Err(e) if e.kind() == ErrorKind::InputRequired => match (digest, &peer) {
+                    (Some(d), None) => Response::result(id, server.input_required(method, d, principal, ctx.take_round())),
+                    _ => Response::error(Some(id), Error::internal(format!("Internal error: the {method} handler kept asking for input it cannot get")).to_error_object()),
                 },
                 Err(e) => Response::error(Some(id), e.to_error_object()),
-            }
+            })
         };
-        Exchange::running(Box::pin(fut), rx, cancel.drop_guard(), false)
+        Exchange::running(Box::pin(fut), rx, abort, false)
     }
 
     fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Value {
@@ -307,7 +364,7 @@ impl Server {
         Value::Object(r)
     }
 
-    fn call_tool(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+    pub(crate) fn call_tool(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
         let arguments = match params.and_then(|p| p.get("arguments")) {
@@ -320,24 +377,26 @@ impl Server {
             check_param_headers(h, &tool.header_params, &arguments)?;
         }
         let digest = params_digest(name, Some(&arguments));
-        let round = self.open_round(params, "tools/call", &digest, tc.principal.as_deref())?;
+        let round = self.open_round(params, "tools/call", &digest, tc.principal.as_deref(), era)?;
         if let Err(errors) = tool.schema.validate(&arguments) {
             let text = format!("Invalid arguments for tool {name}: {}", errors.join("; "));
-            return Ok(self.ready(req.id, tool_error(text), None));
+            return Ok(self.ready(req.id, tool_error(text), None, era));
         }
         let server = self.clone();
-        Ok(self.run(req.id, "tools/call", meta, tc, Some((digest, round)), move |ctx| {
+        let era2 = era.clone();
+        Ok(self.run(req.id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
+            let (server, tool, arguments, era) = (server.clone(), tool.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 match tool.handler.call(arguments, ctx).await {
-                    Ok(result) => Ok(server.finish(to_map(&result), None)),
-                    Err(e) if is_tool_failure(e.kind()) => Ok(server.finish(tool_error(e.message().to_owned()), None)),
+                    Ok(result) => Ok(server.finish(to_map(&result), None, &era)),
+                    Err(e) if is_tool_failure(e.kind(), &era) => Ok(server.finish(tool_error(e.message().to_owned()), None, &era)),
                     Err(e) => Err(e),
                 }
             })
         }))
     }
 
-    fn read_resource(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+    pub(crate) fn read_resource(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
         let params = req.params.as_ref();
         let uri = str_param(params, "uri")?.to_owned();
         let regs = &self.inner.registries;
@@ -347,22 +406,25 @@ impl Server {
             None => {
                 let templates = read(&regs.templates);
                 let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t.handler.clone(), t.cache.clone(), vars)));
-                found.ok_or_else(|| Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri })))?
+                found.ok_or_else(|| resource_not_found(&uri, era))?
             }
         };
         let digest = params_digest(&uri, None);
-        let round = self.open_round(params, "resources/read", &digest, tc.principal.as_deref())?;
+        let round = self.open_round(params, "resources/read", &digest, tc.principal.as_deref(), era)?;
         let hint = cache.unwrap_or_else(|| self.inner.config.cache.read.clone());
         let server = self.clone();
-        Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), move |ctx| {
+        let era2 = era.clone();
+        Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), era, move |ctx| {
+            let (server, handler, era, hint) = (server.clone(), handler.clone(), era2.clone(), hint.clone());
+            let request = ResourceRequest { uri: uri.clone(), variables: variables.clone() };
             Box::pin(async move {
-                let result = handler.read(ResourceRequest { uri, variables }, ctx).await?;
-                Ok(server.finish(to_map(&result), Some(&hint)))
+                let result = handler.read(request, ctx).await?;
+                Ok(server.finish(to_map(&result), Some(&hint), &era))
             })
         }))
     }
 
-    fn get_prompt(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+    pub(crate) fn get_prompt(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
         let prompt = read(&self.inner.registries.prompts).get(name).cloned().ok_or_else(|| Error::invalid_params(format!("Unknown prompt: {name}")))?;
@@ -375,17 +437,19 @@ impl Server {
             return Err(Error::invalid_params(format!("Invalid params: prompt {name} requires the argument {missing:?}")));
         }
         let digest = params_digest(name, Some(&Value::Object(arguments.clone())));
-        let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref())?;
+        let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref(), era)?;
         let server = self.clone();
-        Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), move |ctx| {
+        let era2 = era.clone();
+        Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), era, move |ctx| {
+            let (server, prompt, arguments, era) = (server.clone(), prompt.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 let result = prompt.handler.get(arguments, ctx).await?;
-                Ok(server.finish(to_map(&result), None))
+                Ok(server.finish(to_map(&result), None, &era))
             })
         }))
     }
 
-    fn complete(&self, req: Request, meta: RequestMeta, tc: &TransportContext) -> Result<Exchange> {
+    pub(crate) fn complete(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
         let params = req.params.as_ref();
         let r = params.and_then(|p| p.get("ref")).ok_or_else(|| Error::invalid_params("Invalid params: \"ref\" is required"))?;
         let regs = &self.inner.registries;
@@ -414,16 +478,18 @@ impl Server {
         };
         let handler = read(&regs.completions).get(&reference).cloned();
         let Some(handler) = handler else {
-            return Ok(self.ready(req.id, to_map(&json!({ "completion": { "values": [], "hasMore": false } })), None));
+            return Ok(self.ready(req.id, to_map(&json!({ "completion": { "values": [], "hasMore": false } })), None, era));
         };
         let server = self.clone();
-        Ok(self.run(req.id, "completion/complete", meta, tc, None, move |ctx| {
+        let era2 = era.clone();
+        Ok(self.run(req.id, "completion/complete", meta, tc, None, era, move |ctx| {
+            let (server, handler, request, era) = (server.clone(), handler.clone(), request.clone(), era2.clone());
             Box::pin(async move {
                 let mut result = to_map(&handler.complete(request, ctx).await?);
                 if let Some(Value::Array(values)) = result.get_mut("completion").and_then(|c| c.get_mut("values")) {
                     values.truncate(100);
                 }
-                Ok(server.finish(result, None))
+                Ok(server.finish(result, None, &era))
             })
         }))
     }
@@ -438,7 +504,7 @@ impl Server {
         let shutdown = tc.shutdown.clone();
         let cancel = CancellationToken::new();
         let ack = Notification::new("notifications/subscriptions/acknowledged", Some(json!({ "notifications": filter.to_value() })));
-        let _ = tx.send(tag(ack, &id));
+        let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
         let fut = async move {
             loop {
                 tokio::select! {
@@ -446,7 +512,7 @@ impl Server {
                     _ = shutdown.cancelled() => break,
                     event = events.recv() => match event {
                         Ok(e) if filter.accepts(&e) => {
-                            if tx.send(tag(e.to_notification(), &id)).is_err() {
+                            if tx.send(Outgoing::Notification(tag(e.to_notification(), &id))).is_err() {
                                 break;
                             }
                         }
@@ -455,9 +521,9 @@ impl Server {
                     },
                 }
             }
-            Response::result(id.clone(), json!({ "resultType": "complete", "_meta": { META_SUBSCRIPTION_ID: id.to_value() } }))
+            Some(Response::result(id.clone(), json!({ "resultType": "complete", "_meta": { META_SUBSCRIPTION_ID: id.to_value() } })))
         };
-        Ok(Exchange::running(Box::pin(fut), rx, cancel.drop_guard(), true))
+        Ok(Exchange::running(Box::pin(fut), rx, cancel, true))
     }
 }
 
@@ -479,9 +545,20 @@ fn tool_error(text: String) -> Map<String, Value> {
     to_map(&json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
 
+/// How many times a legacy run that ends with request state only is replayed.
+const MAX_LEGACY_REPLAYS: usize = 8;
+
 /// Errors a tool reports to the model as an `isError` result rather than a JSON-RPC error.
-fn is_tool_failure(kind: ErrorKind) -> bool {
-    matches!(kind, ErrorKind::Tool | ErrorKind::Internal | ErrorKind::Usage | ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::Remote)
+/// The legacy era has no -32021, so a missing client capability is a tool error there.
+fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
+    matches!(kind, ErrorKind::Tool | ErrorKind::Internal | ErrorKind::Usage | ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::Remote | ErrorKind::Cancelled)
+        || (era.is_legacy() && kind == ErrorKind::MissingRequiredClientCapability)
+}
+
+/// Unknown resource: -32602 with `data.uri` (2026-07-28); legacy sessions get -32002.
+fn resource_not_found(uri: &str, era: &Era) -> Error {
+    let e = Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }));
+    if era.is_legacy() { e.with_code(-32002) } else { e }
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.

@@ -2,24 +2,29 @@
 //! produces, then its final response. Every transport drives one the same way; dropping it
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
-use crate::jsonrpc::{Notification, Response};
+use crate::jsonrpc::{Notification, Request, Response};
 use futures_util::Stream;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio_util::sync::DropGuard;
+use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFutureOwned};
 
 /// One outgoing message of an [`Exchange`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outgoing {
     /// A notification related to the request (progress, log, subscription event).
     Notification(Notification),
+    /// A request to the client (legacy 2025-11-25 sessions only: elicitation, sampling,
+    /// roots asked by a handler); its response comes back through the session.
+    Request(Request),
     /// The final response; nothing follows it.
     Response(Response),
 }
 
-type ResponseFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
+/// Resolves to the final response, or to `None` for a stream that ends without one (a
+/// legacy session's GET stream, a request the client cancelled).
+type ResponseFuture = Pin<Box<dyn Future<Output = Option<Response>> + Send>>;
 
 /// The stream of outgoing messages for one request.
 pub struct Exchange {
@@ -29,7 +34,13 @@ pub struct Exchange {
 
 enum State {
     Ready(Option<Response>),
-    Running { fut: Option<ResponseFuture>, rx: UnboundedReceiver<Notification>, done: Option<Response>, _cancel_on_drop: DropGuard },
+    Running {
+        fut: Option<ResponseFuture>,
+        rx: UnboundedReceiver<Outgoing>,
+        done: Option<Response>,
+        abort: Pin<Box<WaitForCancellationFutureOwned>>,
+        _cancel_on_drop: DropGuard,
+    },
 }
 
 impl Exchange {
@@ -38,9 +49,12 @@ impl Exchange {
         Exchange { state: State::Ready(Some(response)), long_lived: false }
     }
 
-    /// An exchange driven by a future, with notifications arriving on `rx`.
-    pub(crate) fn running(fut: ResponseFuture, rx: UnboundedReceiver<Notification>, guard: DropGuard, long_lived: bool) -> Self {
-        Exchange { state: State::Running { fut: Some(fut), rx, done: None, _cancel_on_drop: guard }, long_lived }
+    /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
+    /// `token` ends the exchange at once without a response (the future is dropped);
+    /// dropping the exchange cancels `token`.
+    pub(crate) fn running(fut: ResponseFuture, rx: UnboundedReceiver<Outgoing>, token: CancellationToken, long_lived: bool) -> Self {
+        let abort = Box::pin(token.clone().cancelled_owned());
+        Exchange { state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() }, long_lived }
     }
 
     /// Whether this is a long-lived stream (`subscriptions/listen`): transports send
@@ -66,22 +80,26 @@ impl Stream for Exchange {
         let this = self.get_mut();
         match &mut this.state {
             State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
-            State::Running { fut, rx, done, .. } => {
+            State::Running { fut, rx, done, abort, .. } => {
+                if fut.is_some() && abort.as_mut().poll(cx).is_ready() {
+                    this.state = State::Ready(None);
+                    return Poll::Ready(None);
+                }
                 if let Some(f) = fut {
-                    if let Poll::Ready(Some(n)) = rx.poll_recv(cx) {
-                        return Poll::Ready(Some(Outgoing::Notification(n)));
+                    if let Poll::Ready(Some(o)) = rx.poll_recv(cx) {
+                        return Poll::Ready(Some(o));
                     }
                     match f.as_mut().poll(cx) {
                         Poll::Ready(resp) => {
                             *fut = None;
-                            *done = Some(resp);
+                            *done = resp;
                         }
                         Poll::Pending => return Poll::Pending,
                     }
                 }
                 // The handler finished: flush what it queued, then the response.
-                if let Ok(n) = rx.try_recv() {
-                    return Poll::Ready(Some(Outgoing::Notification(n)));
+                if let Ok(o) = rx.try_recv() {
+                    return Poll::Ready(Some(o));
                 }
                 Poll::Ready(done.take().map(Outgoing::Response))
             }

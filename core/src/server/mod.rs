@@ -23,7 +23,7 @@
 //! ```
 
 pub mod context;
-mod dispatch;
+pub(crate) mod dispatch;
 pub mod exchange;
 pub mod handlers;
 pub mod input_schema;
@@ -43,6 +43,7 @@ pub use seal::StateKey;
 pub use subscriptions::{LocalBus, NotificationBus, ServerEvent};
 
 use crate::error::Result;
+use crate::legacy::LegacyOptions;
 use crate::schema::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use registry::Registries;
 use std::sync::Arc;
@@ -111,6 +112,7 @@ pub(crate) struct Config {
     pub page_size: usize,
     pub server_info_in_results: bool,
     pub capabilities: Capabilities,
+    pub legacy: LegacyOptions,
 }
 
 /// Which server capabilities are advertised even when their registry is empty.
@@ -198,6 +200,13 @@ impl ServerBuilder {
         self
     }
 
+    /// How legacy (2025-11-25) clients are served; [`LegacyOptions::disabled`] makes the
+    /// server modern-only.
+    pub fn legacy(mut self, options: LegacyOptions) -> Self {
+        self.config.legacy = options;
+        self
+    }
+
     /// Uses another notification bus (default: in-process).
     pub fn bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
         self.bus = Some(bus);
@@ -215,7 +224,7 @@ impl ServerBuilder {
 /// An MCP server. Cheap to clone: clones share registries and configuration.
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 pub(crate) struct Inner {
@@ -238,6 +247,7 @@ impl Server {
                 page_size: 100,
                 server_info_in_results: true,
                 capabilities: Capabilities::default(),
+                legacy: LegacyOptions::default(),
             },
             bus: None,
         }
@@ -337,6 +347,16 @@ impl Server {
     /// The server's identity.
     pub fn info(&self) -> &Implementation {
         &self.inner.config.info
+    }
+
+    /// The instructions `server/discover` and `initialize` return.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.config.instructions.as_deref()
+    }
+
+    /// How legacy clients are served.
+    pub fn legacy_options(&self) -> &LegacyOptions {
+        &self.inner.config.legacy
     }
 
     /// The protocol versions this server accepts.

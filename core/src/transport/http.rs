@@ -13,6 +13,7 @@
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
+use crate::legacy::{LEGACY_VERSIONS, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::outgoing_bytes;
 use bytes::Bytes;
@@ -75,12 +76,19 @@ pub struct McpService {
     options: Arc<HttpOptions>,
     bound: Option<SocketAddr>,
     shutdown: CancellationToken,
+    sessions: Arc<SessionStore>,
 }
 
 impl McpService {
     /// A service for `server` with `options`.
     pub fn new(server: Server, options: HttpOptions) -> Self {
-        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new() }
+        let sessions = SessionStore::new(server.legacy_options().clone());
+        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new(), sessions }
+    }
+
+    /// The legacy sessions open on this endpoint.
+    pub fn sessions(&self) -> &Arc<SessionStore> {
+        &self.sessions
     }
 
     /// Cancelled to end open `subscriptions/listen` streams gracefully.
@@ -101,15 +109,24 @@ impl McpService {
         if let Err(why) = self.check_host_and_origin(req.headers()) {
             return rpc_error(StatusCode::FORBIDDEN, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }
-        if req.method() != Method::POST {
-            let mut r = rpc_error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Method Not Allowed: the MCP endpoint takes POST, not {}", req.method())),
-            );
-            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return r;
-        }
+        let legacy = self.server.legacy_options().enabled;
+        let session_id = req.headers().get(headers::MCP_SESSION_ID).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let accept = Accept::of(req.headers());
+        match (req.method(), &session_id) {
+            (&Method::POST, _) => {}
+            (&Method::GET, Some(id)) if legacy => return self.legacy_get(id, &accept, req.headers()),
+            (&Method::DELETE, Some(id)) if legacy => {
+                return if self.sessions.remove(id) { empty(StatusCode::OK) } else { session_not_found() };
+            }
+            (m, _) => {
+                let mut r = rpc_error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Method Not Allowed: the MCP endpoint takes POST, not {m}")),
+                );
+                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+                return r;
+            }
+        }
         if !accept.json && !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
@@ -131,45 +148,124 @@ impl McpService {
             Ok(b) => b,
             Err(resp) => return *resp,
         };
-        let req = match jsonrpc::parse_message(&bytes) {
-            Ok(Message::Request(r)) => r,
-            Ok(Message::Notification(n)) => {
+        let message = match jsonrpc::parse_message(&bytes) {
+            Ok(m) => m,
+            Err(rejected) => return json_response(&rejected.response, Era::Modern),
+        };
+        if legacy {
+            if let Some(id) = &session_id {
+                return self.legacy_post(id, message, &accept, &parts.headers, principal).await;
+            }
+            if let Message::Request(r) = &message {
+                if is_legacy_initialize(r) {
+                    return self.legacy_initialize(r);
+                }
+            }
+        }
+        let req = match message {
+            Message::Request(r) => r,
+            Message::Notification(n) => {
                 let tc = self.transport_context(&parts.headers, principal);
                 self.server.handle_notification(n, &tc);
                 return empty(StatusCode::ACCEPTED);
             }
-            Ok(Message::Response(_)) => {
+            Message::Response(_) => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Invalid Request: this server sends no requests, so it accepts no responses"),
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Invalid Request: this server sends no requests outside legacy sessions, so it accepts no responses"),
                 );
             }
-            Err(rejected) => return json_response(&rejected.response),
         };
         let tc = self.transport_context(&parts.headers, principal);
-        let mut exchange = self.server.handle_request(req, &tc);
+        let exchange = self.server.handle_request(req, &tc);
+        self.respond(exchange, &accept, Era::Modern).await
+    }
+
+    /// Sends an exchange: the final response alone as JSON, or an SSE stream once anything
+    /// comes before it.
+    async fn respond(&self, mut exchange: Exchange, accept: &Accept, era: Era) -> http::Response<McpBody> {
         if let Some(resp) = exchange.immediate() {
-            return json_response(resp);
+            return json_response(resp, era);
         }
         if exchange.is_long_lived() && !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
-                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: subscriptions/listen answers with text/event-stream; list it in Accept"),
+                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: this request answers with text/event-stream; list it in Accept"),
             );
         }
-        // Wait for the first message: the final response alone → JSON; a notification → SSE.
         loop {
             match exchange.next().await {
-                Some(Outgoing::Response(r)) => return json_response(&r),
-                Some(Outgoing::Notification(n)) if accept.sse => {
-                    let first = sse_event(&outgoing_bytes(&Outgoing::Notification(n)));
+                Some(Outgoing::Response(r)) => return json_response(&r, era),
+                Some(o @ (Outgoing::Notification(_) | Outgoing::Request(_))) if accept.sse => {
+                    let first = sse_event(&outgoing_bytes(&o));
                     let keep_alive = exchange.is_long_lived().then_some(self.options.keep_alive);
-                    return sse_response(SseBody::new(exchange, first, keep_alive));
+                    return sse_response(SseBody::new(exchange, Some(first), keep_alive));
                 }
-                Some(Outgoing::Notification(_)) => continue,
-                None => return plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error: the request ended without a response"),
+                Some(Outgoing::Notification(_) | Outgoing::Request(_)) => continue,
+                // Cancelled (legacy notifications/cancelled): no response is due.
+                None => return empty(StatusCode::ACCEPTED),
             }
         }
+    }
+
+    fn legacy_initialize(&self, req: &jsonrpc::Request) -> http::Response<McpBody> {
+        let (session, response) = match self.server.initialize(req) {
+            Ok(ok) => ok,
+            Err(resp) => return json_response(&resp, Era::Legacy),
+        };
+        if let Err(e) = self.sessions.insert(session.clone()) {
+            let mut r = with_json(StatusCode::SERVICE_UNAVAILABLE, serde_json::to_vec(&Response::error(Some(req.id.clone()), e)).unwrap_or_default());
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return r;
+        }
+        let mut r = json_response(&response, Era::Legacy);
+        if let Ok(v) = HeaderValue::from_str(session.id()) {
+            r.headers_mut().insert(headers::MCP_SESSION_ID, v);
+        }
+        r
+    }
+
+    async fn legacy_post(&self, id: &str, message: Message, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
+        let Some(session) = self.sessions.get(id) else { return session_not_found() };
+        if let Some(v) = h.get(headers::MCP_PROTOCOL_VERSION).and_then(|v| v.to_str().ok()) {
+            if !LEGACY_VERSIONS.contains(&v.trim()) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: MCP-Protocol-Version {v:?} is not served in legacy sessions ({})", LEGACY_VERSIONS.join(", "))),
+                );
+            }
+        }
+        match message {
+            Message::Request(req) => {
+                let tc = TransportContext { principal, headers: None, shutdown: self.shutdown.clone() };
+                let exchange = self.server.handle_legacy_request(&session, req, &tc);
+                self.respond(exchange, accept, Era::Legacy).await
+            }
+            Message::Notification(n) => {
+                self.server.handle_legacy_notification(&session, n);
+                empty(StatusCode::ACCEPTED)
+            }
+            Message::Response(r) => {
+                if !session.deliver(r) {
+                    tracing::debug!("a response arrived for no pending request of session {id}");
+                }
+                empty(StatusCode::ACCEPTED)
+            }
+        }
+    }
+
+    fn legacy_get(&self, id: &str, accept: &Accept, h: &HeaderMap) -> http::Response<McpBody> {
+        let Some(session) = self.sessions.get(id) else { return session_not_found() };
+        if !accept.sse {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the session stream is text/event-stream; list it in Accept"),
+            );
+        }
+        let tc = TransportContext { principal: None, headers: None, shutdown: self.shutdown.clone() };
+        let _ = h;
+        let exchange = self.server.legacy_stream(&session, &tc);
+        sse_response(SseBody::new(exchange, None, Some(self.options.keep_alive)))
     }
 
     fn transport_context(&self, h: &HeaderMap, principal: Option<String>) -> TransportContext {
@@ -328,9 +424,9 @@ struct SseBody {
 }
 
 impl SseBody {
-    fn new(exchange: Exchange, first: Bytes, keep_alive: Option<Duration>) -> Self {
+    fn new(exchange: Exchange, first: Option<Bytes>, keep_alive: Option<Duration>) -> Self {
         let keep_alive = keep_alive.map(|d| (d, Box::pin(tokio::time::sleep(d))));
-        SseBody { exchange, first: Some(first), keep_alive, done: false }
+        SseBody { exchange, first, keep_alive, done: false }
     }
 }
 
@@ -386,10 +482,17 @@ fn sse_response(body: SseBody) -> http::Response<McpBody> {
     r
 }
 
-fn json_response(resp: &Response) -> http::Response<McpBody> {
+/// Which era a response is sent in: legacy clients read JSON-RPC errors from 200 responses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Modern,
+    Legacy,
+}
+
+fn json_response(resp: &Response, era: Era) -> http::Response<McpBody> {
     let status = match resp.as_error() {
-        Some(e) => StatusCode::from_u16(http_status_for_code(e.code)).unwrap_or(StatusCode::BAD_REQUEST),
-        None => StatusCode::OK,
+        Some(e) if era == Era::Modern => StatusCode::from_u16(http_status_for_code(e.code)).unwrap_or(StatusCode::BAD_REQUEST),
+        _ => StatusCode::OK,
     };
     with_json(status, serde_json::to_vec(resp).unwrap_or_default())
 }
@@ -399,6 +502,10 @@ fn with_json(status: StatusCode, body: Vec<u8>) -> http::Response<McpBody> {
     *r.status_mut() = status;
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
+}
+
+fn session_not_found() -> http::Response<McpBody> {
+    rpc_error(StatusCode::NOT_FOUND, ErrorObject::new(-32001, "Session not found: it ended or expired; send initialize to start a new one"))
 }
 
 fn rpc_error(status: StatusCode, e: ErrorObject) -> http::Response<McpBody> {
@@ -504,5 +611,6 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
     }
     drop(listener);
     service.shutdown.cancel();
+    service.sessions.close_all();
     let _ = tokio::time::timeout(drain, graceful.shutdown()).await;
 }

@@ -10,6 +10,7 @@ use crate::server::Outgoing;
 pub(crate) fn outgoing_bytes(o: &Outgoing) -> Vec<u8> {
     match o {
         Outgoing::Notification(n) => serde_json::to_vec(n).unwrap_or_default(),
+        Outgoing::Request(r) => serde_json::to_vec(r).unwrap_or_default(),
         Outgoing::Response(r) => serde_json::to_vec(r).unwrap_or_default(),
     }
 }

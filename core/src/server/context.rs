@@ -118,6 +118,7 @@ impl AskKind {
 }
 
 impl RequestContext {
+    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     pub(crate) fn new(
         id: RequestId,
         method: String,

@@ -248,6 +248,7 @@ impl Server {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
+    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     fn list<E>(
         &self,
         id: RequestId,
@@ -292,6 +293,7 @@ impl Server {
     /// Runs a handler in an exchange, mapping its outcome to the final response. `body` is
     /// called once per run: in a legacy session a run that ends with request state only is
     /// replayed at once with that state (at most [`MAX_LEGACY_REPLAYS`] times).
+    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     fn run<F>(&self, id: RequestId, method: &'static str, meta: RequestMeta, tc: &TransportContext, mrtr: Option<(String, Round)>, era: &Era, body: F) -> Exchange
     where
         F: Fn(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + Sync + 'static,

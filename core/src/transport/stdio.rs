@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
+use crate::legacy::{Session, is_legacy_initialize};
 use crate::server::{Outgoing, Server, TransportContext};
 use crate::transport::outgoing_bytes;
 use futures_util::StreamExt;
@@ -52,6 +53,7 @@ where
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
+    let mut era = StdioEra::Undecided;
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::with_capacity(4096);
     let eof = loop {
@@ -71,7 +73,7 @@ where
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                on_frame(&server, &tc, &line, &out_tx, &inflight, &tasks);
+                on_frame(&server, &tc, &line, &out_tx, &inflight, &tasks, &mut era);
             }
             Err(e) => {
                 tracing::warn!("stdio input failed: {e}");
@@ -80,6 +82,9 @@ where
         }
     };
     tasks.close();
+    if let StdioEra::Legacy(session) = &era {
+        session.closed().cancel();
+    }
     if eof {
         // The client is gone: cancel everything still running.
         tc.shutdown.cancel();
@@ -101,14 +106,49 @@ where
     Ok(())
 }
 
-fn on_frame(server: &Server, tc: &TransportContext, frame: &[u8], out: &mpsc::UnboundedSender<Vec<u8>>, inflight: &Inflight, tasks: &tokio_util::task::TaskTracker) {
+/// The era of a stdio connection, decided by its first request: a legacy `initialize` makes
+/// the whole process a legacy session.
+enum StdioEra {
+    Undecided,
+    Modern,
+    Legacy(Arc<Session>),
+}
+
+fn on_frame(
+    server: &Server,
+    tc: &TransportContext,
+    frame: &[u8],
+    out: &mpsc::UnboundedSender<Vec<u8>>,
+    inflight: &Inflight,
+    tasks: &tokio_util::task::TaskTracker,
+    era: &mut StdioEra,
+) {
     match jsonrpc::parse_message(frame) {
         Err(rejected) => {
             let _ = out.send(response_line(&rejected.response));
         }
         Ok(Message::Request(req)) => {
+            if matches!(era, StdioEra::Undecided) {
+                *era = StdioEra::Modern;
+                if server.legacy_options().enabled && is_legacy_initialize(&req) {
+                    match server.initialize(&req) {
+                        Ok((session, response)) => {
+                            let _ = out.send(response_line(&response));
+                            forward(server.legacy_stream(&session, tc), out.clone(), tasks);
+                            *era = StdioEra::Legacy(session);
+                        }
+                        Err(response) => {
+                            let _ = out.send(response_line(&response));
+                        }
+                    }
+                    return;
+                }
+            }
             let id = req.id.clone();
-            let mut exchange = server.handle_request(req, tc);
+            let mut exchange = match era {
+                StdioEra::Legacy(session) => server.handle_legacy_request(session, req, tc),
+                _ => server.handle_request(req, tc),
+            };
             if let Some(resp) = exchange.immediate() {
                 let _ = out.send(response_line(resp));
                 return;
@@ -140,6 +180,9 @@ fn on_frame(server: &Server, tc: &TransportContext, frame: &[u8], out: &mpsc::Un
             });
         }
         Ok(Message::Notification(n)) => {
+            if let StdioEra::Legacy(session) = era {
+                session.touch();
+            }
             if n.method == "notifications/cancelled" {
                 let target = n.params.as_ref().and_then(|p| p.get("requestId")).and_then(RequestId::from_value);
                 if let Some(id) = target {
@@ -151,10 +194,27 @@ fn on_frame(server: &Server, tc: &TransportContext, frame: &[u8], out: &mpsc::Un
                 server.handle_notification(n, tc);
             }
         }
-        Ok(Message::Response(_)) => {
-            // The modern protocol sends no server-to-client requests, so no response is awaited.
+        Ok(Message::Response(r)) => {
+            // Only legacy sessions send requests to the client; the modern era awaits nothing.
+            if let StdioEra::Legacy(session) = era {
+                session.deliver(r);
+            }
         }
     }
+}
+
+/// Writes every message of a long-lived exchange (a legacy session's notifications) to the
+/// output until it ends.
+fn forward(mut exchange: crate::server::Exchange, out: mpsc::UnboundedSender<Vec<u8>>, tasks: &tokio_util::task::TaskTracker) {
+    tasks.spawn(async move {
+        while let Some(o) = exchange.next().await {
+            let mut bytes = outgoing_bytes(&o);
+            bytes.push(b'\n');
+            if out.send(bytes).is_err() {
+                break;
+            }
+        }
+    });
 }
 
 fn response_line(r: &Response) -> Vec<u8> {

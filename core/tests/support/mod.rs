@@ -271,3 +271,6 @@ pub fn validate_client_message(message: &Value) -> Result<(), String> {
         (None, _) => Err(format!("neither a request nor a notification: {message}")),
     }
 }
+
+/// Validation against the legacy 2025-11-25 schema.
+pub mod legacy;

@@ -238,7 +238,7 @@ impl Server {
         }
         if self.inner.config.server_info_in_results {
             if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
-                m.entry(META_SERVER_INFO).or_insert_with(|| serde_json::to_value(&self.inner.config.info).unwrap_or(Value::Null));
+                m.entry(META_SERVER_INFO).or_insert_with(|| self.inner.info_json.clone());
             }
         }
         Value::Object(result)

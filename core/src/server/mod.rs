@@ -217,7 +217,8 @@ impl ServerBuilder {
     pub fn build(self) -> Server {
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::default()));
         let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
-        Server { inner: Arc::new(Inner { config: self.config, sealer, bus, registries: Registries::default() }) }
+        let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
+        Server { inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }) }
     }
 }
 
@@ -229,6 +230,8 @@ pub struct Server {
 
 pub(crate) struct Inner {
     pub config: Config,
+    /// `serverInfo` serialized once, for every result's `_meta`.
+    pub info_json: serde_json::Value,
     pub sealer: seal::Sealer,
     pub bus: Arc<dyn NotificationBus>,
     pub registries: Registries,

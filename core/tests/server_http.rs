@@ -417,3 +417,25 @@ async fn disconnect_cancels_the_handler() -> Result<()> {
     http.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn structured_content_must_match_the_output_schema() {
+    let server = Server::builder("t", "1").build();
+    let out = json!({ "type": "object", "properties": { "temp": { "type": "number" } }, "required": ["temp"] });
+    let tool = |name: &str| Tool::new(name, "Weather", json!({ "type": "object" })).with_output_schema(out.clone());
+    server.add_tool(tool("good"), |_a, _c| async { Ok(CallToolResult::structured(json!({ "temp": 21.5 }))) }).unwrap();
+    server.add_tool(tool("bad"), |_a, _c| async { Ok(CallToolResult::structured(json!({ "temp": "warm" }))) }).unwrap();
+    server.add_tool(tool("none"), |_a, _c| async { Ok(CallToolResult::text("21.5")) }).unwrap();
+    let bad_schema = Tool::new("x", "x", json!({ "type": "object" })).with_output_schema(json!({ "$ref": "https://example.com/s.json" }));
+    assert!(server.add_tool(bad_schema, |_a, _c| async { Ok(CallToolResult::text("")) }).is_err(), "external $ref refused at registration");
+    let http = start(server).await;
+    let r = post(http.local_addr(), &body(1, "tools/call", json!({ "name": "good" }))).await;
+    assert_eq!(r.status, 200);
+    check_valid("tools/call", &r.json());
+    assert_eq!(r.json()["result"]["structuredContent"], json!({ "temp": 21.5 }));
+    for name in ["bad", "none"] {
+        let r = post(http.local_addr(), &body(2, "tools/call", json!({ "name": name }))).await;
+        assert_eq!((r.status, error_code(&r)), (500, -32603), "{name}");
+    }
+    http.shutdown().await;
+}

@@ -390,7 +390,10 @@ impl Server {
             let (server, tool, arguments, era) = (server.clone(), tool.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 match tool.handler.call(arguments, ctx).await {
-                    Ok(result) => Ok(server.finish(to_map(&result), None, &era)),
+                    Ok(result) => {
+                        check_structured(&tool, &result)?;
+                        Ok(server.finish(to_map(&result), None, &era))
+                    }
                     Err(e) if is_tool_failure(e.kind(), &era) => Ok(server.finish(tool_error(e.message().to_owned()), None, &era)),
                     Err(e) => Err(e),
                 }
@@ -545,6 +548,22 @@ fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
 
 fn tool_error(text: String) -> Map<String, Value> {
     to_map(&json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
+}
+
+/// A tool with an `outputSchema` must return `structuredContent` that matches it (error
+/// results excepted): a mismatch is the server's bug, reported as an internal error.
+fn check_structured(tool: &crate::server::registry::ToolEntry, result: &crate::schema::CallToolResult) -> Result<()> {
+    let Some(schema) = &tool.output else { return Ok(()) };
+    if result.is_error == Some(true) {
+        return Ok(());
+    }
+    let name = tool.json["name"].as_str().unwrap_or_default();
+    let Some(structured) = &result.structured_content else {
+        return Err(Error::internal(format!("Internal error: tool {name} declares an outputSchema but returned no structuredContent")));
+    };
+    schema.validate(structured).map_err(|errors| {
+        Error::internal(format!("Internal error: tool {name} returned structuredContent that does not match its outputSchema: {}", errors.join("; ")))
+    })
 }
 
 /// How many times a legacy run that ends with request state only is replayed.

@@ -15,6 +15,8 @@ use std::sync::{Arc, RwLock};
 pub(crate) struct ToolEntry {
     pub json: Value,
     pub schema: CompiledSchema,
+    /// The compiled `outputSchema`: every successful result's `structuredContent` must match.
+    pub output: Option<CompiledSchema>,
     pub header_params: Vec<HeaderParam>,
     pub handler: Arc<dyn ToolHandler>,
 }
@@ -96,9 +98,15 @@ impl Registries {
         }
         let schema = input_schema::compile(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an unusable inputSchema: {e}", tool.name)))?;
+        let output = match &tool.output_schema {
+            Some(schema) => Some(
+                input_schema::compile(schema).map_err(|e| Error::usage(format!("Tool {:?} has an unusable outputSchema: {e}", tool.name)))?,
+            ),
+            None => None,
+        };
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
-        let entry = ToolEntry { json: to_json(&tool), schema, header_params, handler };
+        let entry = ToolEntry { json: to_json(&tool), schema, output, header_params, handler };
         write(&self.tools).insert(tool.name, Arc::new(entry));
         self.mark(|e| e.tools = true);
         Ok(())

@@ -117,21 +117,25 @@ fn add_content_tools(server: &Server) -> Result<()> {
     Ok(())
 }
 
+/// Tools that change the server at run time capture a `WeakServer`: a `Server` clone inside
+/// a handler would keep the server alive forever (a reference cycle).
 fn add_change_triggers(server: &Server) -> Result<()> {
-    let s = server.clone();
+    let s = server.downgrade();
     server.add_tool(Tool::new("test_trigger_tool_change", "Adds or removes a tool, firing tools/list_changed", no_args()), move |_a, _c| {
-        let s = s.clone();
+        let s = s.upgrade();
         async move {
+            let s = s.ok_or_else(|| Error::tool("the server is shutting down"))?;
             if !s.remove_tool("test_dynamic_tool") {
                 s.add_tool(Tool::new("test_dynamic_tool", "Added at run time", no_args()), |_a, _c| async { text("dynamic") })?;
             }
             text("Tool list changed")
         }
     })?;
-    let s = server.clone();
+    let s = server.downgrade();
     server.add_tool(Tool::new("test_trigger_prompt_change", "Adds or removes a prompt, firing prompts/list_changed", no_args()), move |_a, _c| {
-        let s = s.clone();
+        let s = s.upgrade();
         async move {
+            let s = s.ok_or_else(|| Error::tool("the server is shutting down"))?;
             if !s.remove_prompt("test_dynamic_prompt") {
                 s.add_prompt(Prompt::new("test_dynamic_prompt").with_description("Added at run time"), |_a, _c| async {
                     Ok(GetPromptResult::new(vec![PromptMessage::user_text("dynamic")]))
@@ -140,10 +144,11 @@ fn add_change_triggers(server: &Server) -> Result<()> {
             text("Prompt list changed")
         }
     })?;
-    let s = server.clone();
+    let s = server.downgrade();
     server.add_tool(Tool::new("test_trigger_resource_update", "Announces an update of test://watched-resource", no_args()), move |_a, _c| {
-        let s = s.clone();
+        let s = s.upgrade();
         async move {
+            let s = s.ok_or_else(|| Error::tool("the server is shutting down"))?;
             s.notify_resource_updated("test://watched-resource");
             text("Resource updated")
         }

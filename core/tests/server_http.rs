@@ -250,6 +250,7 @@ async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
     // Tampered request state → a JSON-RPC error before the handler runs.
     let first = post(a, &body(8, "tools/call", json!({ "name": "ask" }))).await.json();
     let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    assert_eq!(first["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], json!("test-server"));
     let r = post(a, &body(9, "tools/call", json!({ "name": "ask", "requestState": format!("{state}x"), "inputResponses": {} }))).await;
     assert_eq!((r.status, error_code(&r)), (400, -32602));
     let r = post(a, &body(10, "tools/call", json!({ "name": "echo", "arguments": { "n": 2 }, "requestState": state }))).await;
@@ -437,5 +438,23 @@ async fn structured_content_must_match_the_output_schema() {
         let r = post(http.local_addr(), &body(2, "tools/call", json!({ "name": name }))).await;
         assert_eq!((r.status, error_code(&r)), (500, -32603), "{name}");
     }
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn completions_are_capped_at_100_with_has_more() {
+    use mcpaxle::schema::{CompleteResult, GetPromptResult, Prompt};
+    use mcpaxle::server::CompletionRef;
+    let server = Server::builder("t", "1").build();
+    server.add_prompt(Prompt::new("p").with_argument("a", "an argument", false), |_a, _c| async { Ok(GetPromptResult::new(vec![])) }).unwrap();
+    server.set_completion(CompletionRef::Prompt("p".into()), |_r, _c| async { Ok(CompleteResult::new((0..150).map(|i| i.to_string()).collect())) });
+    let http = start(server).await;
+    let params = json!({ "ref": { "type": "ref/prompt", "name": "p" }, "argument": { "name": "a", "value": "" } });
+    let r = post(http.local_addr(), &body(1, "completion/complete", params)).await.json();
+    check_valid("completion/complete", &r);
+    let c = &r["result"]["completion"];
+    assert_eq!((c["values"].as_array().unwrap().len(), c["hasMore"].clone(), c["total"].clone()), (100, json!(true), json!(150)));
+    let r = post(http.local_addr(), &body(2, "completion/complete", json!({ "ref": { "type": "ref/prompt", "name": "nope" }, "argument": { "name": "a", "value": "" } }))).await;
+    assert_eq!((r.status, error_code(&r)), (400, -32602));
     http.shutdown().await;
 }

@@ -236,11 +236,7 @@ impl Server {
             result.entry("ttlMs").or_insert_with(|| json!(h.ttl_ms));
             result.entry("cacheScope").or_insert_with(|| json!(scope_str(&h.scope)));
         }
-        if self.inner.config.server_info_in_results {
-            if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
-                m.entry(META_SERVER_INFO).or_insert_with(|| self.inner.info_json.clone());
-            }
-        }
+        self.stamp_server_info(&mut result);
         Value::Object(result)
     }
 
@@ -363,7 +359,17 @@ impl Server {
             r.insert("inputRequests".into(), Value::Object(requests));
         }
         r.insert("requestState".into(), json!(state));
+        self.stamp_server_info(&mut r);
         Value::Object(r)
+    }
+
+    /// Adds `_meta["io.modelcontextprotocol/serverInfo"]` unless configured off.
+    fn stamp_server_info(&self, result: &mut Map<String, Value>) {
+        if self.inner.config.server_info_in_results {
+            if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
+                m.entry(META_SERVER_INFO).or_insert_with(|| self.inner.info_json.clone());
+            }
+        }
     }
 
     pub(crate) fn call_tool(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
@@ -491,8 +497,8 @@ impl Server {
             let (server, handler, request, era) = (server.clone(), handler.clone(), request.clone(), era2.clone());
             Box::pin(async move {
                 let mut result = to_map(&handler.complete(request, ctx).await?);
-                if let Some(Value::Array(values)) = result.get_mut("completion").and_then(|c| c.get_mut("values")) {
-                    values.truncate(100);
+                if let Some(Value::Object(completion)) = result.get_mut("completion") {
+                    truncate_completion(completion);
                 }
                 Ok(server.finish(result, None, &era))
             })
@@ -507,6 +513,10 @@ impl Server {
         let (tx, rx) = mpsc::unbounded_channel();
         let id = req.id;
         let shutdown = tc.shutdown.clone();
+        let mut closed = Map::new();
+        closed.insert("resultType".into(), json!("complete"));
+        closed.insert("_meta".into(), json!({ META_SUBSCRIPTION_ID: id.to_value() }));
+        self.stamp_server_info(&mut closed);
         let cancel = CancellationToken::new();
         let ack = Notification::new("notifications/subscriptions/acknowledged", Some(json!({ "notifications": filter.to_value() })));
         let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
@@ -526,7 +536,7 @@ impl Server {
                     },
                 }
             }
-            Some(Response::result(id.clone(), json!({ "resultType": "complete", "_meta": { META_SUBSCRIPTION_ID: id.to_value() } })))
+            Some(Response::result(id.clone(), Value::Object(closed)))
         };
         Ok(Exchange::running(Box::pin(fut), rx, cancel, true))
     }
@@ -549,6 +559,21 @@ fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
 fn tool_error(text: String) -> Map<String, Value> {
     to_map(&json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
+
+/// The spec caps completion values at 100: beyond that the rest is cut and `hasMore` says
+/// so, with `total` kept (or set to the full count).
+fn truncate_completion(completion: &mut Map<String, Value>) {
+    let Some(Value::Array(values)) = completion.get_mut("values") else { return };
+    let n = values.len();
+    if n > MAX_COMPLETION_VALUES {
+        values.truncate(MAX_COMPLETION_VALUES);
+        completion.insert("hasMore".into(), Value::Bool(true));
+        completion.entry("total").or_insert_with(|| json!(n));
+    }
+}
+
+/// The most completion values a result carries.
+const MAX_COMPLETION_VALUES: usize = 100;
 
 /// A tool with an `outputSchema` must return `structuredContent` that matches it (error
 /// results excepted): a mismatch is the server's bug, reported as an internal error.

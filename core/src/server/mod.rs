@@ -256,6 +256,11 @@ impl Server {
         }
     }
 
+    /// A handle that does not keep the server alive, for handlers to capture.
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer { inner: Arc::downgrade(&self.inner) }
+    }
+
     /// Adds or replaces a tool; subscribers get `notifications/tools/list_changed`.
     ///
     /// Fails when the tool's `inputSchema` cannot be used (an unsupported `$schema` dialect,
@@ -365,6 +370,21 @@ impl Server {
     /// The protocol versions this server accepts.
     pub fn supported_versions(&self) -> &'static [&'static str] {
         &[request_meta::PROTOCOL_VERSION]
+    }
+}
+
+/// A handle to a [`Server`] that does not keep it alive: capture this in handlers that
+/// change the server (add or remove tools, announce updates), since a handler holding a
+/// [`Server`] clone would keep the server and its registries alive forever (a cycle).
+#[derive(Clone)]
+pub struct WeakServer {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakServer {
+    /// The server, if it still exists.
+    pub fn upgrade(&self) -> Option<Server> {
+        self.inner.upgrade().map(|inner| Server { inner })
     }
 }
 

@@ -38,5 +38,6 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all -- --check
 
-bench: build-release
-	$(PYTHON) bench/run.py
+bench:
+	$(CARGO) build --release -p mcpaxle-bench
+	$(PYTHON) bench/run.py --no-build

@@ -1,0 +1,459 @@
+#!/usr/bin/env python3
+"""mcpaxle benchmarks: tools/call throughput, latency, peak RSS and server CPU time per call.
+
+Every row is a server command plus a transport. For each row this script starts the server
+(loopback only), drives it with a load generator, samples the server's CPU time and peak RSS
+from /proc exactly at the edges of the measured window (the load generator announces them on
+stdout), stops the server, and prints one table with every row side by side, the ratios to
+the ceiling row and the targets. Rows run interleaved, round after round (--repeat), and each
+figure is the median over rounds: the machine is shared and noisy, so server CPU time per call
+is the figure to trust most.
+
+    python3 bench/run.py [--duration 5] [--warmup 1] [--connections 8] [--window 64]
+                         [--repeat 2] [--only KEY[,KEY]] [--no-build] [--check]
+
+Adding a row: append one Row(...) to ROWS (see bench/README.md).
+Linux only (reads /proc). Python 3.11 standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release"
+RESULTS = ROOT / "bench" / "results"
+
+# Targets from the issue: mcpaxle over HTTP at >= 70 % of the ceiling's throughput, and at most
+# 30 µs of server CPU time per call.
+TARGET_THROUGHPUT_RATIO = 0.70
+TARGET_CPU_US_PER_CALL = 30.0
+
+
+@dataclass
+class Row:
+    """One benchmarked configuration.
+
+    key        short name, for --only
+    label      what the table shows
+    transport  "http" (the server listens on 127.0.0.1:{port}) or "stdio" (newline-delimited
+               JSON-RPC on the server's stdin/stdout)
+    server     the command that starts the server; placeholders: {bin} (target/release),
+               {root} (the repository), {port} (a free loopback port, http only), {python}
+    path       the HTTP endpoint path (http only)
+    ceiling    the row the others are compared with
+    client     another load generator instead of bench's loadgen, speaking the same stdout
+               protocol (see bench/README.md); extra placeholders: {url}, {fd_in}, {fd_out},
+               {connections}, {window}, {warmup}, {duration}
+    env        extra environment variables of the server
+    targets    whether the issue's targets apply to this row
+    """
+
+    key: str
+    label: str
+    transport: str
+    server: list[str]
+    path: str = "/mcp"
+    ceiling: bool = False
+    client: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    targets: bool = False
+
+
+ROWS: list[Row] = [
+    Row("ceiling", "ceiling (plain hyper)", "http", ["{bin}/ceiling_server", "--http", "127.0.0.1:{port}"], path="/", ceiling=True),
+    Row("mcpaxle-http", "mcpaxle HTTP", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], targets=True),
+    Row("mcpaxle-stdio", "mcpaxle stdio", "stdio", ["{bin}/bench_server", "--stdio"], targets=True),
+]
+
+# The default load generator (bench/src/bin/loadgen.rs), per transport.
+LOADGEN = {
+    "http": ["{bin}/loadgen", "--http", "{url}", "--connections", "{connections}", "--warmup", "{warmup}", "--duration", "{duration}"],
+    "stdio": ["{bin}/loadgen", "--stdio-fds", "{fd_in},{fd_out}", "--window", "{window}", "--warmup", "{warmup}", "--duration", "{duration}"],
+}
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------------------------------------
+# /proc sampling: CPU time and peak RSS of a process and all its descendants (a row's command
+# may be a wrapper that starts the real server).
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(ppid, utime+stime in seconds) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()
+    # fields[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def _tree(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _stat(int(name))
+            if st:
+                children.setdefault(st[0], []).append(int(name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def _hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class Sample:
+    cpu_s: float
+    hwm_kib: int
+
+
+def sample(pid: int, tree: bool = True) -> Sample:
+    pids = _tree(pid) if tree else [pid]
+    cpu = sum(st[1] for p in pids if (st := _stat(p)))
+    return Sample(cpu, sum(_hwm_kib(p) for p in pids))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one row once.
+
+
+class BenchError(Exception):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int, proc: subprocess.Popen, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise BenchError(f"the server exited with status {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise BenchError(f"the server did not listen on port {port} within {timeout:.0f} s")
+
+
+def fill(args: list[str], values: dict[str, object]) -> list[str]:
+    return [a.format(**values) for a in args]
+
+
+def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run_once(row: Row, opts: argparse.Namespace, log_dir: Path) -> dict:
+    values: dict[str, object] = {
+        "bin": BIN,
+        "root": ROOT,
+        "python": sys.executable,
+        "connections": opts.connections,
+        "window": opts.window,
+        "warmup": opts.warmup,
+        "duration": opts.duration,
+    }
+    server_log = open(log_dir / f"{row.key}.server.log", "wb")
+    client_err = open(log_dir / f"{row.key}.client.log", "wb")
+    env = {**os.environ, **row.env}
+    keep_open: list[int] = []  # our end of the server's stdin: it stays alive until we close it
+    pass_fds: tuple[int, ...] = ()
+    if row.transport == "http":
+        port = free_port()
+        values |= {"port": port, "url": f"http://127.0.0.1:{port}{row.path}"}
+        server = subprocess.Popen(fill(row.server, values), stdin=subprocess.DEVNULL, stdout=server_log, stderr=server_log, env=env, cwd=ROOT)
+        try:
+            wait_listening(port, server)
+        except BaseException:
+            stop(server)
+            raise
+    elif row.transport == "stdio":
+        req_r, req_w = os.pipe()  # loadgen → server
+        resp_r, resp_w = os.pipe()  # server → loadgen
+        server = subprocess.Popen(fill(row.server, values), stdin=req_r, stdout=resp_w, stderr=server_log, env=env, cwd=ROOT)
+        os.close(req_r)
+        os.close(resp_w)
+        values |= {"fd_in": resp_r, "fd_out": req_w}
+        pass_fds = (resp_r, req_w)
+        keep_open = [req_w]
+    else:
+        raise BenchError(f"unknown transport {row.transport!r}")
+
+    client_cmd = fill(row.client or LOADGEN[row.transport], values)
+    try:
+        client = subprocess.Popen(client_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=client_err, pass_fds=pass_fds, cwd=ROOT)
+        for fd in pass_fds:
+            if fd not in keep_open:
+                os.close(fd)
+        # A watchdog, should the client hang.
+        watchdog = threading.Timer(opts.warmup + opts.duration + 60, client.kill)
+        watchdog.start()
+        before = after = client_before = client_after = None
+        t0 = t1 = 0.0
+        result = None
+        try:
+            assert client.stdout is not None
+            for raw in client.stdout:
+                try:
+                    msg = json.loads(raw)
+                except ValueError:
+                    continue
+                event = msg.get("event")
+                if event == "warmup_done":
+                    before, client_before, t0 = sample(server.pid), sample(client.pid, tree=False), time.monotonic()
+                elif event == "measure_done":
+                    after, client_after, t1 = sample(server.pid), sample(client.pid, tree=False), time.monotonic()
+                elif event == "result":
+                    result = msg
+                    break
+            client.wait(30)
+        finally:
+            watchdog.cancel()
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+    finally:
+        for fd in keep_open:
+            os.close(fd)  # end of input: a stdio server exits by itself
+        if keep_open:
+            try:
+                server.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+        stop(server)
+        server_log.close()
+        client_err.close()
+
+    if result is None or before is None or after is None:
+        tail = (log_dir / f"{row.key}.client.log").read_text(errors="replace")[-2000:]
+        stail = (log_dir / f"{row.key}.server.log").read_text(errors="replace")[-2000:]
+        raise BenchError(f"{row.label}: the load generator gave no result (exit {client.returncode})\n--- client stderr:\n{tail}\n--- server stderr:\n{stail}")
+    count = result["count"]
+    server_cpu = after.cpu_s - before.cpu_s
+    client_cpu = client_after.cpu_s - client_before.cpu_s
+    return {
+        "throughput_rps": result["throughput_rps"],
+        "p50_us": result["p50_us"],
+        "p99_us": result["p99_us"],
+        "p999_us": result.get("p999_us"),
+        "mean_us": result.get("mean_us"),
+        "server_cpu_us_per_call": server_cpu / count * 1e6 if count else None,
+        "server_cpu_cores": server_cpu / (t1 - t0) if t1 > t0 else None,
+        "client_cpu_us_per_call": client_cpu / count * 1e6 if count else None,
+        "peak_rss_mib": after.hwm_kib / 1024,
+        "count": count,
+        "errors": result["errors"],
+        "first_error": result.get("first_error"),
+        "window_s": result["duration_s"],
+        # The same window as seen by this script's /proc samples: should match window_s closely.
+        "sampled_window_s": t1 - t0,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation and report.
+
+METRICS = [
+    "throughput_rps",
+    "p50_us",
+    "p99_us",
+    "p999_us",
+    "mean_us",
+    "server_cpu_us_per_call",
+    "server_cpu_cores",
+    "client_cpu_us_per_call",
+    "peak_rss_mib",
+]
+
+
+def median_of(runs: list[dict]) -> dict:
+    out: dict[str, object] = {}
+    for m in METRICS:
+        vals = [r[m] for r in runs if r.get(m) is not None]
+        out[m] = statistics.median(vals) if vals else None
+    # Contention only ever adds CPU time per call: the lowest is the closest to the true cost.
+    cpus = [r["server_cpu_us_per_call"] for r in runs if r.get("server_cpu_us_per_call") is not None]
+    out["server_cpu_us_per_call_min"] = min(cpus) if cpus else None
+    out["count"] = sum(r["count"] for r in runs)
+    out["errors"] = sum(r["errors"] for r in runs)
+    return out
+
+
+def fmt(v, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def paired(runs: list[dict], ceiling_runs: list[dict], metric: str) -> float | None:
+    """The median over rounds of row ÷ ceiling, each round's runs paired: a row and the ceiling
+    measured moments apart see about the same machine load."""
+    ratios = [r[metric] / c[metric] for r, c in zip(runs, ceiling_runs) if r.get(metric) and c.get(metric)]
+    return statistics.median(ratios) if ratios else None
+
+
+def report(rows: list[Row], results: dict[str, dict]) -> dict:
+    ceiling = next((r for r in rows if r.ceiling and r.key in results), None)
+    c_runs = results[ceiling.key]["runs"] if ceiling else []
+    head = (
+        f"{'row':<24}{'req/s':>10}{'p50 µs':>9}{'p99 µs':>9}{'srv CPU µs/call (min)':>23}{'srv cores':>10}"
+        f"{'client µs/call':>16}{'peak RSS MiB':>14}{'errors':>8}{'vs ceiling':>12}"
+    )
+    print()
+    print(head)
+    print("-" * len(head))
+    ratios: dict[str, dict] = {}
+    for row in rows:
+        if row.key not in results:
+            continue
+        m, runs = results[row.key]["median"], results[row.key]["runs"]
+        ratio = paired(runs, c_runs, "throughput_rps") if ceiling else None
+        cpu_ratio = paired(runs, c_runs, "server_cpu_us_per_call") if ceiling else None
+        ratios[row.key] = {"throughput_vs_ceiling": ratio, "server_cpu_vs_ceiling": cpu_ratio}
+        vs = f"{ratio * 100:.0f} %" if ratio is not None else "-"
+        cpu = f"{fmt(m['server_cpu_us_per_call'], '.1f')} ({fmt(m['server_cpu_us_per_call_min'], '.1f')})"
+        print(
+            f"{row.label:<24}{fmt(m['throughput_rps'], ',.0f'):>10}{fmt(m['p50_us'], '.1f'):>9}{fmt(m['p99_us'], '.1f'):>9}"
+            f"{cpu:>23}{fmt(m['server_cpu_cores'], '.2f'):>10}{fmt(m['client_cpu_us_per_call'], '.1f'):>16}"
+            f"{fmt(m['peak_rss_mib'], '.1f'):>14}{m['errors']:>8}{vs:>12}"
+        )
+    print()
+    verdicts: dict[str, dict] = {}
+    for row in rows:
+        if row.key not in results or not row.targets:
+            continue
+        m, r = results[row.key]["median"], ratios[row.key]
+        v: dict[str, object] = {}
+        lines = []
+        cpu = m["server_cpu_us_per_call"]
+        if cpu is not None:
+            v["cpu_ok"] = cpu <= TARGET_CPU_US_PER_CALL
+            lines.append(f"server CPU {cpu:.1f} µs/call (target <= {TARGET_CPU_US_PER_CALL:.0f}): {'ok' if v['cpu_ok'] else 'MISSED'}")
+        if row.transport == "http" and r["throughput_vs_ceiling"] is not None:
+            v["throughput_ok"] = r["throughput_vs_ceiling"] >= TARGET_THROUGHPUT_RATIO
+            lines.append(
+                f"throughput {r['throughput_vs_ceiling'] * 100:.0f} % of the ceiling (target >= {TARGET_THROUGHPUT_RATIO * 100:.0f} %): {'ok' if v['throughput_ok'] else 'MISSED'}"
+            )
+        if r["server_cpu_vs_ceiling"] is not None and ceiling is not None and row.transport == ceiling.transport:
+            lines.append(f"{r['server_cpu_vs_ceiling']:.1f}x the ceiling's CPU per call (CPU-bound throughput would be {100 / r['server_cpu_vs_ceiling']:.0f} % of it)")
+        print(f"{row.label}: " + "; ".join(lines))
+        verdicts[row.key] = v
+    return {"ratios": ratios, "verdicts": verdicts}
+
+
+def build() -> None:
+    cargo = os.environ.get("CARGO", "cargo")
+    cmd = [cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins"]
+    print("+ " + " ".join(cmd), flush=True)
+    if subprocess.call(cmd, cwd=ROOT) != 0:
+        raise BenchError("building the benchmark binaries failed (use --no-build to run the ones already built)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=float, default=5.0, help="measured seconds per run (default 5)")
+    ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds before each measured window (default 1)")
+    ap.add_argument("--connections", type=int, default=8, help="concurrent keep-alive HTTP connections (default 8)")
+    ap.add_argument("--window", type=int, default=64, help="outstanding pipelined stdio requests (default 64)")
+    ap.add_argument("--repeat", type=int, default=2, help="rounds over all rows; figures are medians (default 2)")
+    ap.add_argument("--only", action="append", default=[], metavar="KEY", help="run only these rows (repeat or comma-separate); keys: " + ", ".join(r.key for r in ROWS))
+    ap.add_argument("--no-build", action="store_true", help="do not run cargo build first")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="where to write the JSON results")
+    opts = ap.parse_args()
+
+    only = {k for o in opts.only for k in o.split(",") if k}
+    unknown = only - {r.key for r in ROWS}
+    if unknown:
+        ap.error(f"unknown row(s) {', '.join(sorted(unknown))}; rows: {', '.join(r.key for r in ROWS)}")
+    rows = [r for r in ROWS if not only or r.key in only]
+
+    try:
+        if not opts.no_build:
+            build()
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        load_before = os.getloadavg()
+        runs: dict[str, list[dict]] = {r.key: [] for r in rows}
+        started = time.time()
+        with tempfile.TemporaryDirectory(prefix="mcpaxle-bench-") as tmp:
+            for round_no in range(opts.repeat):
+                # Rotate the order each round so no row is always first (or last) on a busy machine.
+                order = rows[round_no % len(rows) :] + rows[: round_no % len(rows)]
+                for row in order:
+                    print(f"[round {round_no + 1}/{opts.repeat}] {row.label} ...", end=" ", flush=True)
+                    r = run_once(row, opts, Path(tmp))
+                    runs[row.key].append(r)
+                    print(f"{r['throughput_rps']:,.0f} req/s, server {fmt(r['server_cpu_us_per_call'], '.1f')} µs CPU/call, {r['errors']} errors", flush=True)
+                    if r.get("first_error"):
+                        print(f"    first error: {r['first_error']}")
+    except BenchError as e:
+        print(f"\nbench: {e}", file=sys.stderr)
+        return 2
+
+    results = {k: {"median": median_of(v), "runs": v} for k, v in runs.items()}
+    summary = report(rows, results)
+    load_after = os.getloadavg()
+    print(f"\nload average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} CPUs; {time.time() - started:.0f} s")
+
+    doc = {
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "loadavg_before": load_before, "loadavg_after": load_after},
+        "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat")},
+        "targets": {"throughput_vs_ceiling_min": TARGET_THROUGHPUT_RATIO, "server_cpu_us_per_call_max": TARGET_CPU_US_PER_CALL},
+        "rows": [{"key": r.key, "label": r.label, "transport": r.transport, "ceiling": r.ceiling, **results[r.key]} for r in rows],
+        **summary,
+    }
+    opts.output.parent.mkdir(parents=True, exist_ok=True)
+    opts.output.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"results: {opts.output.relative_to(ROOT) if opts.output.is_relative_to(ROOT) else opts.output}")
+
+    errors = sum(results[k]["median"]["errors"] for k in results)
+    if errors:
+        print(f"bench: {errors} failed requests", file=sys.stderr)
+        return 1
+    if opts.check and any(not ok for v in summary["verdicts"].values() for ok in v.values()):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+//! The ceiling: plain hyper 1 on the same stack as mcpaxle's HTTP server (hyper-util's auto
+//! builder, HTTP/1.1 keep-alive, TCP_NODELAY, tokio's default multi-thread runtime). Every
+//! POST's body is read fully, then answered with a fixed JSON-RPC response byte for byte the
+//! same size as mcpaxle's answer to the benchmark's `tools/call echo` — the fastest a server
+//! on this machine can answer such a request.
+//!
+//! ```text
+//! ceiling_server --http 127.0.0.1:8080   # any path
+//! ```
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+
+/// What mcpaxle's bench_server answers to `tools/call echo {"text":"hello"}` (`id` 1).
+const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpaxle-bench","version":"0.1.0"}},"content":[{"text":"hello","type":"text"}],"resultType":"complete"}}"#;
+
+async fn handle(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let post = req.method() == Method::POST;
+    // Read the whole request body, as a real server must before it can parse it.
+    let read = req.into_body().collect().await;
+    let mut resp = Response::new(Full::new(Bytes::from_static(BODY.as_bytes())));
+    if !post || read.is_err() {
+        *resp.status_mut() = if post {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::METHOD_NOT_ALLOWED
+        };
+        *resp.body_mut() = Full::new(Bytes::new());
+        return Ok(resp);
+    }
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}
+
+fn usage() -> ! {
+    eprintln!("usage: ceiling_server --http HOST:PORT");
+    std::process::exit(2)
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let addr: SocketAddr = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["--http", addr] => addr.parse().unwrap_or_else(|_| usage()),
+        _ => usage(),
+    };
+    let listener = TcpListener::bind(addr).await.unwrap_or_else(|e| {
+        eprintln!("ceiling_server: cannot listen on {addr}: {e}");
+        std::process::exit(1)
+    });
+    eprintln!("ceiling_server: listening on http://{addr}/");
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    loop {
+        let (stream, _) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(s) => s,
+                Err(_) => continue,
+            },
+            _ = tokio::signal::ctrl_c() => return,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), hyper::service::service_fn(handle))
+            .into_owned();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+}

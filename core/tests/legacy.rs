@@ -153,6 +153,20 @@ async fn asks_become_requests_answered_on_the_session() {
 }
 
 #[tokio::test]
+async fn a_dropped_request_leaves_nothing_behind_in_its_session() {
+    let (_s, svc) = service(LegacyOptions::default());
+    let sid = initialize(&svc, json!({ "elicitation": {} })).await;
+    let session = svc.sessions().get(&sid).unwrap();
+    let r = svc.handle(http_req("POST", Some(&sid), Some(rpc(2, "tools/call", json!({ "name": "ask" }))))).await;
+    let (mut body, mut buf) = (r.into_body(), String::new());
+    assert_eq!(next_event(&mut body, &mut buf).await.unwrap()["method"], json!("elicitation/create"));
+    assert_eq!((session.requests_in_flight(), session.requests_to_client_pending()), (1, 1));
+    drop(body); // the client went away mid-ask
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!((session.requests_in_flight(), session.requests_to_client_pending()), (0, 0));
+}
+
+#[tokio::test]
 async fn an_unanswered_ask_times_out_and_is_cancelled() {
     let (_s, svc) = service(LegacyOptions { request_timeout: Duration::from_millis(200), ..Default::default() });
     let sid = initialize(&svc, json!({ "elicitation": {} })).await;

@@ -121,13 +121,11 @@ impl Session {
         StreamGuard(self.clone())
     }
 
-    /// Registers a request in flight so `notifications/cancelled` can reach it.
-    pub(crate) fn track(&self, id: RequestId, token: CancellationToken) {
-        lock(&self.inflight).insert(id, token);
-    }
-
-    pub(crate) fn untrack(&self, id: &RequestId) {
-        lock(&self.inflight).remove(id);
+    /// Registers a request in flight so `notifications/cancelled` can reach it; the entry
+    /// goes when the returned guard is dropped (the request finished or was dropped).
+    pub(crate) fn track(self: &Arc<Self>, id: RequestId, token: CancellationToken) -> InflightGuard {
+        lock(&self.inflight).insert(id.clone(), token);
+        InflightGuard { session: self.clone(), id }
     }
 
     /// Cancels a request in flight (the client sent `notifications/cancelled`).
@@ -135,6 +133,16 @@ impl Session {
         if let Some(t) = lock(&self.inflight).remove(id) {
             t.cancel();
         }
+    }
+
+    /// How many requests of this session are being handled (diagnostics).
+    pub fn requests_in_flight(&self) -> usize {
+        lock(&self.inflight).len()
+    }
+
+    /// How many requests this server sent the client that await an answer (diagnostics).
+    pub fn requests_to_client_pending(&self) -> usize {
+        lock(&self.pending).len()
     }
 
     /// Delivers the client's response to a request this server sent; returns whether a
@@ -154,9 +162,10 @@ impl Session {
         let id = RequestId::String(format!("mcpaxle-{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);
+        // However this ends (answer, timeout, or the caller dropped), nothing stays pending.
+        let _pending = Untrack { map: &self.pending, id: &id };
         let request = Request { jsonrpc: JsonRpcVersion, id: id.clone(), method: method.to_owned(), params: Some(params) };
         if out.send(Outgoing::Request(request)).is_err() {
-            lock(&self.pending).remove(&id);
             return Err(Error::new(ErrorKind::Cancelled, "the request's stream is closed"));
         }
         let outcome = tokio::select! {
@@ -172,7 +181,6 @@ impl Session {
             Ok(Response { outcome: Outcome::Result(v), .. }) => Ok(v),
             Ok(Response { outcome: Outcome::Error(e), .. }) => Err(Error::remote(e)),
             Err(e) => {
-                lock(&self.pending).remove(&id);
                 let params = serde_json::json!({ "requestId": id.to_value(), "reason": e.message() });
                 let _ = out.send(Outgoing::Notification(crate::jsonrpc::Notification::new("notifications/cancelled", Some(params))));
                 Err(e)
@@ -184,6 +192,30 @@ impl Session {
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session").field("id", &self.id).field("version", &self.version).finish_non_exhaustive()
+    }
+}
+
+/// Removes a request from its session's in-flight map when dropped.
+pub(crate) struct InflightGuard {
+    session: Arc<Session>,
+    id: RequestId,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        lock(&self.session.inflight).remove(&self.id);
+    }
+}
+
+/// Removes an entry from a session's map when dropped.
+pub(crate) struct Untrack<'a, V> {
+    pub map: &'a Mutex<HashMap<RequestId, V>>,
+    pub id: &'a RequestId,
+}
+
+impl<V> Drop for Untrack<'_, V> {
+    fn drop(&mut self) {
+        lock(self.map).remove(self.id);
     }
 }
 

@@ -300,12 +300,9 @@ impl Server {
             Some((d, r)) => (Some(d), r),
             None => (None, Round::default()),
         };
-        let peer = match era {
-            Era::Legacy(session) => {
-                session.track(id.clone(), cancel.clone());
-                Some(Peer { session: session.clone(), out: tx.clone() })
-            }
-            Era::Modern => None,
+        let (peer, inflight) = match era {
+            Era::Legacy(session) => (Some(Peer { session: session.clone(), out: tx.clone() }), Some(session.track(id.clone(), cancel.clone()))),
+            Era::Modern => (None, None),
         };
         let server = self.clone();
         let principal = tc.principal.clone();
@@ -331,9 +328,7 @@ impl Server {
                     _ => break (outcome, ctx),
                 }
             };
-            if let Some(p) = &peer {
-                p.session.untrack(&id);
-            }
+            drop(inflight);
             let (outcome, ctx) = outcome;
             Some(match outcome {
                 Ok(result) => Response::result(id, result),

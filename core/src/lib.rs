@@ -4,9 +4,12 @@
 //! * [`server::Server`]: tools, resources, resource templates, prompts and completions,
 //!   registered and removed at run time, served by [`transport::stdio`] or
 //!   [`transport::http`].
+//! * [`client::Client`]: talks to any MCP server, modern or legacy, over stdio or Streamable
+//!   HTTP.
 //! * [`schema`]: serde types for every message of the specification.
 //! * [`jsonrpc`]: the JSON-RPC 2.0 envelopes and error codes.
 
+pub mod client;
 pub mod error;
 pub mod headers;
 pub mod jsonrpc;

@@ -1,0 +1,117 @@
+//! What the client core asks of a transport: send a request and receive the messages that
+//! belong to it (its notifications, a legacy server's requests, then its response); send a
+//! notification or a response; hand over everything not tied to a request.
+
+use super::http::HttpTransport;
+use super::stdio::LineTransport;
+use crate::error::{Error, ErrorKind, Result};
+use crate::jsonrpc::{Notification, Request, Response};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// A message from the server.
+#[derive(Debug, Clone)]
+pub(crate) enum Inbound {
+    /// A notification.
+    Notification(Notification),
+    /// A request of a legacy server (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`, `ping`).
+    Request(Request),
+    /// The response to a request.
+    Response(Response),
+}
+
+/// A request to send, with what the transport needs besides the body.
+#[derive(Debug, Clone)]
+pub(crate) struct Outbound {
+    pub request: Request,
+    /// `MCP-Protocol-Version` (HTTP), when the era has one for this request.
+    pub protocol_version: Option<String>,
+    /// More HTTP headers: `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (ignored on stdio).
+    pub headers: Vec<(String, String)>,
+    /// The request's `progressToken`, so that a shared channel can route its progress.
+    pub progress_token: Option<Value>,
+    /// Legacy session: a response stream may be resumed with GET and `Last-Event-ID`.
+    pub resumable: bool,
+    /// Whether dropping the request before its response tells the server (stdio:
+    /// `notifications/cancelled`). Off for the era probe, which a legacy server may not know.
+    pub cancel_on_drop: bool,
+}
+
+/// One request in flight. Dropping it before its response cancels the request: the HTTP
+/// response stream is closed, or `notifications/cancelled` is sent on stdio.
+pub(crate) struct Pending {
+    pub rx: mpsc::UnboundedReceiver<Result<Inbound>>,
+    /// The HTTP status of the response (`None` on stdio).
+    pub http_status: Option<u16>,
+    pub _guard: Box<dyn Send + Sync>,
+}
+
+impl Pending {
+    /// The next message, or `None` when the transport will send no more for this request.
+    pub async fn recv(&mut self) -> Option<Result<Inbound>> {
+        self.rx.recv().await
+    }
+}
+
+/// The transports a client can run on.
+pub(crate) enum Wire {
+    Http(HttpTransport),
+    Lines(Box<LineTransport>),
+}
+
+impl Wire {
+    pub fn is_http(&self) -> bool {
+        matches!(self, Wire::Http(_))
+    }
+
+    pub async fn send(&self, out: Outbound) -> Result<Pending> {
+        match self {
+            Wire::Http(t) => t.send(out).await,
+            Wire::Lines(t) => t.send(out),
+        }
+    }
+
+    /// Sends a notification (legacy `notifications/initialized`, `notifications/cancelled`).
+    pub async fn notify(&self, n: Notification, protocol_version: Option<String>) -> Result<()> {
+        match self {
+            Wire::Http(t) => t.post_message(serde_json::to_vec(&n)?, protocol_version).await,
+            Wire::Lines(t) => t.write(&n),
+        }
+    }
+
+    /// Answers a request of a legacy server.
+    pub async fn respond(&self, r: Response, protocol_version: Option<String>) -> Result<()> {
+        match self {
+            Wire::Http(t) => t.post_message(serde_json::to_vec(&r)?, protocol_version).await,
+            Wire::Lines(t) => t.write(&r),
+        }
+    }
+
+    /// Legacy HTTP: starts the GET stream of the session and waits (at most `wait`) for the
+    /// server to take it (no-op elsewhere or when running).
+    pub async fn start_listening(&self, protocol_version: String, wait: std::time::Duration) {
+        if let Wire::Http(t) = self {
+            t.start_get_stream(protocol_version, wait).await;
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Wire::Http(t) => t.close().await,
+            Wire::Lines(t) => t.close().await,
+        }
+    }
+
+    pub fn process_id(&self) -> Option<u32> {
+        match self {
+            Wire::Http(_) => None,
+            Wire::Lines(t) => t.process_id(),
+        }
+    }
+}
+
+/// The error every pending request gets when the connection goes away.
+pub(crate) fn connection_lost(why: &str) -> Error {
+    Error::new(ErrorKind::Transport, format!("the connection to the MCP server was lost: {why}"))
+}

@@ -124,3 +124,14 @@ async fn shutdown_drains_requests_in_flight() {
     assert_eq!(r["result"]["content"][0]["text"], json!("slow done"), "in-flight work finishes during the drain");
     tokio::time::timeout(Duration::from_secs(3), h.done).await.unwrap().unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn dropping_the_server_future_stops_its_work_and_closes_the_output() {
+    let mut h = harness(StdioOptions::default());
+    h.input.write_all(request(1, "tools/call", json!({ "name": "slow" })).as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    h.done.abort();
+    let end = tokio::time::timeout(Duration::from_secs(2), h.output.next_line()).await.expect("the output closes");
+    assert!(matches!(end, Ok(None)), "no more output after the server is dropped: {end:?}");
+    assert!(h.cancelled.load(Ordering::SeqCst), "the request in flight was cancelled");
+}

@@ -189,6 +189,11 @@ impl RequestContext {
     }
 
     /// Completes when the request is cancelled.
+    ///
+    /// A cancelled request's handler future is **dropped** by the server (and then this
+    /// token fires), so code after an `.await` in the handler does not run: put cleanup in a
+    /// `Drop` guard. Use this token in work the handler spawned (a thread, a task, a host
+    /// language callback), which outlives the handler future.
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
     }

@@ -11,7 +11,8 @@ use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
-use crate::server::request_meta::{self, META_SERVER_INFO, META_SUBSCRIPTION_ID, RequestMeta};
+use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
+use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{SealedState, params_digest};
 use crate::server::subscriptions::{Filter, Supported, tag};
 use crate::server::{CacheHint, Server};
@@ -362,7 +363,7 @@ impl Server {
     fn stamp_server_info(&self, result: &mut Map<String, Value>) {
         if self.inner.config.server_info_in_results {
             if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
-                m.entry(META_SERVER_INFO).or_insert_with(|| self.inner.info_json.clone());
+                m.entry(SERVER_INFO_META_KEY).or_insert_with(|| self.inner.info_json.clone());
             }
         }
     }
@@ -510,7 +511,7 @@ impl Server {
         let shutdown = tc.shutdown.clone();
         let mut closed = Map::new();
         closed.insert("resultType".into(), json!("complete"));
-        closed.insert("_meta".into(), json!({ META_SUBSCRIPTION_ID: id.to_value() }));
+        closed.insert("_meta".into(), json!({ SUBSCRIPTION_ID_META_KEY: id.to_value() }));
         self.stamp_server_info(&mut closed);
         let cancel = CancellationToken::new();
         let ack = Notification::new("notifications/subscriptions/acknowledged", Some(json!({ "notifications": filter.to_value() })));

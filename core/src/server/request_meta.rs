@@ -5,21 +5,13 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::schema::LoggingLevel;
 use serde_json::{Map, Value};
 
-/// `_meta` key of the protocol version.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key of the client capabilities.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key of the client identity.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// `_meta` key of the per-request log level.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// `_meta` key of the server identity on results.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key of the subscription id on `subscriptions/listen` messages.
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub use crate::schema::{
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY,
+    SUBSCRIPTION_ID_META_KEY,
+};
 
 /// The protocol revision this crate implements.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub const PROTOCOL_VERSION: &str = crate::schema::LATEST_PROTOCOL_VERSION;
 
 /// The validated request metadata of one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,29 +39,29 @@ impl RequestMeta {
             Some(_) => return Err(Error::invalid_params("Invalid params: \"_meta\" must be an object")),
             None => {
                 return Err(Error::invalid_params(format!(
-                    "Invalid params: params._meta is required on every request (with \"{META_PROTOCOL_VERSION}\" and \"{META_CLIENT_CAPABILITIES}\")"
+                    "Invalid params: params._meta is required on every request (with \"{PROTOCOL_VERSION_META_KEY}\" and \"{CLIENT_CAPABILITIES_META_KEY}\")"
                 )));
             }
         };
-        let protocol_version = match meta.get(META_PROTOCOL_VERSION) {
+        let protocol_version = match meta.get(PROTOCOL_VERSION_META_KEY) {
             Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{META_PROTOCOL_VERSION}\"] must be a string"))),
-            None => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{META_PROTOCOL_VERSION}\"] is required"))),
+            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] must be a string"))),
+            None => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] is required"))),
         };
-        let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
+        let client_capabilities = match meta.get(CLIENT_CAPABILITIES_META_KEY) {
             Some(Value::Object(c)) => c.clone(),
-            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"))),
+            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{CLIENT_CAPABILITIES_META_KEY}\"] must be an object"))),
             None => {
                 return Err(Error::invalid_params(format!(
-                    "Invalid params: _meta[\"{META_CLIENT_CAPABILITIES}\"] is required (send {{}} for a client with no optional capabilities)"
+                    "Invalid params: _meta[\"{CLIENT_CAPABILITIES_META_KEY}\"] is required (send {{}} for a client with no optional capabilities)"
                 )));
             }
         };
-        let log_level = match meta.get(META_LOG_LEVEL) {
+        let log_level = match meta.get(LOG_LEVEL_META_KEY) {
             None | Some(Value::Null) => None,
             Some(v) => Some(serde_json::from_value::<LoggingLevel>(v.clone()).map_err(|_| {
                 Error::invalid_params(format!(
-                    "Invalid params: _meta[\"{META_LOG_LEVEL}\"] must be one of debug, info, notice, warning, error, critical, alert, emergency"
+                    "Invalid params: _meta[\"{LOG_LEVEL_META_KEY}\"] must be one of debug, info, notice, warning, error, critical, alert, emergency"
                 ))
             })?),
         };
@@ -81,7 +73,7 @@ impl RequestMeta {
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,
-            client_info: meta.get(META_CLIENT_INFO).cloned(),
+            client_info: meta.get(CLIENT_INFO_META_KEY).cloned(),
             log_level,
             progress_token,
             raw: meta.clone(),
@@ -116,14 +108,14 @@ mod tests {
     fn requires_version_and_capabilities() {
         assert!(RequestMeta::from_params(None).is_err());
         assert!(RequestMeta::from_params(Some(&json!({}))).is_err());
-        assert!(meta(json!({ META_CLIENT_CAPABILITIES: {} })).is_err());
-        assert!(meta(json!({ META_PROTOCOL_VERSION: "2026-07-28" })).is_err());
-        assert!(meta(json!({ META_PROTOCOL_VERSION: 5, META_CLIENT_CAPABILITIES: {} })).is_err());
-        assert!(meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: [] })).is_err());
-        let m = meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {"sampling": {}}, "progressToken": 3 })).unwrap();
+        assert!(meta(json!({ CLIENT_CAPABILITIES_META_KEY: {} })).is_err());
+        assert!(meta(json!({ PROTOCOL_VERSION_META_KEY: "2026-07-28" })).is_err());
+        assert!(meta(json!({ PROTOCOL_VERSION_META_KEY: 5, CLIENT_CAPABILITIES_META_KEY: {} })).is_err());
+        assert!(meta(json!({ PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: [] })).is_err());
+        let m = meta(json!({ PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {"sampling": {}}, "progressToken": 3 })).unwrap();
         assert!(m.client_supports("sampling"));
         assert!(!m.client_supports("elicitation"));
         assert_eq!(m.progress_token, Some(json!(3)));
-        assert!(meta(json!({ META_PROTOCOL_VERSION: "x", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "loud" })).is_err());
+        assert!(meta(json!({ PROTOCOL_VERSION_META_KEY: "x", CLIENT_CAPABILITIES_META_KEY: {}, LOG_LEVEL_META_KEY: "loud" })).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! listen stream whose filter asked for them, tagged with the stream's subscription id.
 
 use crate::jsonrpc::{Notification, RequestId};
-use crate::server::request_meta::META_SUBSCRIPTION_ID;
+use crate::schema::SUBSCRIPTION_ID_META_KEY;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use tokio::sync::broadcast;
@@ -164,7 +164,7 @@ pub(crate) fn tag(mut n: Notification, id: &RequestId) -> Notification {
     if let Value::Object(p) = params {
         let meta = p.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(m) = meta {
-            m.insert(META_SUBSCRIPTION_ID.into(), id.to_value());
+            m.insert(SUBSCRIPTION_ID_META_KEY.into(), id.to_value());
         }
     }
     n
@@ -192,6 +192,6 @@ mod tests {
     #[test]
     fn tags_notifications() {
         let n = tag(ServerEvent::ResourceUpdated { uri: "x".into() }.to_notification(), &RequestId::Number(4));
-        assert_eq!(n.params.unwrap(), json!({"uri": "x", "_meta": {META_SUBSCRIPTION_ID: 4}}));
+        assert_eq!(n.params.unwrap(), json!({"uri": "x", "_meta": {SUBSCRIPTION_ID_META_KEY: 4}}));
     }
 }

@@ -526,10 +526,19 @@ fn empty(status: StatusCode) -> http::Response<McpBody> {
 }
 
 /// A running Streamable HTTP server.
+///
+/// Dropping it stops it too (without waiting for the drain): keep it for as long as it should
+/// serve.
 pub struct HttpServer {
     addr: SocketAddr,
     shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
 }
 
 impl HttpServer {
@@ -543,7 +552,7 @@ impl HttpServer {
         service.bound = Some(addr);
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(accept_loop(listener, service, shutdown.clone(), drain));
-        Ok(HttpServer { addr, shutdown, task })
+        Ok(HttpServer { addr, shutdown, task: Some(task) })
     }
 
     /// The address the server listens on.
@@ -558,14 +567,18 @@ impl HttpServer {
 
     /// Stops accepting, ends listen streams gracefully, drains requests in flight (up to the
     /// drain timeout) and returns when done.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.shutdown.cancel();
-        let _ = self.task.await;
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
     }
 
     /// Waits until the server stops (after [`HttpServer::shutdown_token`] is cancelled).
-    pub async fn wait(self) {
-        let _ = self.task.await;
+    pub async fn wait(mut self) {
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
     }
 }
 

@@ -49,7 +49,11 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer = tokio::spawn(write_loop(output, out_rx));
+    // Dropping this future (instead of awaiting it to the end) stops everything it started:
+    // the writer and every request task watch `stop`.
+    let stop = CancellationToken::new();
+    let _stop_on_drop = stop.clone().drop_guard();
+    let writer = tokio::spawn(write_loop(output, out_rx, stop.clone()));
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
@@ -73,7 +77,7 @@ where
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                on_frame(&server, &tc, &line, &out_tx, &inflight, &tasks, &mut era);
+                on_frame(&server, &tc, &line, &out_tx, &inflight, &tasks, &mut era, &stop);
             }
             Err(e) => {
                 tracing::warn!("stdio input failed: {e}");
@@ -122,6 +126,7 @@ fn on_frame(
     inflight: &Inflight,
     tasks: &tokio_util::task::TaskTracker,
     era: &mut StdioEra,
+    stop: &CancellationToken,
 ) {
     match jsonrpc::parse_message(frame) {
         Err(rejected) => {
@@ -134,7 +139,7 @@ fn on_frame(
                     match server.initialize(&req) {
                         Ok((session, response)) => {
                             let _ = out.send(response_line(&response));
-                            forward(server.legacy_stream(&session, tc), out.clone(), tasks);
+                            forward(server.legacy_stream(&session, tc), out.clone(), tasks, stop.clone());
                             *era = StdioEra::Legacy(session);
                         }
                         Err(response) => {
@@ -153,7 +158,7 @@ fn on_frame(
                 let _ = out.send(response_line(resp));
                 return;
             }
-            let token = CancellationToken::new();
+            let token = stop.child_token();
             inflight.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), token.clone());
             let out = out.clone();
             let inflight = inflight.clone();
@@ -205,9 +210,9 @@ fn on_frame(
 
 /// Writes every message of a long-lived exchange (a legacy session's notifications) to the
 /// output until it ends.
-fn forward(mut exchange: crate::server::Exchange, out: mpsc::UnboundedSender<Vec<u8>>, tasks: &tokio_util::task::TaskTracker) {
+fn forward(mut exchange: crate::server::Exchange, out: mpsc::UnboundedSender<Vec<u8>>, tasks: &tokio_util::task::TaskTracker, stop: CancellationToken) {
     tasks.spawn(async move {
-        while let Some(o) = exchange.next().await {
+        while let Some(o) = tokio::select! { _ = stop.cancelled() => None, o = exchange.next() => o } {
             let mut bytes = outgoing_bytes(&o);
             bytes.push(b'\n');
             if out.send(bytes).is_err() {
@@ -260,9 +265,9 @@ async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, stop: CancellationToken) {
     let mut batch = Vec::with_capacity(64 * 1024);
-    while let Some(first) = rx.recv().await {
+    while let Some(first) = tokio::select! { _ = stop.cancelled() => None, m = rx.recv() => m } {
         batch.clear();
         batch.extend_from_slice(&first);
         while batch.len() < 256 * 1024 {

@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-rust build-release conformance conformance-server lint bench
+.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench
 
 help:
 	@echo "make demo   build and run the demo server, exercised end to end"
@@ -28,7 +28,7 @@ test-rust:
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 
-conformance: conformance-server
+conformance: conformance-server conformance-client
 
 # Both eras against one running process: the server is dual-era.
 conformance-server: build-release
@@ -41,3 +41,6 @@ lint:
 bench:
 	$(CARGO) build --release -p mcpaxle-bench
 	$(PYTHON) bench/run.py --no-build
+
+conformance-client: build-release
+	tests/conformance/client_no_auth.sh "target/release/examples/everything_client" rust

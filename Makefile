@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench
+.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c
 
 help:
 	@echo "make demo   build and run the demo server, exercised end to end"
@@ -21,7 +21,7 @@ build-release:
 demo: build-release
 	$(PYTHON) scripts/demo.py
 
-test: test-rust conformance
+test: test-rust conformance test-c
 	@echo "make test: all passed"
 
 test-rust:
@@ -44,3 +44,16 @@ bench:
 
 conformance-client: build-release
 	tests/conformance/client_no_auth.sh "target/release/examples/everything_client" rust
+
+# The C ABI: libmcpaxle (shared and static), include/mcpaxle.h, mcpaxle.pc and the CMake
+# package under target/c-prefix, and the C examples under target/c-examples.
+c:
+	bindings-c/build.sh
+
+# The header must match the sources; the C tests run under valgrind; the C examples pass the
+# conformance suite as a server (both eras, one process) and as a client.
+test-c: c
+	bindings-c/build.sh check-header
+	bindings-c/tests/run.sh
+	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
+	tests/conformance/client_no_auth.sh "target/c-examples/everything_client" c

@@ -118,6 +118,7 @@ enum StdioEra {
     Legacy(Arc<Session>),
 }
 
+#[allow(clippy::too_many_arguments)] // the transport's whole state, passed explicitly
 fn on_frame(
     server: &Server,
     tc: &TransportContext,

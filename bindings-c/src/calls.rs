@@ -1,0 +1,436 @@
+//! Calls into C that finish through a completion handle, and the `mcpaxle_completion_*`
+//! exports.
+//!
+//! A completion handle is not a pointer to memory: it is the id of a pending call in a
+//! process-wide registry, handed to C as an opaque pointer and never dereferenced. Completing
+//! removes the entry (under the registry's lock, so exactly one completion wins); any later
+//! completion finds nothing and returns `MCPAXLE_ERR_ALREADY_COMPLETED`. A stale or repeated
+//! handle is therefore never undefined behaviour, and ids are never reused. The `mcpaxle_context`
+//! of a server call is the same id: it is valid exactly while the call is pending.
+//!
+//! An entry also goes away when the call is abandoned: the request was cancelled (the client
+//! went away, the server shut down) or the server or client that owns it was freed. Completing
+//! an abandoned call returns `MCPAXLE_ERR_ALREADY_COMPLETED` too, and
+//! `mcpaxle_context_is_cancelled` returns true for it.
+
+use crate::ffi::{FfiError, FfiResult, SendPtr, ffi_boundary, mcpaxle_result, parse_json};
+use crate::owner::Owner;
+use mcpaxle_core::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
+use mcpaxle_core::server::RequestContext;
+use mcpaxle_core::{Error, ErrorKind};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::ffi::{CString, c_char, c_int};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+
+/// A pending call's completion handle. Complete it exactly once, from any thread, with
+/// `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate`.
+pub struct mcpaxle_completion {
+    _opaque: [u8; 0],
+}
+
+/// The context of one server handler call: MRTR asks, progress, logging, cancellation, request
+/// state. Valid from the start of the callback until the call is completed (or abandoned);
+/// afterwards every function returns `MCPAXLE_ERR_CLOSED` (and `mcpaxle_context_is_cancelled`
+/// returns true). Usable from any thread.
+pub struct mcpaxle_context {
+    _opaque: [u8; 0],
+}
+
+/// What a call must complete with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tool,
+    Resource,
+    Prompt,
+    Completion,
+    /// A client's input handler: any JSON object (an ElicitResult, CreateMessageResult or
+    /// ListRootsResult).
+    Input,
+}
+
+/// A completed call's value, already checked against its kind's result type.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    Tool(CallToolResult),
+    Resource(ReadResourceResult),
+    Prompt(GetPromptResult),
+    Completion(CompleteResult),
+    Input(Value),
+}
+
+type Outcome = Result<Payload, Error>;
+
+pub(crate) struct Call {
+    owner: u64,
+    kind: Kind,
+    pub ctx: Option<RequestContext>,
+    tx: Mutex<Option<oneshot::Sender<Outcome>>>,
+    /// The errors of the context calls that failed, newest last (a few at most).
+    errors: Mutex<Vec<Error>>,
+}
+
+impl Call {
+    fn send(&self, outcome: Outcome) {
+        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = tx.send(outcome);
+        }
+    }
+
+    /// Remembers the error of a failed context call, for `mcpaxle_completion_propagate`.
+    pub fn remember(&self, e: &Error) {
+        let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        if errors.len() == 8 {
+            errors.remove(0);
+        }
+        errors.push(e.clone());
+    }
+
+    /// The newest remembered error with the result code `code`.
+    fn recorded(&self, code: c_int) -> Option<Error> {
+        let errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        errors
+            .iter()
+            .rev()
+            .find(|e| mcpaxle_result::of_kind(e.kind()) as c_int == code)
+            .cloned()
+    }
+}
+
+static CALLS: LazyLock<Mutex<HashMap<usize, Arc<Call>>>> = LazyLock::new(Mutex::default);
+static NEXT_CALL: AtomicUsize = AtomicUsize::new(1);
+
+fn calls() -> MutexGuard<'static, HashMap<usize, Arc<Call>>> {
+    CALLS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The pending call behind a context handle.
+pub(crate) fn live(ctx: *mut mcpaxle_context) -> FfiResult<Arc<Call>> {
+    if ctx.is_null() {
+        return Err(FfiError::null("ctx"));
+    }
+    calls().get(&(ctx as usize)).cloned().ok_or_else(|| {
+        FfiError::closed("this context's call is over (completed, cancelled, or its server freed)")
+    })
+}
+
+/// Removes a pending call: the caller now owns its completion.
+fn take(c: *mut mcpaxle_completion) -> FfiResult<Arc<Call>> {
+    if c.is_null() {
+        return Err(FfiError::null("completion"));
+    }
+    let taken = calls().remove(&(c as usize));
+    taken.ok_or_else(|| {
+        FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_ALREADY_COMPLETED,
+            "this completion was already completed, or its call was abandoned (cancelled request, freed server or client)",
+        )
+    })
+}
+
+/// Abandons every pending call of an owner (its server or client is being freed): their
+/// requests fail, and completing them returns `MCPAXLE_ERR_ALREADY_COMPLETED`.
+pub(crate) fn abandon_owner(owner: u64) {
+    let gone: Vec<Arc<Call>> = {
+        let mut map = calls();
+        let ids: Vec<usize> = map
+            .iter()
+            .filter(|(_, c)| c.owner == owner)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.into_iter().filter_map(|id| map.remove(&id)).collect()
+    };
+    drop(gone);
+}
+
+/// Removes the entry when the call's future ends without a completion (the request was
+/// cancelled, or the callback could not run).
+struct Abandon(usize);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let gone = calls().remove(&self.0);
+        drop(gone);
+    }
+}
+
+/// Calls into C on a blocking-pool thread (so a blocking callback never stalls the runtime)
+/// and waits for the call's completion. `call` receives the call's id (its completion and
+/// context handle) and the request's JSON text.
+pub(crate) async fn invoke(
+    owner: &Arc<Owner>,
+    kind: Kind,
+    ctx: Option<RequestContext>,
+    request: &Value,
+    call: impl FnOnce(usize, *const c_char) + Send + 'static,
+) -> Result<Payload, Error> {
+    let (tx, rx) = oneshot::channel();
+    let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+    let entry = Arc::new(Call {
+        owner: owner.id(),
+        kind,
+        ctx,
+        tx: Mutex::new(Some(tx)),
+        errors: Mutex::new(Vec::new()),
+    });
+    calls().insert(id, entry);
+    let _abandon = Abandon(id);
+    let json = CString::new(request.to_string())
+        .map_err(|_| Error::internal("the request JSON holds a NUL byte"))?;
+    let owner = owner.clone();
+    let ran = tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await;
+    match ran {
+        Ok(Some(())) => {}
+        Ok(None) => {
+            return Err(Error::new(
+                ErrorKind::Cancelled,
+                "the handler's server or client was freed",
+            ));
+        }
+        Err(_) => return Err(Error::internal("the handler's thread failed")),
+    }
+    match rx.await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Error::new(
+            ErrorKind::Cancelled,
+            "the call was abandoned: its server or client was freed",
+        )),
+    }
+}
+
+/// The C function pointer and user data of one registration.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<F> {
+    pub func: F,
+    pub user_data: SendPtr,
+}
+
+fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
+    let v = parse_json(json, "result_json")?;
+    let bad = |e: serde_json::Error, what: &str| {
+        FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+            format!("result_json is not a valid {what}: {e}"),
+        )
+    };
+    Ok(match kind {
+        Kind::Tool => {
+            Payload::Tool(serde_json::from_value(v).map_err(|e| bad(e, "CallToolResult"))?)
+        }
+        Kind::Resource => {
+            Payload::Resource(serde_json::from_value(v).map_err(|e| bad(e, "ReadResourceResult"))?)
+        }
+        Kind::Prompt => {
+            Payload::Prompt(serde_json::from_value(v).map_err(|e| bad(e, "GetPromptResult"))?)
+        }
+        Kind::Completion => {
+            Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?)
+        }
+        Kind::Input if v.is_object() => Payload::Input(v),
+        Kind::Input => {
+            return Err(FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                "result_json must be a JSON object",
+            ));
+        }
+    })
+}
+
+/// Completes `call` with an error, or with an internal error and the reason `e` when `e` says
+/// the caller's arguments were wrong.
+fn fail_with(call: &Call, e: FfiError) -> FfiResult {
+    call.send(Err(Error::internal(format!(
+        "Internal error: the handler completed wrongly: {}",
+        e.message
+    ))));
+    Err(e)
+}
+
+/// Completes a call with its result.
+///
+/// `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
+/// `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
+/// `CompleteResult` for a completion, the answer object for a client input handler. `resultType`
+/// and the caching hints may be left out: the server fills them in.
+///
+/// Exactly once: the first completion of a handle wins; any later one returns
+/// `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
+/// right shape still completes the call (the request fails with an internal error) and returns
+/// `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
+///
+/// Ownership: `result_json` is borrowed for the duration of the call. The handle is spent once
+/// this returns (whatever it returns). Thread: any, at any time after the callback started,
+/// including after the callback returned.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_ok(
+    completion: *mut mcpaxle_completion,
+    result_json: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(completion)?;
+        // SAFETY: result_json is NULL or a NUL-terminated string, per the contract.
+        let parsed = unsafe { crate::ffi::arg_str(result_json, "result_json") }
+            .and_then(|s| parse_payload(call.kind, s));
+        match parsed {
+            Ok(p) => {
+                call.send(Ok(p));
+                Ok(())
+            }
+            Err(e) => fail_with(&call, e),
+        }
+    })
+}
+
+/// The core error a C code means, with `message` (or the code's name) and optional data.
+fn error_of(code: c_int, message: Option<&str>, data: Option<Value>) -> Result<Error, Error> {
+    let text = message
+        .map(str::to_owned)
+        .unwrap_or_else(|| mcpaxle_result::name(code).to_string_lossy().into_owned());
+    let (kind, valid) = match mcpaxle_result::kind_of_code(code) {
+        Some(k) => (k, true),
+        None => (ErrorKind::Internal, false),
+    };
+    let mut e = if kind == ErrorKind::InputRequired {
+        Error::input_required()
+    } else {
+        Error::new(kind, text)
+    };
+    if let Some(d) = data {
+        e = e.with_data(d);
+    }
+    if valid { Ok(e) } else { Err(e) }
+}
+
+/// Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
+///
+/// How the request fails depends on `kind`: `MCPAXLE_ERR_TOOL` (or any non-protocol kind such
+/// as `MCPAXLE_ERR_INTERNAL`) in a tool becomes a `CallToolResult` with `isError: true` and
+/// the message as text, which the model reads; the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
+/// `MCPAXLE_ERR_MISSING_CAPABILITY`, ...) become that JSON-RPC error. `message` may be NULL
+/// (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
+/// completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
+///
+/// Exactly once, as `mcpaxle_completion_ok`. Ownership: `message` is borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_error(
+    completion: *mut mcpaxle_completion,
+    kind: c_int,
+    message: *const c_char,
+) -> mcpaxle_result {
+    // SAFETY: forwarded contract.
+    unsafe { mcpaxle_completion_error_data(completion, kind, message, std::ptr::null()) }
+}
+
+/// Like `mcpaxle_completion_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
+/// none). For example `MCPAXLE_ERR_MISSING_CAPABILITY` with
+/// `{"requiredCapabilities": {"sampling": {}}}`. Invalid `data_json` completes the call with an
+/// internal error and returns `MCPAXLE_ERR_INVALID_JSON`.
+///
+/// Exactly once, as `mcpaxle_completion_ok`. Ownership: the strings are borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_error_data(
+    completion: *mut mcpaxle_completion,
+    kind: c_int,
+    message: *const c_char,
+    data_json: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(completion)?;
+        // SAFETY: NULL or NUL-terminated strings, per the contract.
+        let args = unsafe {
+            crate::ffi::opt_str(message, "message")
+                .and_then(|m| crate::ffi::opt_json(data_json, "data_json").map(|d| (m, d)))
+        };
+        let (message, data) = match args {
+            Ok(a) => a,
+            Err(e) => return fail_with(&call, e),
+        };
+        if call.kind == Kind::Input && kind == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int {
+            return fail_with(
+                &call,
+                FfiError::usage("an input handler cannot end with MCPAXLE_INPUT_REQUIRED"),
+            );
+        }
+        match error_of(kind, message, data) {
+            Ok(e) => {
+                call.send(Err(e));
+                Ok(())
+            }
+            Err(e) => {
+                call.send(Err(e));
+                Err(FfiError::usage(format!(
+                    "{kind} is not an mcpaxle_result error code"
+                )))
+            }
+        }
+    })
+}
+
+/// Ends this round of a server handler with an `InputRequiredResult`: every MRTR ask made with
+/// the call's context that returned `MCPAXLE_INPUT_REQUIRED` (and the request state set with
+/// `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
+/// the answers; the handler then runs again from the start.
+///
+/// Exactly once, as `mcpaxle_completion_ok`. Client input handlers cannot use it
+/// (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_input_required(
+    completion: *mut mcpaxle_completion,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(completion)?;
+        if call.kind == Kind::Input {
+            return fail_with(
+                &call,
+                FfiError::usage("an input handler cannot end with MCPAXLE_INPUT_REQUIRED"),
+            );
+        }
+        call.send(Err(Error::input_required()));
+        Ok(())
+    })
+}
+
+/// Completes a call with the failure of a context call, as Rust's `?` would: pass the code a
+/// `mcpaxle_context_*` function returned. `MCPAXLE_INPUT_REQUIRED` ends the round (as
+/// `mcpaxle_completion_input_required`); an error the context recorded (with its JSON-RPC code
+/// and data, e.g. MCPAXLE_ERR_MISSING_CAPABILITY with `requiredCapabilities`) is sent as it
+/// was; any other code fails the call with that kind and this thread's last error message.
+/// `MCPAXLE_OK` completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
+///
+/// Exactly once, as `mcpaxle_completion_ok`. Thread: any (the message is taken from the
+/// calling thread's last error).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_propagate(
+    completion: *mut mcpaxle_completion,
+    code: c_int,
+) -> mcpaxle_result {
+    let message = crate::ffi::last_message_owned();
+    ffi_boundary!({
+        let call = take(completion)?;
+        if code == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int && call.kind != Kind::Input {
+            call.send(Err(Error::input_required()));
+            return Ok(());
+        }
+        if let Some(e) = call.recorded(code) {
+            call.send(Err(e));
+            return Ok(());
+        }
+        let text = if message.is_empty() {
+            None
+        } else {
+            Some(message.as_str())
+        };
+        match error_of(code, text, None) {
+            Ok(e) if e.kind() != ErrorKind::InputRequired => {
+                call.send(Err(e));
+                Ok(())
+            }
+            _ => fail_with(
+                &call,
+                FfiError::usage(format!("{code} is not an error code to propagate")),
+            ),
+        }
+    })
+}

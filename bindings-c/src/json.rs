@@ -1,0 +1,186 @@
+//! Small JSON helpers for C programs that have no JSON library: read a value by JSON Pointer,
+//! and quote a string as a JSON string literal.
+
+use crate::ffi::{
+    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, into_c_string, mcpaxle_result, out_ptr,
+    write_json,
+};
+use serde_json::Value;
+use std::ffi::c_char;
+
+fn pointer<'a>(doc: &'a Value, ptr: &str) -> FfiResult<Option<&'a Value>> {
+    if !(ptr.is_empty() || ptr.starts_with('/')) {
+        return Err(FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+            "pointer must be \"\" or start with '/' (RFC 6901)",
+        ));
+    }
+    Ok(doc.pointer(ptr))
+}
+
+/// The value at `pointer` (an RFC 6901 JSON Pointer such as "/content/0/text"; "" is the
+/// whole document) of the JSON document `json`, as JSON text in `*out_json`; NULL (and
+/// `MCPAXLE_OK`) when there is no such value.
+///
+/// Ownership: the inputs are borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
+/// Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_json_get(
+    json: *const c_char,
+    pointer: *const c_char,
+    out_json: *mut *mut c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (out, doc, ptr) = unsafe {
+            (
+                out_ptr(out_json, "out_json")?,
+                arg_json(json, "json")?,
+                arg_str(pointer, "pointer")?,
+            )
+        };
+        if let Some(v) = self::pointer(&doc, ptr)? {
+            write_json(out, v);
+        }
+        Ok(())
+    })
+}
+
+/// Like `mcpaxle_json_get`, but a string value comes out as its text (unquoted, unescaped);
+/// other values come out as JSON text; NULL when there is no such value.
+///
+/// Ownership and thread: as `mcpaxle_json_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_json_get_string(
+    json: *const c_char,
+    pointer: *const c_char,
+    out: *mut *mut c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (out, doc, ptr) = unsafe {
+            (
+                out_ptr(out, "out")?,
+                arg_json(json, "json")?,
+                arg_str(pointer, "pointer")?,
+            )
+        };
+        match self::pointer(&doc, ptr)? {
+            Some(Value::String(s)) => *out = into_c_string(s),
+            Some(v) => write_json(out, v),
+            None => {}
+        }
+        Ok(())
+    })
+}
+
+/// The number of elements (array), members (object) or characters (string) of the value at
+/// `pointer`; 0 for other values and when there is no such value.
+///
+/// Ownership: the inputs are borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_json_length(
+    json: *const c_char,
+    pointer: *const c_char,
+    length: *mut usize,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let length = unsafe { length.as_mut() }.ok_or_else(|| FfiError::null("length"))?;
+        *length = 0;
+        // SAFETY: per the documented contract.
+        let (doc, ptr) = unsafe { (arg_json(json, "json")?, arg_str(pointer, "pointer")?) };
+        *length = match self::pointer(&doc, ptr)? {
+            Some(Value::Array(a)) => a.len(),
+            Some(Value::Object(o)) => o.len(),
+            Some(Value::String(s)) => s.chars().count(),
+            _ => 0,
+        };
+        Ok(())
+    })
+}
+
+/// `text` as a JSON string literal, quotes included (`He said "hi"` becomes
+/// `"He said \"hi\""`), to splice into JSON built with printf.
+///
+/// Ownership: `text` is borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
+/// Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_json_quote(
+    text: *const c_char,
+    out_json: *mut *mut c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (out, text) = unsafe { (out_ptr(out_json, "out_json")?, arg_str(text, "text")?) };
+        write_json(out, &Value::String(text.to_owned()));
+        Ok(())
+    })
+}
+
+/// The member names of the object at `pointer`, as a JSON array of strings in `*keys_json`
+/// (`[]` for a value that is not an object); NULL when there is no such value. With
+/// `mcpaxle_json_length` and `mcpaxle_json_get`, it lets C code walk any JSON document.
+///
+/// Ownership and thread: as `mcpaxle_json_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_json_keys(
+    json: *const c_char,
+    pointer: *const c_char,
+    keys_json: *mut *mut c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (out, doc, ptr) = unsafe {
+            (
+                out_ptr(keys_json, "keys_json")?,
+                arg_json(json, "json")?,
+                arg_str(pointer, "pointer")?,
+            )
+        };
+        if let Some(v) = self::pointer(&doc, ptr)? {
+            let keys: Vec<&String> = v
+                .as_object()
+                .map(|o| o.keys().collect())
+                .unwrap_or_default();
+            write_json(out, &serde_json::json!(keys));
+        }
+        Ok(())
+    })
+}
+
+/// An elicitation answer's `content` with the defaults of `requested_schema_json` (an
+/// `ElicitRequestParams.requestedSchema`) applied to the fields `content_json` (an object, or
+/// NULL for `{}`) leaves out (SEP-1034), as JSON in `*out_json`.
+///
+/// Ownership and thread: as `mcpaxle_json_get`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_elicitation_apply_defaults(
+    requested_schema_json: *const c_char,
+    content_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (out, schema, content) = unsafe {
+            (
+                out_ptr(out_json, "out_json")?,
+                arg_json(requested_schema_json, "requested_schema_json")?,
+                crate::ffi::opt_json(content_json, "content_json")?,
+            )
+        };
+        let mut content = match content {
+            None => serde_json::Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(_) => {
+                return Err(FfiError::new(
+                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                    "content_json must be an object",
+                ));
+            }
+        };
+        mcpaxle_core::client::apply_schema_defaults(&schema, &mut content);
+        write_json(out, &Value::Object(content));
+        Ok(())
+    })
+}

@@ -1,0 +1,657 @@
+//! `mcpaxle_server_*`: a server, its options, and the registration of C handlers.
+
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion, mcpaxle_context};
+use crate::ffi::{
+    FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result,
+    opt_json, out_ptr,
+};
+use crate::owner::Owner;
+use mcpaxle_core::legacy::LegacyOptions;
+use mcpaxle_core::schema::{
+    CacheScope, CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
+};
+use mcpaxle_core::server::{
+    BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
+    PromptHandler, ResourceHandler, ResourceRequest, Server, StateKey, ToolHandler,
+};
+use mcpaxle_core::{Error, RequestContext, Result};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A server handler: called once per request (and once per MRTR round) for the tool, resource,
+/// resource template, prompt or completion it was registered for.
+///
+/// - `user_data`: the pointer given at registration, shared by every call (calls run
+///   concurrently on several threads).
+/// - `request_json`: a tool's `arguments` object (already validated against its
+///   `inputSchema`); `{"uri": "...", "variables": {...}}` for a resource or template (the
+///   template's variables); a prompt's `arguments` object (string values); for a completion
+///   `{"argument": {"name": "...", "value": "..."}, "context": {"arguments": {...}}}`. Borrowed
+///   for the duration of the callback.
+/// - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
+///   call is completed.
+/// - `completion`: complete it exactly once, now or later, from any thread.
+///
+/// Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
+/// sleeping, waiting for another thread) is allowed; the request waits for the completion.
+pub type mcpaxle_handler = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        request_json: *const c_char,
+        ctx: *mut mcpaxle_context,
+        completion: *mut mcpaxle_completion,
+    ),
+>;
+
+type HandlerFn =
+    unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_context, *mut mcpaxle_completion);
+
+/// An MCP server: registries of tools, resources, templates, prompts and completions that can
+/// change at any time, served over stdio or Streamable HTTP. Created by `mcpaxle_server_new`,
+/// freed by `mcpaxle_server_free`.
+pub struct mcpaxle_server {
+    pub(crate) server: Server,
+    pub(crate) owner: Arc<Owner>,
+    /// Cancelled by `mcpaxle_server_stop` (then replaced) and by `mcpaxle_server_free`: every
+    /// transport serving this server watches the generation current when it started.
+    pub(crate) stop: Mutex<CancellationToken>,
+}
+
+impl mcpaxle_server {
+    pub(crate) fn stop_token(&self) -> CancellationToken {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Borrows a server handle.
+///
+/// # Safety
+/// `p` is NULL or a live handle from `mcpaxle_server_new`.
+pub(crate) unsafe fn server_ref<'a>(p: *const mcpaxle_server) -> FfiResult<&'a mcpaxle_server> {
+    // SAFETY: per the contract.
+    unsafe { p.as_ref() }.ok_or_else(|| FfiError::null("server"))
+}
+
+#[derive(Clone)]
+struct CHandler {
+    owner: Arc<Owner>,
+    kind: Kind,
+    target: Target<HandlerFn>,
+}
+
+impl CHandler {
+    fn run(&self, request: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Payload>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let Target { func, user_data } = me.target;
+            calls::invoke(&me.owner, me.kind, Some(ctx), &request, move |id, json| {
+                // SAFETY: the C function pointer and user_data were given together at
+                // registration; the handle ids are opaque to C.
+                unsafe {
+                    func(
+                        user_data.get(),
+                        json,
+                        id as *mut mcpaxle_context,
+                        id as *mut mcpaxle_completion,
+                    )
+                }
+            })
+            .await
+        })
+    }
+}
+
+fn mismatch() -> Error {
+    Error::internal("Internal error: the handler completed with a result of another kind")
+}
+
+impl ToolHandler for CHandler {
+    fn call(
+        &self,
+        arguments: Value,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<CallToolResult>> {
+        let f = self.run(arguments, ctx);
+        Box::pin(async move {
+            match f.await? {
+                Payload::Tool(r) => Ok(r),
+                _ => Err(mismatch()),
+            }
+        })
+    }
+}
+
+impl ResourceHandler for CHandler {
+    fn read(
+        &self,
+        request: ResourceRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<ReadResourceResult>> {
+        let f = self.run(
+            json!({ "uri": request.uri, "variables": request.variables }),
+            ctx,
+        );
+        Box::pin(async move {
+            match f.await? {
+                Payload::Resource(r) => Ok(r),
+                _ => Err(mismatch()),
+            }
+        })
+    }
+}
+
+impl PromptHandler for CHandler {
+    fn get(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<GetPromptResult>> {
+        let f = self.run(Value::Object(arguments), ctx);
+        Box::pin(async move {
+            match f.await? {
+                Payload::Prompt(r) => Ok(r),
+                _ => Err(mismatch()),
+            }
+        })
+    }
+}
+
+impl CompletionHandler for CHandler {
+    fn complete(
+        &self,
+        request: CompletionRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<CompleteResult>> {
+        let req = json!({
+            "argument": { "name": request.argument, "value": request.value },
+            "context": { "arguments": request.context },
+        });
+        let f = self.run(req, ctx);
+        Box::pin(async move {
+            match f.await? {
+                Payload::Completion(r) => Ok(r),
+                _ => Err(mismatch()),
+            }
+        })
+    }
+}
+
+fn handler(
+    server: &mcpaxle_server,
+    kind: Kind,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> FfiResult<CHandler> {
+    let func = callback.ok_or_else(|| FfiError::null("callback"))?;
+    Ok(CHandler {
+        owner: server.owner.clone(),
+        kind,
+        target: Target {
+            func,
+            user_data: SendPtr(user_data),
+        },
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct HintJson {
+    ttl_ms: u64,
+    cache_scope: CacheScope,
+}
+
+impl From<HintJson> for CacheHint {
+    fn from(h: HintJson) -> Self {
+        CacheHint::new(h.ttl_ms, h.cache_scope)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CacheJson {
+    discover: Option<HintJson>,
+    tools: Option<HintJson>,
+    prompts: Option<HintJson>,
+    resources: Option<HintJson>,
+    templates: Option<HintJson>,
+    read: Option<HintJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct LegacyJson {
+    enabled: Option<bool>,
+    max_sessions: Option<usize>,
+    idle_timeout_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ServerOptions {
+    title: Option<String>,
+    instructions: Option<String>,
+    page_size: Option<usize>,
+    server_info_in_results: Option<bool>,
+    enable: Option<Vec<String>>,
+    state_secret: Option<String>,
+    state_ttl_ms: Option<u64>,
+    cache: Option<CacheJson>,
+    legacy: Option<LegacyJson>,
+}
+
+fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server> {
+    let mut b = Server::builder(name, version);
+    if let Some(t) = options.title {
+        b = b.title(t);
+    }
+    if let Some(i) = options.instructions {
+        b = b.instructions(i);
+    }
+    if let Some(n) = options.page_size {
+        b = b.page_size(n);
+    }
+    if let Some(on) = options.server_info_in_results {
+        b = b.server_info_in_results(on);
+    }
+    for cap in options.enable.unwrap_or_default() {
+        b = match cap.as_str() {
+            "tools" => b.enable_tools(),
+            "resources" => b.enable_resources(),
+            "prompts" => b.enable_prompts(),
+            "logging" => b.enable_logging(),
+            other => {
+                return Err(FfiError::new(
+                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                    format!("options_json: unknown capability {other:?} in \"enable\""),
+                ));
+            }
+        };
+    }
+    if let Some(s) = options.state_secret {
+        b = b.state_key(StateKey::derive(s.as_bytes()));
+    }
+    if let Some(ms) = options.state_ttl_ms {
+        b = b.state_ttl(Duration::from_millis(ms));
+    }
+    if let Some(c) = options.cache {
+        let mut d = CacheDefaults::default();
+        let set = |slot: &mut CacheHint, h: Option<HintJson>| {
+            if let Some(h) = h {
+                *slot = h.into();
+            }
+        };
+        set(&mut d.discover, c.discover);
+        set(&mut d.tools, c.tools);
+        set(&mut d.prompts, c.prompts);
+        set(&mut d.resources, c.resources);
+        set(&mut d.templates, c.templates);
+        set(&mut d.read, c.read);
+        b = b.cache_defaults(d);
+    }
+    if let Some(l) = options.legacy {
+        let mut o = LegacyOptions::default();
+        if let Some(v) = l.enabled {
+            o.enabled = v;
+        }
+        if let Some(v) = l.max_sessions {
+            o.max_sessions = v;
+        }
+        if let Some(v) = l.idle_timeout_ms {
+            o.idle_timeout = Duration::from_millis(v);
+        }
+        if let Some(v) = l.request_timeout_ms {
+            o.request_timeout = Duration::from_millis(v);
+        }
+        b = b.legacy(o);
+    }
+    Ok(b.build())
+}
+
+/// Creates a server named `name` at `version` (its `serverInfo`).
+///
+/// `options_json` may be NULL, or an object with any of: `"title"`, `"instructions"`,
+/// `"pageSize"` (items per list page, default 100), `"serverInfoInResults"` (default true),
+/// `"enable"` (capabilities advertised before anything is registered: any of `"tools"`,
+/// `"resources"`, `"prompts"`, `"logging"`), `"stateSecret"` (a secret from which the key
+/// sealing MRTR `requestState` is derived, to share it across instances; default: a random key
+/// per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
+/// `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
+/// "public"|"private"}` hint) and `"legacy"` (`{"enabled": bool, "maxSessions": N,
+/// "idleTimeoutMs": N, "requestTimeoutMs": N}`: how 2025-11-25 clients are served). Unknown
+/// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+///
+/// Ownership: the strings are borrowed. `*out` is the caller's: free it with
+/// `mcpaxle_server_free`. Thread: any; the server is thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_new(
+    name: *const c_char,
+    version: *const c_char,
+    options_json: *const c_char,
+    out: *mut *mut mcpaxle_server,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: pointers per the documented contract.
+        let (out, name, version, options) = unsafe {
+            (
+                out_ptr(out, "out")?,
+                arg_str(name, "name")?,
+                arg_str(version, "version")?,
+                opt_json(options_json, "options_json")?,
+            )
+        };
+        let options: ServerOptions = match options {
+            Some(v) => from_json(v, "options_json")?,
+            None => ServerOptions::default(),
+        };
+        crate::runtime::handle()?;
+        let server = build(name, version, options)?;
+        let s = mcpaxle_server {
+            server,
+            owner: Arc::new(Owner::new()),
+            stop: Mutex::new(CancellationToken::new()),
+        };
+        *out = Box::into_raw(Box::new(s));
+        Ok(())
+    })
+}
+
+/// Frees a server. NULL is a no-op.
+///
+/// Every transport serving it stops (blocking `mcpaxle_server_serve_*` calls return, background
+/// HTTP servers stop accepting; their handles must still be freed), pending calls are
+/// abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_COMPLETED), and
+/// **no handler callback runs after this returns**: it waits for the callbacks running on other
+/// threads to return (a callback may call it for its own server without deadlock). After this
+/// returns, every `user_data` given to this server may be freed.
+///
+/// Ownership: takes the handle; do not use it again. Thread: any; do not call it while
+/// another thread is inside a function taking this handle, except a blocking serve call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_free(server: *mut mcpaxle_server) {
+    ffi_boundary!((), {
+        if server.is_null() {
+            return;
+        }
+        // SAFETY: a handle from mcpaxle_server_new, given back once.
+        let s = unsafe { Box::from_raw(server) };
+        s.owner.deactivate();
+        s.stop_token().cancel();
+        calls::abandon_owner(s.owner.id());
+        s.owner.close();
+        drop(s);
+    })
+}
+
+/// Adds (or replaces, by name) a tool: `tool_json` is a `Tool` definition (`name`,
+/// `description`, `inputSchema`, ...). Open `subscriptions/listen` streams get
+/// `notifications/tools/list_changed`. Fails with `MCPAXLE_ERR_INVALID_PARAMS` for a definition
+/// that is not a valid Tool and `MCPAXLE_ERR_USAGE` for an unusable `inputSchema` or
+/// `x-mcp-header` annotation.
+///
+/// Ownership: `tool_json` is borrowed. `user_data` is the caller's and must stay valid until
+/// `mcpaxle_server_free` returns (a call started before a removal may still be running).
+/// Thread: any, at any time, also from inside a handler.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_tool(
+    server: *mut mcpaxle_server,
+    tool_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def) = unsafe { (server_ref(server)?, arg_json(tool_json, "tool_json")?) };
+        let tool: Tool = from_json(def, "tool_json")?;
+        let h = handler(s, Kind::Tool, callback, user_data)?;
+        s.server.add_tool(tool, h)?;
+        Ok(())
+    })
+}
+
+/// Removes a tool by name; `*removed` (may be NULL) tells whether it existed. Calls already
+/// running finish. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_remove_tool(
+    server: *mut mcpaxle_server,
+    name: *const c_char,
+    removed: *mut bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, name) = unsafe { (server_ref(server)?, arg_str(name, "name")?) };
+        let r = s.server.remove_tool(name);
+        // SAFETY: NULL or writable.
+        if let Some(out) = unsafe { removed.as_mut() } {
+            *out = r;
+        }
+        Ok(())
+    })
+}
+
+fn hint(cache_json: Option<Value>) -> FfiResult<Option<CacheHint>> {
+    cache_json
+        .map(|v| from_json::<HintJson>(v, "cache_json").map(CacheHint::from))
+        .transpose()
+}
+
+/// Adds (or replaces, by URI) a direct resource: `resource_json` is a `Resource` (`uri`,
+/// `name`, `mimeType`, ...). `cache_json` (may be NULL) is `{"ttlMs": N, "cacheScope":
+/// "public"|"private"}`, the caching hint of its `resources/read` results.
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_resource(
+    server: *mut mcpaxle_server,
+    resource_json: *const c_char,
+    cache_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def, cache) = unsafe {
+            (
+                server_ref(server)?,
+                arg_json(resource_json, "resource_json")?,
+                opt_json(cache_json, "cache_json")?,
+            )
+        };
+        let resource: Resource = from_json(def, "resource_json")?;
+        let h = handler(s, Kind::Resource, callback, user_data)?;
+        s.server.add_resource(resource, hint(cache)?, h)?;
+        Ok(())
+    })
+}
+
+/// Removes a direct resource by URI; `*removed` (may be NULL) tells whether it existed.
+/// Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_remove_resource(
+    server: *mut mcpaxle_server,
+    uri: *const c_char,
+    removed: *mut bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, uri) = unsafe { (server_ref(server)?, arg_str(uri, "uri")?) };
+        let r = s.server.remove_resource(uri);
+        // SAFETY: NULL or writable.
+        if let Some(out) = unsafe { removed.as_mut() } {
+            *out = r;
+        }
+        Ok(())
+    })
+}
+
+/// Adds (or replaces) a resource template: `template_json` is a `ResourceTemplate`
+/// (`uriTemplate` per RFC 6570, `name`, ...). Reads of matching URIs call `callback` with the
+/// extracted `variables`. `cache_json` as in `mcpaxle_server_add_resource`.
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_resource_template(
+    server: *mut mcpaxle_server,
+    template_json: *const c_char,
+    cache_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def, cache) = unsafe {
+            (
+                server_ref(server)?,
+                arg_json(template_json, "template_json")?,
+                opt_json(cache_json, "cache_json")?,
+            )
+        };
+        let template: ResourceTemplate = from_json(def, "template_json")?;
+        let h = handler(s, Kind::Resource, callback, user_data)?;
+        s.server.add_resource_template(template, hint(cache)?, h)?;
+        Ok(())
+    })
+}
+
+/// Removes a resource template by its URI template; `*removed` (may be NULL) tells whether it
+/// existed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_remove_resource_template(
+    server: *mut mcpaxle_server,
+    uri_template: *const c_char,
+    removed: *mut bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, t) = unsafe { (server_ref(server)?, arg_str(uri_template, "uri_template")?) };
+        let r = s.server.remove_resource_template(t);
+        // SAFETY: NULL or writable.
+        if let Some(out) = unsafe { removed.as_mut() } {
+            *out = r;
+        }
+        Ok(())
+    })
+}
+
+/// Adds (or replaces, by name) a prompt: `prompt_json` is a `Prompt` (`name`, `description`,
+/// `arguments`). Required arguments are checked before the callback runs.
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_prompt(
+    server: *mut mcpaxle_server,
+    prompt_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def) = unsafe { (server_ref(server)?, arg_json(prompt_json, "prompt_json")?) };
+        let prompt: Prompt = from_json(def, "prompt_json")?;
+        let h = handler(s, Kind::Prompt, callback, user_data)?;
+        s.server.add_prompt(prompt, h)?;
+        Ok(())
+    })
+}
+
+/// Removes a prompt by name; `*removed` (may be NULL) tells whether it existed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_remove_prompt(
+    server: *mut mcpaxle_server,
+    name: *const c_char,
+    removed: *mut bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, name) = unsafe { (server_ref(server)?, arg_str(name, "name")?) };
+        let r = s.server.remove_prompt(name);
+        // SAFETY: NULL or writable.
+        if let Some(out) = unsafe { removed.as_mut() } {
+            *out = r;
+        }
+        Ok(())
+    })
+}
+
+fn completion_ref(v: Value) -> FfiResult<CompletionRef> {
+    let bad = || {
+        FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+            "ref_json must be {\"type\": \"ref/prompt\", \"name\": ...} or {\"type\": \"ref/resource\", \"uri\": ...}",
+        )
+    };
+    let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    match v.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => field("name").map(CompletionRef::Prompt).ok_or_else(bad),
+        Some("ref/resource") => field("uri")
+            .map(CompletionRef::ResourceTemplate)
+            .ok_or_else(bad),
+        _ => Err(bad()),
+    }
+}
+
+/// Sets the completion handler (`completion/complete`) of a prompt's arguments or a resource
+/// template's variables. `ref_json` is `{"type": "ref/prompt", "name": "..."}` or
+/// `{"type": "ref/resource", "uri": "<uri template>"}`. The callback completes with a
+/// `CompleteResult` (`{"completion": {"values": [...]}}`).
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_set_completion(
+    server: *mut mcpaxle_server,
+    ref_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, r) = unsafe { (server_ref(server)?, arg_json(ref_json, "ref_json")?) };
+        let reference = completion_ref(r)?;
+        let h = handler(s, Kind::Completion, callback, user_data)?;
+        s.server.set_completion(reference, h);
+        Ok(())
+    })
+}
+
+/// Removes a completion handler (`ref_json` as in `mcpaxle_server_set_completion`);
+/// `*removed` (may be NULL) tells whether it existed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_remove_completion(
+    server: *mut mcpaxle_server,
+    ref_json: *const c_char,
+    removed: *mut bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, r) = unsafe { (server_ref(server)?, arg_json(ref_json, "ref_json")?) };
+        let reference = completion_ref(r)?;
+        let r = s.server.remove_completion(&reference);
+        // SAFETY: NULL or writable.
+        if let Some(out) = unsafe { removed.as_mut() } {
+            *out = r;
+        }
+        Ok(())
+    })
+}
+
+/// Announces that a resource's content changed: `notifications/resources/updated` to every
+/// listen stream (and legacy session) subscribed to `uri`.
+///
+/// Ownership: `uri` is borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_notify_resource_updated(
+    server: *mut mcpaxle_server,
+    uri: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, uri) = unsafe { (server_ref(server)?, arg_str(uri, "uri")?) };
+        s.server.notify_resource_updated(uri);
+        Ok(())
+    })
+}

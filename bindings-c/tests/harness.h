@@ -1,0 +1,280 @@
+/*
+ * A tiny test harness for the C tests: CHECK macros, TEST/RUN, a closing "N passed, N failed"
+ * line, and a minimal HTTP/1.1 client that speaks MCP's Streamable HTTP to a local server.
+ */
+#ifndef MCPAXLE_TEST_HARNESS_H
+#define MCPAXLE_TEST_HARNESS_H
+
+#include <mcpaxle.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int tests_passed, tests_failed, current_failures;
+static const char *self_path;
+
+#define CHECK(cond)                                                                                  \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            current_failures++;                                                                      \
+            fprintf(stderr, "  FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #cond,        \
+                    mcpaxle_last_error_message());                                                   \
+        }                                                                                            \
+    } while (0)
+
+#define CHECK_RC(expr, expected)                                                                     \
+    do {                                                                                             \
+        int _got = (int)(expr), _want = (int)(expected);                                             \
+        if (_got != _want) {                                                                         \
+            current_failures++;                                                                      \
+            fprintf(stderr, "  FAIL %s:%d: %s returned %s, expected %s (%s)\n", __FILE__, __LINE__, \
+                    #expr, mcpaxle_result_name(_got), mcpaxle_result_name(_want),                    \
+                    mcpaxle_last_error_message());                                                   \
+        }                                                                                            \
+    } while (0)
+
+#define CHECK_STR(got, want)                                                                         \
+    do {                                                                                             \
+        const char *_g = (got), *_w = (want);                                                        \
+        if (!_g || strcmp(_g, _w) != 0) {                                                            \
+            current_failures++;                                                                      \
+            fprintf(stderr, "  FAIL %s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__,     \
+                    #got, _g ? _g : "(null)", _w);                                                   \
+        }                                                                                            \
+    } while (0)
+
+/* The value at `pointer` of the response `body` (a JSON object, or the final SSE event), as
+ * mcpaxle_json_get_string renders it, equals `want`. */
+#define CHECK_JSON(body, pointer, want)                                                              \
+    do {                                                                                             \
+        char *_v = json_at((body), (pointer));                                                       \
+        if (!_v || strcmp(_v, (want)) != 0) {                                                        \
+            current_failures++;                                                                      \
+            fprintf(stderr, "  FAIL %s:%d: %s is %s, expected %s\n    in %s\n", __FILE__, __LINE__,  \
+                    pointer, _v ? _v : "(missing)", want, (body) ? (body) : "(no response)");        \
+        }                                                                                            \
+        free(_v);                                                                                    \
+    } while (0)
+
+#define TEST(name) static void test_##name(void)
+#define RUN(name)                                                                                    \
+    do {                                                                                             \
+        current_failures = 0;                                                                        \
+        test_##name();                                                                               \
+        if (current_failures == 0) {                                                                 \
+            tests_passed++;                                                                          \
+            printf("ok - %s\n", #name);                                                              \
+        } else {                                                                                     \
+            tests_failed++;                                                                          \
+            printf("not ok - %s (%d failed checks)\n", #name, current_failures);                     \
+        }                                                                                            \
+        fflush(stdout);                                                                              \
+    } while (0)
+
+__attribute__((unused)) static int summary(void) {
+    printf("%d passed, %d failed\n", tests_passed, tests_failed);
+    return tests_failed == 0 ? 0 : 1;
+}
+
+__attribute__((unused)) static char *fmt(const char *format, ...) {
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, format);
+    if (vasprintf(&s, format, ap) < 0) s = NULL;
+    va_end(ap);
+    if (!s) abort();
+    return s;
+}
+
+__attribute__((unused)) static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
+/* The JSON of a response body: the body itself, or the data of its last SSE event. */
+__attribute__((unused)) static char *response_json(const char *body) {
+    if (!body) return NULL;
+    if (body[0] == '{') return strdup(body);
+    const char *last = NULL, *p = body;
+    while ((p = strstr(p, "data: ")) != NULL) {
+        last = p + 6;
+        p += 6;
+    }
+    if (!last) return NULL;
+    size_t n = strcspn(last, "\r\n");
+    return strndup(last, n);
+}
+
+__attribute__((unused)) static char *json_at(const char *body, const char *pointer) {
+    char *json = response_json(body), *v = NULL, *copy = NULL;
+    if (json && mcpaxle_json_get_string(json, pointer, &v) == MCPAXLE_OK && v) copy = strdup(v);
+    mcpaxle_string_free(v);
+    free(json);
+    return copy;
+}
+
+__attribute__((unused)) static mcpaxle_server *new_server(const char *options) {
+    mcpaxle_server *s = NULL;
+    if (mcpaxle_server_new("test-server", "1.0.0", options, &s) != MCPAXLE_OK) {
+        fprintf(stderr, "mcpaxle_server_new: %s\n", mcpaxle_last_error_message());
+        abort();
+    }
+    return s;
+}
+
+__attribute__((unused)) static mcpaxle_http_server *start_http(mcpaxle_server *s, uint16_t *port) {
+    mcpaxle_http_server *h = NULL;
+    if (mcpaxle_http_server_start(s, "127.0.0.1:0", NULL, &h) != MCPAXLE_OK || mcpaxle_http_server_port(h, port) != MCPAXLE_OK) {
+        fprintf(stderr, "mcpaxle_http_server_start: %s\n", mcpaxle_last_error_message());
+        abort();
+    }
+    return h;
+}
+
+__attribute__((unused)) static uint16_t free_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    bind(fd, (struct sockaddr *)&a, sizeof a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+__attribute__((unused)) static int connect_port(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+__attribute__((unused)) static bool wait_for_port(uint16_t port) {
+    for (int i = 0; i < 500; i++) {
+        int fd = connect_port(port);
+        if (fd >= 0) {
+            close(fd);
+            return true;
+        }
+        sleep_ms(20);
+    }
+    return false;
+}
+
+/* Decodes a chunked body in place. */
+__attribute__((unused)) static void dechunk(char *body) {
+    char *in = body, *out = body;
+    for (;;) {
+        char *end = NULL;
+        unsigned long n = strtoul(in, &end, 16);
+        if (end == in) break;
+        char *data = strstr(end, "\r\n");
+        if (!data || n == 0) break;
+        data += 2;
+        memmove(out, data, n);
+        out += n;
+        in = data + n;
+        if (strncmp(in, "\r\n", 2) == 0) in += 2;
+    }
+    *out = '\0';
+}
+
+/* POSTs `json` to http://127.0.0.1:port/mcp with the given extra headers; returns the body
+ * (free it) or NULL when the connection failed. */
+__attribute__((unused)) static char *http_post(uint16_t port, const char *headers, const char *json) {
+    int fd = connect_port(port);
+    if (fd < 0) return NULL;
+    struct timeval tv = {30, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char *req = fmt("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                    "Accept: application/json, text/event-stream\r\nConnection: close\r\n%sContent-Length: %zu\r\n\r\n%s",
+                    (unsigned)port, headers, strlen(json), json);
+    size_t len = strlen(req), sent = 0;
+    while (sent < len) {
+        ssize_t n = write(fd, req + sent, len - sent);
+        if (n <= 0) break;
+        sent += (size_t)n;
+    }
+    free(req);
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (used + 1024 > cap) buf = realloc(buf, cap *= 2);
+        ssize_t n = read(fd, buf + used, cap - used - 1);
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    close(fd);
+    buf[used] = '\0';
+    char *sep = strstr(buf, "\r\n\r\n");
+    if (!sep) {
+        free(buf);
+        return NULL;
+    }
+    *sep = '\0';
+    bool chunked = strcasestr(buf, "transfer-encoding: chunked") != NULL;
+    char *body = strdup(sep + 4);
+    free(buf);
+    if (chunked) dechunk(body);
+    return body;
+}
+
+static atomic_int next_id = 1;
+
+/* An MCP request of the 2026-07-28 revision: `params` are the members of `params` (without
+ * `_meta`), `meta` extra `_meta` members (or NULL), `caps` the client capabilities. */
+__attribute__((unused)) static char *mcp_full(uint16_t port, const char *method, const char *name, const char *params, const char *meta, const char *caps) {
+    char *headers = fmt("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s", method, name ? "Mcp-Name: " : "",
+                        name ? name : "", name ? "\r\n" : "");
+    char *body = fmt("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+                     "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                     "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c-tests\",\"version\":\"1\"},"
+                     "\"io.modelcontextprotocol/clientCapabilities\":%s%s%s}}}",
+                     atomic_fetch_add(&next_id, 1), method, params, params[0] ? "," : "", caps, meta ? "," : "", meta ? meta : "");
+    char *resp = http_post(port, headers, body);
+    free(headers), free(body);
+    return resp;
+}
+
+__attribute__((unused)) static char *mcp(uint16_t port, const char *method, const char *name, const char *params, const char *meta) {
+    return mcp_full(port, method, name, params, meta, "{\"sampling\":{},\"elicitation\":{},\"roots\":{}}");
+}
+
+__attribute__((unused)) static char *mcp_caps(uint16_t port, const char *method, const char *name, const char *params, const char *caps) {
+    return mcp_full(port, method, name, params, NULL, caps);
+}
+
+/* Reads one line from a file descriptor (without its newline; free it). */
+__attribute__((unused)) static char *read_line_fd(int fd) {
+    size_t cap = 1024, used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        char ch;
+        ssize_t n = read(fd, &ch, 1);
+        if (n <= 0 || ch == '\n') break;
+        if (used + 2 > cap) buf = realloc(buf, cap *= 2);
+        buf[used++] = ch;
+    }
+    buf[used] = '\0';
+    return buf;
+}
+
+#endif

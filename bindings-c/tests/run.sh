@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds the C tests against the installed prefix (target/c-prefix, from bindings-c/build.sh)
+# and runs each under valgrind: any memory error or definite/indirect leak fails the run.
+# The tokio runtime keeps some "still reachable" memory for the life of the process by design.
+# Prints "mcpaxle-c: N passed, N failed" (tests of all programs summed) last.
+#   MCPAXLE_NO_VALGRIND=1 bindings-c/tests/run.sh   runs them without valgrind
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+prefix="$root/target/c-prefix"
+out="$root/target/c-tests"
+CC="${CC:-cc}"
+mkdir -p "$out"
+flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpaxle)" || exit 2
+valgrind=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+  --show-leak-kinds=definite,indirect --child-silent-after-fork=yes --trace-children=no
+  --suppressions="$here/valgrind.supp" --num-callers=30)
+if [[ "${MCPAXLE_NO_VALGRIND:-}" == 1 ]] || ! command -v valgrind >/dev/null; then
+  [[ "${MCPAXLE_NO_VALGRIND:-}" == 1 ]] || echo "run.sh: valgrind not found: running without it" >&2
+  valgrind=()
+fi
+total_pass=0 total_fail=0 status=0
+for src in "$here"/test_*.c; do
+  name="$(basename "$src" .c)"
+  bin="$out/$name"
+  # shellcheck disable=SC2086
+  if ! "$CC" -std=c11 -D_GNU_SOURCE -g -O0 -Wall -Wextra -Werror -pthread "$src" $flags -lm -o "$bin"; then
+    echo "run.sh: $name does not compile" >&2
+    total_fail=$((total_fail + 1)); status=1; continue
+  fi
+  echo "== $name${valgrind:+ (under valgrind)}"
+  log="$out/$name.log"
+  "${valgrind[@]}" "$bin" 2> >(tee "$log" >&2) | tee "$out/$name.out"
+  rc=${PIPESTATUS[0]}
+  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$name.out" | tail -n1)"
+  if [[ -z "$line" ]]; then
+    echo "run.sh: $name printed no summary (exit $rc)" >&2
+    total_fail=$((total_fail + 1)); status=1; continue
+  fi
+  p="${line%% passed*}"; f="${line#*passed, }"; f="${f%% failed}"
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+  if [[ $rc -eq 99 ]]; then
+    echo "run.sh: valgrind found memory errors or leaks in $name (see $log)" >&2
+    total_fail=$((total_fail + 1)); status=1
+  elif [[ $rc -ne 0 ]]; then
+    status=1
+  fi
+done
+echo "mcpaxle-c: $total_pass passed, $total_fail failed"
+exit $status

@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c
+.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python
 
 help:
 	@echo "make demo   build and run the demo server, exercised end to end"
@@ -21,7 +21,7 @@ build-release:
 demo: build-release
 	$(PYTHON) scripts/demo.py
 
-test: test-rust conformance test-c
+test: test-rust conformance test-c test-python
 	@echo "make test: all passed"
 
 test-rust:
@@ -57,3 +57,9 @@ test-c: c
 	bindings-c/tests/run.sh
 	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
 	tests/conformance/client_no_auth.sh "target/c-examples/everything_client" c
+
+# The Python package: a venv under bindings-python/.venv with pinned tools, the extension
+# built into the workspace target/ (maturin develop --release), the stub drift check, the
+# pytest suite, and the Python everything_server against both conformance server sets.
+test-python:
+	bash bindings-python/scripts/test.sh

@@ -1,0 +1,38 @@
+"""The benchmark's trivial tool in Python: ``echo`` returns its ``text`` argument.
+
+    python echo_server.py --http 127.0.0.1:8080     # endpoint /mcp
+    python echo_server.py --stdio
+    python echo_server.py --http 127.0.0.1:8080 --sync   # the same tool as a plain def
+"""
+
+import sys
+
+from mcpaxle import Server
+
+server = Server("mcpaxle-python-echo", version="0.1.0")
+
+if "--sync" in sys.argv:
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Returns its text argument."""
+        return text
+
+else:
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Returns its text argument."""
+        return text
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--sync"]
+    if args == ["--stdio"]:
+        server.run()
+    elif len(args) == 2 and args[0] == "--http":
+        host, _, port = args[1].rpartition(":")
+        server.run("http", host=host, port=int(port))
+    else:
+        print("usage: echo_server.py (--http HOST:PORT | --stdio) [--sync]", file=sys.stderr)
+        raise SystemExit(2)

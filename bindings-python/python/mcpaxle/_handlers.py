@@ -1,0 +1,161 @@
+"""Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
+the serving loop: arguments bound and converted, the Context added when asked for, ``def``
+functions run on a bounded thread pool (never on the loop), the return value converted to
+the protocol's shape, and exceptions sorted: ``mcpaxle.errors`` exceptions, cancellation and
+``InputRequired`` pass through; anything else is logged with its traceback and becomes a
+short internal error (for a tool: an ``isError`` result)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import enum
+import functools
+import inspect
+import logging
+import typing
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable
+
+from ._context import Context
+from ._schema import Params, converter, fields_with_defaults
+from .errors import InternalError, McpError, ToolError
+
+logger = logging.getLogger("mcpaxle")
+
+Invoke = Callable[[Any, Any], Awaitable[dict[str, Any]]]
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` returns a coroutine (``async def``, or an object whose
+    ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+class Pool:
+    """The bounded thread pool of a server's ``def`` handlers, made on first use."""
+
+    def __init__(self, max_workers: int | None) -> None:
+        self.max_workers = max_workers
+        self._executor: ThreadPoolExecutor | None = None
+
+    def executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="mcpaxle-handler")
+        return self._executor
+
+    def shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
+def _failure(e: BaseException, what: str, tool: bool) -> BaseException:
+    """The exception to raise for ``e`` escaping a handler."""
+    if isinstance(e, McpError) or not isinstance(e, Exception):
+        return e  # library errors keep their kind; CancelledError, InputRequired, SystemExit pass
+    logger.error("%s raised %s", what, type(e).__name__, exc_info=e)
+    if tool:
+        return ToolError(f"Internal error in {what}")
+    return InternalError(f"Internal error in {what}")
+
+
+def _from_str(tp: Any) -> Callable[[Any], Any] | None:
+    """Converts a string argument (prompt arguments, URI template variables) to ``tp``."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _from_str(typing.get_args(tp)[0])
+    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType"):
+        rest = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _from_str(rest[0]) if len(rest) == 1 else None
+    if tp is int:
+        return int
+    if tp is float:
+        return float
+    if tp is bool:
+        return lambda s: s if isinstance(s, bool) else str(s).strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp
+    return converter(tp)
+
+
+def make_invoker(
+    fn: Callable[..., Any],
+    params: Params,
+    what: str,
+    prepare: Callable[[Any], dict[str, Any]],
+    finish: Callable[[Any, Any], dict[str, Any]],
+    pool: Pool,
+    tool: bool,
+) -> Invoke:
+    """The ``invoke(payload, native_ctx)`` coroutine function for a user function."""
+    ctx_name = params.ctx
+    if is_async(fn):
+
+        async def invoke(payload: Any, nctx: Any) -> dict[str, Any]:
+            kwargs = prepare(payload)
+            if ctx_name is not None:
+                kwargs[ctx_name] = Context(nctx, asyncio.get_running_loop())
+            try:
+                return finish(await fn(**kwargs), payload)
+            except BaseException as e:
+                raise _failure(e, what, tool) from None
+
+        return invoke
+
+    async def invoke_sync(payload: Any, nctx: Any) -> dict[str, Any]:
+        kwargs = prepare(payload)
+        loop = asyncio.get_running_loop()
+        if ctx_name is not None:
+            kwargs[ctx_name] = Context(nctx, loop)
+        try:
+            call = functools.partial(fn, **kwargs)
+            result = await loop.run_in_executor(pool.executor(), contextvars.copy_context().run, call)
+            if inspect.isawaitable(result):
+                result = await result
+            return finish(result, payload)
+        except BaseException as e:
+            raise _failure(e, what, tool) from None
+
+    return invoke_sync
+
+
+def binder(fn: Callable[..., Any], params: Params, from_strings: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Turns an arguments dict into keyword arguments: unknown names dropped (unless the
+    function takes ``**kwargs``), values converted to the annotated types, ``Field(...)``
+    defaults filled in."""
+    names = params.names
+    var_kw = params.var_kw
+    if from_strings:
+        convs = {n: c for n in names if (c := _from_str(params.hints.get(n, str))) is not None}
+    else:
+        convs = dict(params.converters)
+    conv_items = tuple(convs.items())
+    defaults = tuple(fields_with_defaults(fn).items())
+
+    if not conv_items and not defaults:
+
+        def bind_plain(args: dict[str, Any]) -> dict[str, Any]:
+            if var_kw or args.keys() <= names:
+                return args
+            return {k: v for k, v in args.items() if k in names}
+
+        return bind_plain
+
+    def bind(args: dict[str, Any]) -> dict[str, Any]:
+        if not var_kw and not args.keys() <= names:
+            args = {k: v for k, v in args.items() if k in names}
+        for k, c in conv_items:
+            if k in args:
+                try:
+                    args[k] = c(args[k])
+                except (TypeError, ValueError) as e:
+                    from .errors import InvalidParams
+
+                    raise InvalidParams(f"Invalid params: argument {k!r}: {e}") from None
+        for k, d in defaults:
+            if k not in args:
+                args[k] = d
+        return args
+
+    return bind

@@ -1,0 +1,690 @@
+"""The public :class:`Server`: decorators that register tools, resources, prompts and
+completions, and the transports that serve them."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+import re
+import signal
+import sys
+import typing
+from typing import Any, Callable, Literal, TypeVar
+
+from . import _bridge, _native
+from ._convert import AUTO, STRUCTURED, WRAPPED, completion_result, prompt_result, resource_result, tool_result
+from ._handlers import Pool, binder, make_invoker
+from ._schema import output_schema, params_of, type_hints
+from .errors import UsageError
+
+__all__ = ["CacheHint", "Running", "Server"]
+
+logger = logging.getLogger("mcpaxle")
+
+F = TypeVar("F", bound=Callable[..., Any])
+Scope = Literal["public", "private"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheHint:
+    """A caching hint of a cacheable result: ``ttlMs`` and ``cacheScope``."""
+
+    ttl_ms: int
+    scope: Scope = "public"
+
+
+CacheSpec = typing.Union[int, datetime.timedelta, tuple[int, Scope], CacheHint]
+_CACHE_KEYS = ("discover", "tools", "prompts", "resources", "templates", "read")
+
+
+def _hint(v: CacheSpec, default_scope: Scope) -> tuple[int, str]:
+    if isinstance(v, CacheHint):
+        return (int(v.ttl_ms), v.scope)
+    if isinstance(v, datetime.timedelta):
+        return (int(v.total_seconds() * 1000), default_scope)
+    if isinstance(v, tuple):
+        return (int(v[0]), v[1])
+    if isinstance(v, int):
+        return (v, default_scope)
+    raise UsageError(f"a cache hint is an int (ms), a timedelta, (ttl_ms, scope) or CacheHint, not {v!r}")
+
+
+def _cache(cache: CacheSpec | dict[str, CacheSpec] | None) -> dict[str, tuple[int, str]] | None:
+    if cache is None:
+        return None
+    if not isinstance(cache, dict):
+        h = _hint(cache, "public")
+        return {k: h for k in _CACHE_KEYS if k != "read"}
+    out = {}
+    for k, v in cache.items():
+        if k not in _CACHE_KEYS:
+            raise UsageError(f"unknown cache entry {k!r}: use {', '.join(_CACHE_KEYS)}")
+        out[k] = _hint(v, "private" if k == "read" else "public")
+    return out
+
+
+def _ms(v: float | datetime.timedelta | None) -> int | None:
+    """Seconds (or a timedelta) to milliseconds."""
+    if v is None:
+        return None
+    if isinstance(v, datetime.timedelta):
+        return int(v.total_seconds() * 1000)
+    return int(v * 1000)
+
+
+_ANNOTATIONS = {
+    "title": "title",
+    "read_only": "readOnlyHint",
+    "destructive": "destructiveHint",
+    "idempotent": "idempotentHint",
+    "open_world": "openWorldHint",
+}
+
+
+def _annotations(a: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not a:
+        return None
+    return {_ANNOTATIONS.get(k.removesuffix("_hint"), k): v for k, v in a.items()}
+
+
+def _common(d: dict[str, Any], title: str | None, description: str | None, meta: dict[str, Any] | None, icons: list[Any] | None) -> dict[str, Any]:
+    if title is not None:
+        d["title"] = title
+    if description:
+        d["description"] = description
+    if icons:
+        d["icons"] = [{"src": i} if isinstance(i, str) else i for i in icons]
+    if meta:
+        d["_meta"] = meta
+    return d
+
+
+_TEMPLATE_EXPR = re.compile(r"\{([+#./;?&]?)([^}]+)\}")
+
+
+def template_variables(uri_template: str) -> list[str]:
+    """The variable names of an RFC 6570 URI template."""
+    out = []
+    for _, names in _TEMPLATE_EXPR.findall(uri_template):
+        for n in names.split(","):
+            out.append(n.strip().rstrip("*").split(":")[0])
+    return out
+
+
+def _return_hint(fn: Callable[..., Any], localns: dict[str, Any] | None) -> Any:
+    import inspect
+
+    try:
+        return type_hints(fn, localns).get("return", inspect.Signature.empty)
+    except Exception:
+        return inspect.Signature.empty
+
+
+def _caller(depth: int = 2) -> dict[str, Any] | None:
+    """The local namespace of the code registering a handler (see ``type_hints``)."""
+    try:
+        return sys._getframe(depth).f_locals
+    except (AttributeError, ValueError):
+        return None
+
+
+class Server:
+    """An MCP server on the mcpaxle core.
+
+    >>> from mcpaxle import Server
+    >>> server = Server("weather", version="1.0.0", instructions="Forecasts by city.")
+    >>> @server.tool()
+    ... async def forecast(city: str, days: int = 3) -> str:
+    ...     '''Forecast for a city.'''
+    ...     return f"Sunny in {city} for {days} days"
+    >>> # server.run()                                  # stdio
+    >>> # server.run("http", host="127.0.0.1", port=8000) # Streamable HTTP on /mcp
+
+    ``cache`` sets the caching hints of results: one value for every list, or a dict with
+    the keys ``discover``, ``tools``, ``prompts``, ``resources``, ``templates``, ``read``;
+    each an int (ms), a ``timedelta``, ``(ttl_ms, "public" | "private")`` or a
+    :class:`CacheHint`. ``state_key`` (str or bytes) is the secret sealing MRTR
+    ``requestState``: set the same one on every instance behind a load balancer.
+    ``max_workers`` bounds the thread pool of plain ``def`` handlers. ``logging`` advertises
+    the (deprecated) logging capability. ``legacy=False`` serves 2026-07-28 clients only.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        cache: CacheSpec | dict[str, CacheSpec] | None = None,
+        state_key: str | bytes | None = None,
+        state_ttl: float | datetime.timedelta | None = None,
+        page_size: int | None = None,
+        max_workers: int | None = None,
+        logging: bool = False,
+        legacy: bool = True,
+        server_info_in_results: bool = True,
+    ) -> None:
+        key = state_key.encode() if isinstance(state_key, str) else state_key
+        self._native = _native.Server(
+            name,
+            version,
+            title=title,
+            instructions=instructions,
+            cache=_cache(cache),
+            state_key=key,
+            state_ttl_ms=_ms(state_ttl),
+            page_size=page_size,
+            server_info_in_results=server_info_in_results,
+            logging=logging,
+            legacy=legacy,
+        )
+        self.name = name
+        self.version = version
+        self._pool = Pool(max_workers)
+        self._tools: dict[str, dict[str, Any]] = {}
+        self._resources: dict[str, dict[str, Any]] = {}
+        self._templates: dict[str, dict[str, Any]] = {}
+        self._prompts: dict[str, dict[str, Any]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._serving = 0
+
+    def __repr__(self) -> str:
+        return f"Server({self.name!r}, version={self.version!r})"
+
+    # Tools --------------------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+    ) -> Any:
+        """Registers a function as a tool (``@server.tool()`` or ``@server.tool``).
+
+        The input schema comes from the parameters' type hints, the description from the
+        docstring (parameter descriptions from its ``Args:`` section or from
+        ``Annotated[T, "description"]``), the ``outputSchema`` from the return annotation: a
+        dataclass, TypedDict, pydantic model or dict is returned as ``structuredContent``
+        (plus its JSON as text); an int, list... as ``{"result": value}``; ``str`` and
+        content (Image, Audio, EmbeddedResource) as content. A parameter annotated
+        ``Context`` receives the request context. ``annotations`` are behaviour hints:
+        ``{"read_only": True, "idempotent": True}``. Returns the function unchanged."""
+        if callable(name):
+            self.add_tool(name, localns=_caller())
+            return name
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, localns=_caller())
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Adds or replaces a tool at any time (listeners get ``tools/list_changed``);
+        returns its definition. ``input_schema`` replaces the generated schema (the function
+        then receives the arguments as keyword arguments as they are)."""
+        localns = localns if localns is not None else _caller()
+        params = params_of(fn, localns=localns)
+        tool_name = name or fn.__name__
+        if structured_output is False:
+            schema, wrapped = None, False
+        else:
+            schema, wrapped = output_schema(_return_hint(fn, localns), localns)
+            if structured_output and schema is None:
+                raise UsageError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a JSON type")
+        mode = WRAPPED if wrapped else STRUCTURED if schema is not None else AUTO
+        definition: dict[str, Any] = {"name": tool_name, "inputSchema": input_schema or params.schema}
+        _common(definition, title, description if description is not None else params.description, meta, icons)
+        if schema is not None:
+            definition["outputSchema"] = schema
+        ann = _annotations(annotations)
+        if ann:
+            definition["annotations"] = ann
+        if input_schema is not None:
+            params = dataclasses.replace(params, var_kw=True, converters={})
+
+        def finish(result: Any, payload: Any) -> dict[str, Any]:
+            return tool_result(result, mode)
+
+        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), finish, self._pool, tool=True)
+        self._native.add_tool(definition, invoke)
+        self._tools[tool_name] = definition
+        return definition
+
+    def remove_tool(self, name: str) -> bool:
+        """Removes a tool (listeners get ``tools/list_changed``); returns whether it existed."""
+        self._tools.pop(name, None)
+        return self._native.remove_tool(name)
+
+    # Resources ----------------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+        cache: CacheSpec | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Registers a function as a resource. A URI with ``{variables}`` (RFC 6570) makes a
+        resource template: the function's parameters receive the variables (converted to
+        their annotated types), e.g. ``@server.resource("note://{id}")`` with ``def
+        note(id: int)``. A parameter named ``uri`` receives the URI read. Return ``str``
+        (text), ``bytes`` (blob), any JSON-able value (JSON text), a
+        :class:`~mcpaxle.ResourceContents` or a list of them. ``cache`` overrides the
+        ``resources/read`` caching hint."""
+
+        def register(fn: F) -> F:
+            self.add_resource(fn, uri, name=name, title=title, description=description, mime_type=mime_type, size=size, annotations=annotations, cache=cache, meta=meta, icons=icons, localns=_caller())
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+        cache: CacheSpec | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Adds or replaces a resource or resource template at any time; returns its
+        definition."""
+        params = params_of(fn, localns=localns if localns is not None else _caller())
+        variables = template_variables(uri)
+        wants_uri = "uri" in params.names and "uri" not in variables
+        missing = [p for p in params.required if p not in variables and not (p == "uri" and wants_uri)]
+        if missing:
+            raise UsageError(f"resource {uri!r}: parameter(s) {', '.join(missing)} are not variables of the URI")
+        key = "uriTemplate" if variables else "uri"
+        definition: dict[str, Any] = {key: uri, "name": name or fn.__name__}
+        _common(definition, title, description if description is not None else params.description, meta, icons)
+        if mime_type:
+            definition["mimeType"] = mime_type
+        if size is not None and not variables:
+            definition["size"] = size
+        if annotations:
+            definition["annotations"] = annotations
+        hint = _hint(cache, "private") if cache is not None else None
+        bind = binder(fn, params, from_strings=True)
+
+        def prepare(payload: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+            read_uri, values = payload
+            if wants_uri:
+                values["uri"] = read_uri
+            return bind(values)
+
+        def finish(result: Any, payload: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+            return resource_result(result, payload[0], mime_type)
+
+        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, finish, self._pool, tool=False)
+        if variables:
+            self._native.add_resource_template(definition, invoke, hint)
+            self._templates[uri] = definition
+        else:
+            self._native.add_resource(definition, invoke, hint)
+            self._resources[uri] = definition
+        return definition
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or a resource template (by its URI template); returns whether
+        it existed."""
+        if uri in self._templates or template_variables(uri):
+            self._templates.pop(uri, None)
+            return self._native.remove_resource_template(uri)
+        self._resources.pop(uri, None)
+        return self._native.remove_resource(uri)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells listeners subscribed to ``uri`` that it changed
+        (``notifications/resources/updated``)."""
+        self._native.notify_resource_updated(uri)
+
+    # Prompts ------------------------------------------------------------------------------
+
+    def prompt(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+    ) -> Any:
+        """Registers a function as a prompt (``@server.prompt()`` or ``@server.prompt``). Its
+        parameters are the prompt's arguments (required when they have no default; values
+        arrive as strings and are converted to int, float, bool or Enum when annotated so).
+        Return a str (one user message), a :class:`~mcpaxle.Message`, content, or a list."""
+        if callable(name):
+            self.add_prompt(name, localns=_caller())
+            return name
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name, title=title, description=description, meta=meta, icons=icons, localns=_caller())
+            return fn
+
+        return register
+
+    def add_prompt(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        meta: dict[str, Any] | None = None,
+        icons: list[Any] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Adds or replaces a prompt at any time (listeners get ``prompts/list_changed``)."""
+        params = params_of(fn, localns=localns if localns is not None else _caller())
+        prompt_name = name or fn.__name__
+        arguments = []
+        for arg, s in params.schema["properties"].items():
+            a: dict[str, Any] = {"name": arg}
+            if s.get("description"):
+                a["description"] = s["description"]
+            if arg in params.required:
+                a["required"] = True
+            arguments.append(a)
+        definition: dict[str, Any] = {"name": prompt_name}
+        _common(definition, title, description if description is not None else params.description, meta, icons)
+        if arguments:
+            definition["arguments"] = arguments
+
+        def finish(result: Any, payload: Any) -> dict[str, Any]:
+            return prompt_result(result, None)
+
+        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), finish, self._pool, tool=False)
+        self._native.add_prompt(definition, invoke)
+        self._prompts[prompt_name] = definition
+        return definition
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt; returns whether it existed."""
+        self._prompts.pop(name, None)
+        return self._native.remove_prompt(name)
+
+    # Completions --------------------------------------------------------------------------
+
+    def completion(self, *, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
+        """Registers the completion of a prompt's arguments (``prompt="name"``) or of a
+        resource template's variables (``resource="note://{id}"``). The function takes
+        ``argument`` (the name being completed), ``value`` (typed so far) and optionally
+        ``context`` (arguments already resolved), by those names or in that order, and
+        returns candidate strings (at most 100 are sent)."""
+
+        def register(fn: F) -> F:
+            self.set_completion(fn, prompt=prompt, resource=resource, localns=_caller())
+            return fn
+
+        return register
+
+    def set_completion(self, fn: Callable[..., Any], *, prompt: str | None = None, resource: str | None = None, localns: dict[str, Any] | None = None) -> None:
+        """Sets a completion handler (see :meth:`completion`)."""
+        if (prompt is None) == (resource is None):
+            raise UsageError("completion() takes exactly one of prompt= or resource=")
+        params = params_of(fn, localns=localns if localns is not None else _caller())
+        order = ("argument", "value", "context")
+        names = [n for n in params.schema["properties"]]
+        mapping = dict(zip(order, names)) if not set(names) <= set(order) else {n: n for n in names}
+
+        def prepare(payload: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+            values = dict(zip(order, payload))
+            return {param: values[field] for field, param in mapping.items()}
+
+        def finish(result: Any, payload: Any) -> dict[str, Any]:
+            return completion_result(result)
+
+        kind, target = ("prompt", prompt) if prompt is not None else ("resource", resource)
+        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, finish, self._pool, tool=False)
+        self._native.set_completion(kind, target, invoke)
+
+    def remove_completion(self, *, prompt: str | None = None, resource: str | None = None) -> bool:
+        """Removes a completion handler; returns whether it existed."""
+        kind, target = ("prompt", prompt) if prompt is not None else ("resource", resource)
+        return self._native.remove_completion(kind, target)
+
+    # Introspection ------------------------------------------------------------------------
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The definitions of the tools registered through this object."""
+        return list(self._tools.values())
+
+    def list_resources(self) -> list[dict[str, Any]]:
+        """The definitions of the direct resources registered through this object."""
+        return list(self._resources.values())
+
+    def list_resource_templates(self) -> list[dict[str, Any]]:
+        """The definitions of the resource templates registered through this object."""
+        return list(self._templates.values())
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        """The definitions of the prompts registered through this object."""
+        return list(self._prompts.values())
+
+    # Serving ------------------------------------------------------------------------------
+
+    def _acquire(self, loop: asyncio.AbstractEventLoop) -> _native.Bridge:
+        if self._serving and self._loop is not loop:
+            raise UsageError("this server is already being served on another event loop")
+        bridge = _bridge.acquire(loop)
+        try:
+            self._native.attach(bridge)
+        except BaseException:
+            _bridge.release(loop)
+            raise
+        self._loop = loop
+        self._serving += 1
+        return bridge
+
+    def _release(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._serving -= 1
+        if self._serving == 0:
+            self._native.attach(None)
+            self._loop = None
+        _bridge.release(loop)
+
+    async def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body: int | None = None,
+        keep_alive: float | None = None,
+        drain_timeout: float | None = None,
+    ) -> Running:
+        """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
+        picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
+        with ``await running.stop()`` or ``async with await server.start_http(...):``."""
+        loop = asyncio.get_running_loop()
+        bridge = self._acquire(loop)
+        options = {
+            "path": path,
+            "allowed_hosts": allowed_hosts,
+            "allowed_origins": allowed_origins,
+            "max_body": max_body,
+            "keep_alive_ms": _ms(keep_alive),
+            "drain_timeout_ms": _ms(drain_timeout),
+        }
+        try:
+            native = await self._native.start_http(bridge, host, port, options)
+        except BaseException:
+            self._release(loop)
+            raise
+        return Running(self, loop, bridge, native, path)
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves Streamable HTTP on ``http://host:port/mcp`` until the awaiting task is
+        cancelled (then shuts down gracefully: stop accepting, end listen streams, drain the
+        requests in flight) or :meth:`Running.shutdown` is called. Options as
+        :meth:`start_http`."""
+        running = await self.start_http(host, port, **options)
+        logger.info("mcpaxle: serving %s", running.url)
+        await running.serve_forever()
+
+    async def serve_stdio(self, *, redirect_stdout: bool = True, drain_timeout: float | None = None) -> None:
+        """Serves stdio (newline-delimited JSON-RPC on stdin/stdout) until stdin closes or
+        the awaiting task is cancelled. With ``redirect_stdout`` (the default), anything
+        else written to stdout while serving, a ``print()`` included, goes to stderr."""
+        loop = asyncio.get_running_loop()
+        bridge = self._acquire(loop)
+        saved = sys.stdout
+        try:
+            if redirect_stdout:
+                try:
+                    sys.stdout.flush()
+                except Exception:
+                    pass
+            native = self._native.start_stdio(redirect_stdout, _ms(drain_timeout))
+        except BaseException:
+            self._release(loop)
+            raise
+        if redirect_stdout:
+            sys.stdout = sys.stderr
+        try:
+            await Running(self, loop, bridge, native, None).serve_forever()
+        finally:
+            if redirect_stdout and sys.stdout is sys.stderr:
+                sys.stdout = saved
+
+    def run(self, transport: Literal["stdio", "http"] = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serves until stdin closes (stdio) or Ctrl-C / SIGTERM, then stops cleanly. Blocks;
+        it runs its own asyncio loop. ``transport="http"`` serves on ``http://host:port/mcp``
+        (options as :meth:`start_http`)."""
+        if transport not in ("stdio", "http"):
+            raise UsageError(f"transport must be 'stdio' or 'http', not {transport!r}")
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            task = asyncio.current_task()
+            assert task is not None
+            installed = []
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.add_signal_handler(sig, task.cancel)
+                    installed.append(sig)
+                except (NotImplementedError, RuntimeError, ValueError):
+                    pass
+            try:
+                if transport == "stdio":
+                    await self.serve_stdio(**options)
+                else:
+                    await self.serve_http(host, port, **options)
+            except asyncio.CancelledError:
+                pass
+            finally:
+                for sig in installed:
+                    loop.remove_signal_handler(sig)
+
+        try:
+            asyncio.run(main())
+        finally:
+            self._pool.shutdown()
+
+
+class Running:
+    """A transport being served: ``address``, ``port`` and ``url`` (HTTP), ``shutdown()``,
+    ``await wait()``, ``await stop()``; usable as ``async with``."""
+
+    def __init__(self, server: Server, loop: asyncio.AbstractEventLoop, bridge: _native.Bridge, native: _native.Running, path: str | None) -> None:
+        self._server, self._loop, self._bridge, self._native = server, loop, bridge, native
+        self._path = path
+        self._released = False
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of an HTTP server (the bound port), "stdio" for stdio."""
+        return self._native.address
+
+    @property
+    def port(self) -> int | None:
+        """The port an HTTP server listens on."""
+        if self._path is None:
+            return None
+        return int(self.address.rsplit(":", 1)[1])
+
+    @property
+    def url(self) -> str | None:
+        """The MCP endpoint of an HTTP server."""
+        if self._path is None:
+            return None
+        return f"http://{self.address}{self._path}"
+
+    def shutdown(self) -> None:
+        """Starts a graceful shutdown (returns at once)."""
+        self._native.shutdown()
+
+    async def wait(self) -> None:
+        """Waits until the transport has stopped."""
+        try:
+            await self._native.wait(self._bridge)
+        finally:
+            if self._native.done:
+                self._release()
+
+    async def stop(self) -> None:
+        """Shuts down gracefully and waits until done."""
+        self.shutdown()
+        await self.wait()
+
+    async def serve_forever(self) -> None:
+        """Waits until the transport stops; if the awaiting task is cancelled, shuts down
+        gracefully (requests in flight still run on this loop while draining), then re-raises."""
+        try:
+            await self._native.wait(self._bridge)
+        except asyncio.CancelledError:
+            self.shutdown()
+            await self._native.wait(self._bridge)
+            raise
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._server._release(self._loop)
+
+    async def __aenter__(self) -> Running:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()

@@ -1,0 +1,353 @@
+//! The bridge between the tokio runtime and one asyncio event loop.
+//!
+//! Runtime workers never attach to the interpreter (they never take the GIL). They push
+//! [`Job`]s into the bridge's queue and, when no wake-up is pending yet, write one byte to a
+//! pipe; the loop watches the pipe (`loop.add_reader`) and runs [`Bridge::drain`], which
+//! takes every queued job at once, so a burst of calls costs one wake-up. All conversions
+//! between JSON and Python objects happen there, on the loop's thread.
+//!
+//! Two directions cross it:
+//! * a core handler calls Python ([`call`]): the job creates an asyncio task for the
+//!   handler's coroutine; the task's done callback converts its result and completes the
+//!   Rust future. Dropping that Rust future (the client cancelled or went away) queues a
+//!   cancel job: the task is cancelled and the handler sees `asyncio.CancelledError`.
+//! * Python awaits Rust ([`awaitable`]): the future is spawned on the runtime and its outcome
+//!   resolves an asyncio future of the loop; cancelling that asyncio future aborts the Rust
+//!   task.
+
+use crate::context::PyRequestContext;
+use crate::runtime::{self, check_fork};
+use crate::{convert, errors};
+use mcpaxle::server::RequestContext;
+use mcpaxle::{Error, ErrorKind, Result};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// Builds the Python value of a completed Rust future, on the loop's thread.
+pub type Make = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAny>> + Send>;
+
+/// What a Python handler is called with.
+pub enum Payload {
+    /// `tools/call`: the arguments object.
+    Tool(Value),
+    /// `resources/read`: the URI and the template's variables.
+    Resource { uri: String, variables: Map<String, Value> },
+    /// `prompts/get`: the arguments.
+    Prompt(Map<String, Value>),
+    /// `completion/complete`: the argument's name, its partial value, the resolved arguments.
+    Completion { argument: String, value: String, context: Map<String, Value> },
+}
+
+impl Payload {
+    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        Ok(match self {
+            Payload::Tool(v) => convert::to_py(py, &v)?,
+            Payload::Prompt(m) => convert::map_to_py(py, &m)?.into_any(),
+            Payload::Resource { uri, variables } => {
+                PyTuple::new(py, [PyString::new(py, &uri).into_any(), convert::map_to_py(py, &variables)?.into_any()])?.into_any()
+            }
+            Payload::Completion { argument, value, context } => PyTuple::new(
+                py,
+                [PyString::new(py, &argument).into_any(), PyString::new(py, &value).into_any(), convert::map_to_py(py, &context)?.into_any()],
+            )?
+            .into_any(),
+        })
+    }
+}
+
+enum Job {
+    Call { handler: Arc<Py<PyAny>>, payload: Payload, ctx: RequestContext, slot: Arc<Slot> },
+    Cancel(Arc<Slot>),
+    Resolve { future: Py<PyAny>, outcome: Result<Make> },
+}
+
+/// One handler call in flight: how its outcome reaches Rust, and its task once created.
+struct Slot {
+    state: Mutex<SlotState>,
+}
+
+struct SlotState {
+    tx: Option<oneshot::Sender<Result<Value>>>,
+    task: Option<Py<PyAny>>,
+    cancelled: bool,
+}
+
+impl Slot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The shared half of a [`Bridge`].
+pub struct BridgeInner {
+    pid: u32,
+    queue: Mutex<Vec<Job>>,
+    wake_pending: AtomicBool,
+    read_fd: RawFd,
+    write_fd: RawFd,
+    closed: AtomicBool,
+    event_loop: Py<PyAny>,
+}
+
+impl BridgeInner {
+    /// Queues a job and wakes the loop; false (and the job is dropped) once the bridge closed.
+    fn push(&self, job: Job) -> bool {
+        if self.closed.load(Ordering::Acquire) {
+            return false;
+        }
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(job);
+        if !self.wake_pending.swap(true, Ordering::AcqRel) {
+            let byte = 1u8;
+            // A full pipe already holds a wake-up; any other failure means the loop is gone.
+            unsafe { libc::write(self.write_fd, (&byte as *const u8).cast(), 1) };
+        }
+        true
+    }
+
+    /// Whether the bridge was closed (its loop ended).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    fn run(&self, py: Python<'_>, this: &Arc<BridgeInner>, job: Job) {
+        match job {
+            Job::Call { handler, payload, ctx, slot } => {
+                if slot.lock().cancelled {
+                    return;
+                }
+                if let Err(e) = self.start(py, this, &handler, payload, ctx, &slot) {
+                    let err = errors::from_py_err(py, &e);
+                    if let Some(tx) = slot.lock().tx.take() {
+                        let _ = tx.send(Err(err));
+                    }
+                }
+            }
+            Job::Cancel(slot) => {
+                let task = slot.lock().task.take();
+                if let Some(task) = task {
+                    if let Err(e) = task.bind(py).call_method0(intern!(py, "cancel")) {
+                        e.write_unraisable(py, None);
+                    }
+                }
+            }
+            Job::Resolve { future, outcome } => {
+                let future = future.bind(py);
+                if future.call_method0(intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
+                    return;
+                }
+                let set = match outcome.map_err(|e| errors::to_py_err(py, &e)).and_then(|make| make(py)) {
+                    Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+                    Err(err) => future.call_method1(intern!(py, "set_exception"), (err.value(py),)),
+                };
+                if let Err(e) = set {
+                    e.write_unraisable(py, None);
+                }
+            }
+        }
+    }
+
+    fn start(&self, py: Python<'_>, this: &Arc<BridgeInner>, handler: &Py<PyAny>, payload: Payload, ctx: RequestContext, slot: &Arc<Slot>) -> PyResult<()> {
+        let ctx = Py::new(py, PyRequestContext::new(ctx, this.clone()))?;
+        let coro = handler.bind(py).call1((payload.into_py(py)?, ctx))?;
+        let task = self.event_loop.bind(py).call_method1(intern!(py, "create_task"), (coro,))?;
+        task.call_method1(intern!(py, "add_done_callback"), (Completer { slot: slot.clone() },))?;
+        let mut state = slot.lock();
+        if state.cancelled {
+            drop(state);
+            task.call_method0(intern!(py, "cancel"))?;
+        } else {
+            state.task = Some(task.unbind());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for BridgeInner {
+    fn drop(&mut self) {
+        unsafe {
+            libc::close(self.read_fd);
+            libc::close(self.write_fd);
+        }
+    }
+}
+
+/// The bridge of one asyncio event loop. Made by `mcpaxle._bridge.bridge_for(loop)`, which
+/// registers [`Bridge::drain`] as the reader of [`Bridge::fileno`].
+#[pyclass(frozen, name = "Bridge", module = "mcpaxle._native")]
+pub struct Bridge {
+    pub inner: Arc<BridgeInner>,
+}
+
+#[pymethods]
+impl Bridge {
+    /// A bridge for `event_loop` (not yet registered with it).
+    #[new]
+    fn new(event_loop: Py<PyAny>) -> PyResult<Self> {
+        check_fork()?;
+        let mut fds = [0 as RawFd; 2];
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        for fd in fds {
+            unsafe {
+                libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK);
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        Ok(Bridge {
+            inner: Arc::new(BridgeInner {
+                pid: std::process::id(),
+                queue: Mutex::new(Vec::new()),
+                wake_pending: AtomicBool::new(false),
+                read_fd: fds[0],
+                write_fd: fds[1],
+                closed: AtomicBool::new(false),
+                event_loop,
+            }),
+        })
+    }
+
+    /// The file descriptor the loop watches.
+    fn fileno(&self) -> RawFd {
+        self.inner.read_fd
+    }
+
+    /// Whether the bridge was closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// Runs every queued job; called by the loop when the pipe is readable.
+    fn drain(&self, py: Python<'_>) -> PyResult<()> {
+        check_fork()?;
+        if self.inner.pid != std::process::id() {
+            return Ok(());
+        }
+        let mut buf = [0u8; 64];
+        while unsafe { libc::read(self.inner.read_fd, buf.as_mut_ptr().cast(), buf.len()) } == buf.len() as isize {}
+        self.inner.wake_pending.store(false, Ordering::Release);
+        let jobs = std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        for job in jobs {
+            self.inner.run(py, &self.inner, job);
+        }
+        Ok(())
+    }
+
+    /// Closes the bridge: later jobs are refused (their calls fail); queued ones are dropped.
+    fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
+        let jobs = std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(jobs);
+    }
+}
+
+/// The done callback of a handler's task: converts its outcome and completes the call.
+#[pyclass(frozen, module = "mcpaxle._native")]
+struct Completer {
+    slot: Arc<Slot>,
+}
+
+#[pymethods]
+impl Completer {
+    fn __call__(&self, py: Python<'_>, task: &Bound<'_, PyAny>) {
+        let outcome = match task.call_method0(intern!(py, "result")) {
+            Ok(v) => convert::from_py(&v).map_err(|e| Error::internal(format!("Internal error: the handler returned a value that cannot be sent as JSON: {}", e.value(py)))),
+            Err(e) => Err(errors::from_py_err(py, &e)),
+        };
+        let (tx, task) = {
+            let mut state = self.slot.lock();
+            (state.tx.take(), state.task.take())
+        };
+        drop(task);
+        if let Some(tx) = tx {
+            let _ = tx.send(outcome);
+        }
+    }
+}
+
+/// Queues a cancel job when a call's Rust future is dropped before its outcome arrived.
+struct CancelOnDrop {
+    bridge: Arc<BridgeInner>,
+    slot: Option<Arc<Slot>>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            slot.lock().cancelled = true;
+            self.bridge.push(Job::Cancel(slot));
+        }
+    }
+}
+
+/// Calls a Python handler (`handler(payload, ctx)` returning a coroutine) on the bridge's
+/// loop and waits for its result without ever attaching to the interpreter.
+pub async fn call(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Payload, ctx: RequestContext) -> Result<Value> {
+    let (tx, rx) = oneshot::channel();
+    let slot = Arc::new(Slot { state: Mutex::new(SlotState { tx: Some(tx), task: None, cancelled: false }) });
+    if !bridge.push(Job::Call { handler, payload, ctx, slot: slot.clone() }) {
+        return Err(loop_gone());
+    }
+    let mut guard = CancelOnDrop { bridge, slot: Some(slot) };
+    let outcome = rx.await;
+    guard.slot = None;
+    outcome.unwrap_or_else(|_| Err(loop_gone()))
+}
+
+fn loop_gone() -> Error {
+    Error::new(ErrorKind::Cancelled, "Cancelled: the asyncio event loop serving this server stopped")
+}
+
+/// Aborts the Rust task behind an awaitable when the awaitable is cancelled.
+#[pyclass(frozen, module = "mcpaxle._native")]
+struct AbortOnCancel {
+    handle: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl AbortOnCancel {
+    fn __call__(&self, py: Python<'_>, future: &Bound<'_, PyAny>) {
+        if future.call_method0(intern!(py, "cancelled")).and_then(|c| c.is_truthy()).unwrap_or(false) {
+            self.handle.abort();
+        }
+    }
+}
+
+/// Makes a Python awaitable (an asyncio future of the bridge's loop) from a Rust future:
+/// the one place every awaitable of this module is made. `make` builds the Python result on
+/// the loop's thread. Call it on the loop's thread.
+pub fn awaitable<'py, F, T>(py: Python<'py>, bridge: &Arc<BridgeInner>, fut: F, make: fn(T) -> Make) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    runtime::runtime()?;
+    let future = bridge.event_loop.bind(py).call_method0(intern!(py, "create_future"))?;
+    let target = future.clone().unbind();
+    let b = bridge.clone();
+    let handle = runtime::spawn(async move {
+        let outcome = fut.await.map(make);
+        // Refused once the loop closed: nobody can be waiting any more.
+        let _ = b.push(Job::Resolve { future: target, outcome });
+    })?;
+    future.call_method1(intern!(py, "add_done_callback"), (AbortOnCancel { handle: handle.abort_handle() },))?;
+    Ok(future)
+}
+
+/// A [`Make`] for a JSON value.
+pub fn make_value(v: Value) -> Make {
+    Box::new(move |py| convert::to_py(py, &v))
+}
+
+/// A [`Make`] for `None`.
+pub fn make_none(_: ()) -> Make {
+    Box::new(|py| Ok(py.None().into_bound(py)))
+}

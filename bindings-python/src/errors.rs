@@ -1,0 +1,132 @@
+//! Errors across the boundary: each core [`ErrorKind`] is one class of `mcpaxle.errors`
+//! (mapped by kind, never by message), and a Python exception raised by a handler becomes a
+//! core [`Error`] of the kind its class names.
+
+use crate::convert;
+use mcpaxle::{Error, ErrorKind};
+use pyo3::exceptions::{PyRuntimeError, asyncio::CancelledError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
+
+/// The kind named by the `kind` attribute of an `mcpaxle.errors` class.
+fn kind_from_name(name: &str) -> ErrorKind {
+    match name {
+        "parse_error" => ErrorKind::ParseError,
+        "invalid_request" => ErrorKind::InvalidRequest,
+        "method_not_found" => ErrorKind::MethodNotFound,
+        "invalid_params" => ErrorKind::InvalidParams,
+        "header_mismatch" => ErrorKind::HeaderMismatch,
+        "missing_capability" => ErrorKind::MissingRequiredClientCapability,
+        "unsupported_protocol_version" => ErrorKind::UnsupportedProtocolVersion,
+        "tool" => ErrorKind::Tool,
+        "input_required" => ErrorKind::InputRequired,
+        "cancelled" => ErrorKind::Cancelled,
+        "panic" => ErrorKind::Panic,
+        "transport" => ErrorKind::Transport,
+        "remote" => ErrorKind::Remote,
+        "timeout" => ErrorKind::Timeout,
+        "usage" => ErrorKind::Usage,
+        _ => ErrorKind::Internal,
+    }
+}
+
+/// The `mcpaxle.errors` class of a kind.
+fn class_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ParseError => "ParseError",
+        ErrorKind::InvalidRequest => "InvalidRequest",
+        ErrorKind::MethodNotFound => "MethodNotFound",
+        ErrorKind::InvalidParams => "InvalidParams",
+        ErrorKind::HeaderMismatch => "HeaderMismatch",
+        ErrorKind::MissingRequiredClientCapability => "MissingCapability",
+        ErrorKind::UnsupportedProtocolVersion => "UnsupportedProtocolVersion",
+        ErrorKind::Tool => "ToolError",
+        ErrorKind::InputRequired => "InputRequired",
+        ErrorKind::Cancelled => "Cancelled",
+        ErrorKind::Panic => "PanicError",
+        ErrorKind::Transport => "TransportError",
+        ErrorKind::Remote => "RemoteError",
+        ErrorKind::Timeout => "TimeoutError",
+        ErrorKind::Usage => "UsageError",
+        _ => "InternalError",
+    }
+}
+
+struct Classes {
+    mcp_error: Py<PyType>,
+    input_required: Py<PyType>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get_or_try_init(py, || {
+        let m = py.import("mcpaxle.errors")?;
+        Ok(Classes {
+            mcp_error: m.getattr("McpError")?.cast_into::<PyType>()?.unbind(),
+            input_required: m.getattr("InputRequired")?.cast_into::<PyType>()?.unbind(),
+        })
+    })
+}
+
+/// An instance of `mcpaxle.errors.<class>` with a message, as a `PyErr`. Falls back to a
+/// `RuntimeError` when the Python package cannot be imported (a broken installation).
+pub fn new_py_err(class: &str, message: String) -> PyErr {
+    Python::attach(|py| match py.import("mcpaxle.errors").and_then(|m| m.getattr(class)) {
+        Ok(cls) => match cls.call1((message.clone(),)) {
+            Ok(inst) => PyErr::from_value(inst),
+            Err(e) => e,
+        },
+        Err(_) => PyRuntimeError::new_err(message),
+    })
+}
+
+/// A core error as the Python exception of its kind (`message`, `data` and `code` kept).
+pub fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("mcpaxle.errors")?.getattr(class_name(e.kind()))?;
+        let kwargs = PyDict::new(py);
+        if let Some(d) = e.data() {
+            kwargs.set_item("data", convert::to_py(py, d)?)?;
+        }
+        kwargs.set_item("code", e.code())?;
+        Ok(PyErr::from_value(cls.call((e.message(),), Some(&kwargs))?))
+    };
+    build().unwrap_or_else(|err| err)
+}
+
+/// The core error for an exception a handler raised: an `mcpaxle.errors` exception keeps its
+/// kind, message, data and code; `asyncio.CancelledError` is a cancellation; anything else is
+/// an internal error (the Python layer has already logged it with its traceback).
+pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
+    let value = err.value(py);
+    if err.is_instance_of::<CancelledError>(py) {
+        return Error::new(ErrorKind::Cancelled, "Cancelled: the handler's task was cancelled");
+    }
+    let Ok(cls) = classes(py) else {
+        return Error::internal(format!("Internal error: {value}"));
+    };
+    if value.is_instance(cls.input_required.bind(py)).unwrap_or(false) {
+        return Error::input_required();
+    }
+    if !value.is_instance(cls.mcp_error.bind(py)).unwrap_or(false) {
+        return Error::internal(format!("Internal error: {value}"));
+    }
+    let kind = value.getattr("kind").ok().and_then(|k| k.extract::<String>().ok()).map(|k| kind_from_name(&k)).unwrap_or(ErrorKind::Internal);
+    let message = value.getattr("message").ok().and_then(|m| m.extract::<String>().ok()).unwrap_or_else(|| value.to_string());
+    let mut e = Error::new(kind, message);
+    if let Ok(data) = value.getattr("data") {
+        if !data.is_none() {
+            if let Ok(d) = convert::from_py(&data) {
+                e = e.with_data(d);
+            }
+        }
+    }
+    if let Ok(code) = value.getattr("code").and_then(|c| c.extract::<Option<i32>>()) {
+        if let Some(code) = code.filter(|c| *c != Error::new(kind, "").code()) {
+            e = e.with_code(code);
+        }
+    }
+    e
+}

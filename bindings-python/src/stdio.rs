@@ -1,0 +1,103 @@
+//! The protocol's output for the stdio transport: a duplicate of file descriptor 1 written by
+//! a dedicated thread (blocking writes, in order), while fd 1 itself points at stderr for as
+//! long as the server runs, so that a `print()` or a C library writing to stdout cannot
+//! corrupt the stream of MCP messages.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::pin::Pin;
+use std::sync::mpsc;
+use std::task::{Context, Poll};
+use tokio::io::AsyncWrite;
+use tokio::sync::oneshot;
+
+/// Where the protocol goes while serving stdio, and how fd 1 is put back afterwards.
+pub struct ProtocolOut {
+    /// The writer the transport writes to.
+    pub writer: FdWriter,
+    /// Completes once every byte written has reached the fd (the writer thread ended).
+    pub flushed: oneshot::Receiver<()>,
+    /// A copy of the original fd 1, to restore with [`restore_stdout`].
+    pub saved_stdout: Option<RawFd>,
+}
+
+/// Duplicates fd 1 for the protocol and, with `redirect`, points fd 1 at stderr.
+pub fn protocol_out(redirect: bool) -> io::Result<ProtocolOut> {
+    let out = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+    if out < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut saved = None;
+    if redirect {
+        let s = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
+        if s < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+            let e = io::Error::last_os_error();
+            unsafe {
+                libc::close(out);
+                if s >= 0 {
+                    libc::close(s);
+                }
+            }
+            return Err(e);
+        }
+        saved = Some(s);
+    }
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let (done_tx, done_rx) = oneshot::channel();
+    std::thread::Builder::new().name("mcpaxle-stdout".into()).spawn(move || {
+        for chunk in rx {
+            if write_all(out, &chunk).is_err() {
+                break;
+            }
+        }
+        unsafe { libc::close(out) };
+        let _ = done_tx.send(());
+    })?;
+    Ok(ProtocolOut { writer: FdWriter { tx: Some(tx) }, flushed: done_rx, saved_stdout: saved })
+}
+
+/// Points fd 1 back at what it was before [`protocol_out`] redirected it.
+pub fn restore_stdout(saved: Option<RawFd>) {
+    if let Some(s) = saved {
+        unsafe {
+            libc::dup2(s, 1);
+            libc::close(s);
+        }
+    }
+}
+
+fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// An `AsyncWrite` handing each write to the writer thread (never blocks the runtime).
+pub struct FdWriter {
+    tx: Option<mpsc::Sender<Vec<u8>>>,
+}
+
+impl AsyncWrite for FdWriter {
+    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let sent = self.tx.as_ref().map(|tx| tx.send(buf.to_vec()).is_ok()).unwrap_or(false);
+        Poll::Ready(if sent { Ok(buf.len()) } else { Err(io::ErrorKind::BrokenPipe.into()) })
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.tx = None;
+        Poll::Ready(Ok(()))
+    }
+}

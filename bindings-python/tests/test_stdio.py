@@ -1,0 +1,87 @@
+"""stdio end to end: the example server spawned with --stdio, JSON lines both ways; nothing
+but MCP messages on stdout; cancellation by notifications/cancelled; first answer within
+200 ms of launch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcpclient import EXAMPLE, Stdio, request
+
+SERVERS = Path(__file__).resolve().parent / "servers"
+
+
+def test_example_over_stdio() -> None:
+    s = Stdio([str(EXAMPLE), "--stdio"])
+    try:
+        s.send(request("server/discover", id=1))
+        discover, _ = s.until_response(1)
+        assert discover["result"]["supportedVersions"][0] == "2026-07-28"
+        assert discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcpaxle-everything-server"
+        s.send(request("tools/list", id=2))
+        tools, _ = s.until_response(2)
+        assert len(tools["result"]["tools"]) >= 25
+        s.send(request("tools/call", {"name": "test_tool_with_progress", "_meta": {"progressToken": 9}}, id=3))
+        result, before = s.until_response(3)
+        assert result["result"]["content"][0]["text"] == "Progress tool completed"
+        assert [n["params"]["progress"] for n in before] == [0, 50, 100]
+        s.send(request("resources/read", {"uri": "test://template/7/data"}, id=4))
+        read, _ = s.until_response(4)
+        assert json.loads(read["result"]["contents"][0]["text"])["id"] == "7"
+    finally:
+        assert s.close() == 0
+
+
+def test_nothing_but_messages_on_stdout() -> None:
+    s = Stdio([str(SERVERS / "stdio_server.py")])
+    try:
+        s.send(request("tools/call", {"name": "noisy"}, id=1))
+        result, before = s.until_response(1)
+        assert result["result"]["content"][0]["text"] == "quiet"
+        assert before == []
+    finally:
+        assert s.close() == 0
+    err = s.proc.stderr.read().decode() if s.proc.stderr else ""
+    assert "print() from a handler" in err and "a raw write to fd 1" in err
+
+
+def test_cancelled_notification_cancels_the_handler() -> None:
+    s = Stdio([str(SERVERS / "stdio_server.py")])
+    try:
+        s.send(request("tools/call", {"name": "wait_for_cancel"}, id=5))
+        time.sleep(0.3)
+        s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "test"}})
+        s.send(request("tools/list", id=6))
+        listed, _ = s.until_response(6)
+        assert "result" in listed
+    finally:
+        s.close()
+    err = s.proc.stderr.read().decode() if s.proc.stderr else ""
+    assert "handler saw CancelledError" in err
+
+
+def first_answer_ms() -> float:
+    line = (json.dumps(request("server/discover", id=1)) + "\n").encode()
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(EXAMPLE), "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line)
+    proc.stdin.flush()
+    answer = proc.stdout.readline()
+    elapsed = (time.perf_counter() - started) * 1000
+    proc.stdin.close()
+    proc.wait(10)
+    assert b'"result"' in answer
+    return elapsed
+
+
+def test_first_answer_within_200_ms() -> None:
+    """Launch + import + setup of the whole example + first answer. Best of five runs: the
+    machine running the tests may be busy."""
+    runs = [first_answer_ms() for _ in range(5)]
+    print(f"stdio first answer: best {min(runs):.0f} ms, runs {[round(r) for r in runs]}")
+    assert min(runs) < 200, runs

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Python package: venv with the pinned dev tools, the extension built into the
 # workspace's target/ and installed into the venv, the stub drift check, the pytest suite, and
-# the official conformance suite (both protocol eras against one server process).
+# the official conformance suite (both protocol eras against one server process, and the client
+# scenarios that need no authorization against examples/everything_client.py).
 #
 #   bash bindings-python/scripts/test.sh            # everything
 #   MCPAXLE_PY_SKIP_CONFORMANCE=1 bash bindings-python/scripts/test.sh
@@ -42,5 +43,7 @@ echo "== python: pytest"
 if [ "${MCPAXLE_PY_SKIP_CONFORMANCE:-}" != "1" ]; then
   echo "== python: conformance (2026-07-28 and 2025-11-25 against one process)"
   tests/conformance/server_both_eras.sh "$py $here/examples/everything_server.py --http 127.0.0.1:{port}" python
+  echo "== python: conformance client scenarios (no authorization, both eras)"
+  tests/conformance/client_no_auth.sh "$py $here/examples/everything_client.py" python
 fi
 echo "python: all passed"

@@ -63,7 +63,7 @@ impl Payload {
 }
 
 enum Job {
-    Call { handler: Arc<Py<PyAny>>, payload: Payload, ctx: RequestContext, slot: Arc<Slot> },
+    Call { handler: Arc<Py<PyAny>>, payload: Payload, ctx: Option<RequestContext>, slot: Arc<Slot> },
     Cancel(Arc<Slot>),
     Resolve { future: Py<PyAny>, outcome: Result<Make> },
 }
@@ -153,9 +153,14 @@ impl BridgeInner {
         }
     }
 
-    fn start(&self, py: Python<'_>, this: &Arc<BridgeInner>, handler: &Py<PyAny>, payload: Payload, ctx: RequestContext, slot: &Arc<Slot>) -> PyResult<()> {
-        let ctx = Py::new(py, PyRequestContext::new(ctx, this.clone()))?;
-        let coro = handler.bind(py).call1((payload.into_py(py)?, ctx))?;
+    fn start(&self, py: Python<'_>, this: &Arc<BridgeInner>, handler: &Py<PyAny>, payload: Payload, ctx: Option<RequestContext>, slot: &Arc<Slot>) -> PyResult<()> {
+        let coro = match ctx {
+            Some(ctx) => {
+                let ctx = Py::new(py, PyRequestContext::new(ctx, this.clone()))?;
+                handler.bind(py).call1((payload.into_py(py)?, ctx))?
+            }
+            None => handler.bind(py).call1((payload.into_py(py)?,))?,
+        };
         let task = self.event_loop.bind(py).call_method1(intern!(py, "create_task"), (coro,))?;
         task.call_method1(intern!(py, "add_done_callback"), (Completer { slot: slot.clone() },))?;
         let mut state = slot.lock();
@@ -291,6 +296,16 @@ impl Drop for CancelOnDrop {
 /// Calls a Python handler (`handler(payload, ctx)` returning a coroutine) on the bridge's
 /// loop and waits for its result without ever attaching to the interpreter.
 pub async fn call(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Payload, ctx: RequestContext) -> Result<Value> {
+    call_inner(bridge, handler, payload, Some(ctx)).await
+}
+
+/// Calls a client-side Python callable (`handler(value)` returning a coroutine: an input
+/// handler or a progress callback) on the bridge's loop, the same way as [`call`].
+pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, value: Value) -> Result<Value> {
+    call_inner(bridge, handler, Payload::Tool(value), None).await
+}
+
+async fn call_inner(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Payload, ctx: Option<RequestContext>) -> Result<Value> {
     let (tx, rx) = oneshot::channel();
     let slot = Arc::new(Slot { state: Mutex::new(SlotState { tx: Some(tx), task: None, cancelled: false }) });
     if !bridge.push(Job::Call { handler, payload, ctx, slot: slot.clone() }) {
@@ -303,7 +318,7 @@ pub async fn call(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Pa
 }
 
 fn loop_gone() -> Error {
-    Error::new(ErrorKind::Cancelled, "Cancelled: the asyncio event loop serving this server stopped")
+    Error::new(ErrorKind::Cancelled, "Cancelled: the asyncio event loop serving this server or client stopped")
 }
 
 /// Aborts the Rust task behind an awaitable when the awaitable is cancelled.

@@ -3,6 +3,7 @@
 //! the core. The public Python API is the pure-Python package `mcpaxle` around it.
 
 mod bridge;
+mod client;
 mod context;
 mod convert;
 mod errors;
@@ -41,6 +42,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyRequestContext>()?;
     m.add_class::<server::PyServer>()?;
     m.add_class::<server::Running>()?;
+    m.add_class::<client::PyClient>()?;
+    m.add_class::<client::PySubscription>()?;
+    m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;
+    m.add_function(wrap_pyfunction!(client::connect_stdio, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(ensure_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_versions, m)?)?;

@@ -1,4 +1,4 @@
-"""mcpaxle: Model Context Protocol servers in Python on a Rust core.
+"""mcpaxle: Model Context Protocol servers and clients in Python on a Rust core.
 
 >>> from mcpaxle import Server, Context
 >>> server = Server("weather", version="1.0.0", instructions="Forecasts by city.")
@@ -31,6 +31,7 @@ after that cannot use it and gets :class:`~mcpaxle.errors.ForkError`.
 
 from __future__ import annotations
 
+from ._client import Client, Subscription
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
 from ._schema import Field
@@ -42,6 +43,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Audio",
     "CacheHint",
+    "Client",
     "Context",
     "ElicitResult",
     "EmbeddedResource",
@@ -56,6 +58,7 @@ __all__ = [
     "Running",
     "SampleResult",
     "Server",
+    "Subscription",
     "ToolError",
     "ToolResult",
     "assistant",

@@ -1,0 +1,341 @@
+"""The MCP client: the core's client (both protocol eras, stdio and Streamable HTTP, MRTR,
+cache, subscriptions) driven from asyncio.
+
+>>> async def main() -> None:  # doctest: +SKIP
+...     async with Client.connect_http("http://127.0.0.1:3000/mcp") as client:
+...         for tool in await client.list_tools():
+...             print(tool["name"])
+...         result = await client.call_tool("greet", {"name": "Ada"})
+
+Results are plain dicts (the JSON objects of the protocol). Input handlers (``elicitation``,
+``sampling``, ``roots``) are callables, ``async def`` or plain, taking the request's params
+dict and returning the result dict; they run on the event loop that made the client.
+Cancelling the task awaiting a call cancels the request. Errors are the classes of
+:mod:`mcpaxle.errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
+
+from . import _bridge, _native
+
+__all__ = ["Client", "Subscription"]
+
+JsonObject = dict[str, Any]
+InputHandler = Callable[[JsonObject], "JsonObject | Awaitable[JsonObject]"]
+
+
+def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
+    """``fn`` (sync or async) as a coroutine function, as the bridge calls it."""
+
+    async def invoke(value: Any) -> Any:
+        result = fn(value)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    return invoke
+
+
+def _progress(fn: Callable[[JsonObject], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
+    if fn is None:
+        return None
+
+    async def invoke(value: Any) -> None:
+        result = fn(value)
+        if inspect.isawaitable(result):
+            await result
+        return None
+
+    return invoke
+
+
+class _Connect:
+    """What ``Client.connect_*`` returns: await it for the client, or ``async with`` it."""
+
+    def __init__(self, start: Callable[[], Awaitable[Client]]) -> None:
+        self._start = start
+        self._client: Client | None = None
+
+    def __await__(self) -> Generator[Any, None, Client]:
+        return self._start().__await__()
+
+    async def __aenter__(self) -> Client:
+        self._client = await self._start()
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+class Client:
+    """A connection to one MCP server. Make it with :meth:`connect_http` or
+    :meth:`connect_stdio`; close it with :meth:`close` (or use ``async with``)."""
+
+    def __init__(self, native: _native.Client, loop: asyncio.AbstractEventLoop, bridge: _native.Bridge) -> None:
+        self._native = native
+        self._loop = loop
+        self._bridge = bridge
+        self._closed = False
+
+    @staticmethod
+    def _options(
+        headers: Mapping[str, str] | None,
+        timeout: float | None,
+        elicitation: InputHandler | None,
+        sampling: InputHandler | None,
+        roots: InputHandler | None,
+        protocol_versions: Sequence[str] | None,
+        cache: bool,
+        client_name: str | None,
+        client_version: str | None,
+    ) -> dict[str, Any]:
+        o: dict[str, Any] = {"cache": cache}
+        if headers:
+            o["headers"] = dict(headers)
+        if timeout is not None:
+            o["timeout"] = float(timeout)
+        if protocol_versions is not None:
+            o["protocol_versions"] = list(protocol_versions)
+        if client_name is not None:
+            o["client_name"] = client_name
+        if client_version is not None:
+            o["client_version"] = client_version
+        for key, fn in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
+            if fn is not None:
+                o[key] = _async(fn)
+        return o
+
+    @classmethod
+    async def _connect(cls, kind: str, target: Any, options: dict[str, Any]) -> Client:
+        loop = asyncio.get_running_loop()
+        bridge = _bridge.acquire(loop)
+        try:
+            if kind == "http":
+                native = await _native.connect_http(bridge, target, options)
+            else:
+                native = await _native.connect_stdio(bridge, target, options)
+        except BaseException:
+            _bridge.release(loop)
+            raise
+        return cls(native, loop, bridge)
+
+    @classmethod
+    def connect_http(
+        cls,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        elicitation: InputHandler | None = None,
+        sampling: InputHandler | None = None,
+        roots: InputHandler | None = None,
+        *,
+        protocol_versions: Sequence[str] | None = None,
+        cache: bool = True,
+        client_name: str | None = None,
+        client_version: str | None = None,
+    ) -> _Connect:
+        """Connects to the Streamable HTTP endpoint ``url``. ``timeout``: seconds a request may
+        wait for its response (default 60). Await it, or use it with ``async with``."""
+        options = cls._options(headers, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
+        return _Connect(lambda: cls._connect("http", url, options))
+
+    @classmethod
+    def connect_stdio(
+        cls,
+        command: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        elicitation: InputHandler | None = None,
+        sampling: InputHandler | None = None,
+        roots: InputHandler | None = None,
+        *,
+        protocol_versions: Sequence[str] | None = None,
+        cache: bool = True,
+        client_name: str | None = None,
+        client_version: str | None = None,
+    ) -> _Connect:
+        """Starts ``command`` (``[program, *args]``) as the server and connects over stdio.
+        ``env`` is added to this process's environment. :meth:`close` shuts the server down."""
+        options = cls._options(None, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
+        if env:
+            options["env"] = dict(env)
+        if cwd is not None:
+            options["cwd"] = str(cwd)
+        return _Connect(lambda: cls._connect("stdio", [str(c) for c in command], options))
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def era(self) -> str:
+        """``"modern"`` (2026-07-28) or ``"legacy"`` (an ``initialize`` session)."""
+        return self._native.era
+
+    @property
+    def protocol_version(self) -> str:
+        return self._native.protocol_version
+
+    @property
+    def server_info(self) -> JsonObject | None:
+        return self._native.server_info
+
+    @property
+    def server_capabilities(self) -> JsonObject:
+        return self._native.server_capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._native.instructions
+
+    @property
+    def process_id(self) -> int | None:
+        """The pid of a server started by :meth:`connect_stdio`."""
+        return self._native.process_id
+
+    @property
+    def session_id(self) -> str | None:
+        return self._native.session_id
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: JsonObject | None = None, *, timeout: float | None = None,
+                      on_progress: Callable[[JsonObject], Any] | None = None) -> JsonObject:
+        """Any request; its result object."""
+        return await self._native.request(self._bridge, method, params, timeout, _progress(on_progress))
+
+    async def discover(self) -> JsonObject:
+        """``server/discover`` (built from the ``initialize`` result in a legacy session)."""
+        return await self._native.discover(self._bridge)
+
+    async def list_tools(self) -> list[JsonObject]:
+        """Every tool, all pages."""
+        return await self._native.list_tools(self._bridge)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None,
+                        on_progress: Callable[[JsonObject], Any] | None = None) -> JsonObject:
+        """``tools/call``: the ``CallToolResult``. ``on_progress`` receives each progress
+        notification's params (sync or async callable); ``timeout`` in seconds."""
+        args = dict(arguments) if arguments is not None else None
+        return await self._native.call_tool(self._bridge, name, args, timeout, _progress(on_progress))
+
+    async def list_resources(self) -> list[JsonObject]:
+        return await self._native.list_resources(self._bridge)
+
+    async def read_resource(self, uri: str) -> JsonObject:
+        return await self._native.read_resource(self._bridge, uri)
+
+    async def list_resource_templates(self) -> list[JsonObject]:
+        return await self._native.list_resource_templates(self._bridge)
+
+    async def list_prompts(self) -> list[JsonObject]:
+        return await self._native.list_prompts(self._bridge)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> JsonObject:
+        return await self._native.get_prompt(self._bridge, name, dict(arguments) if arguments else None)
+
+    async def complete(self, ref: JsonObject, argument: JsonObject, context: JsonObject | None = None) -> JsonObject:
+        """``completion/complete``: ``ref`` like ``{"type": "ref/prompt", "name": ...}``,
+        ``argument`` like ``{"name": ..., "value": ...}``."""
+        return await self._native.complete(self._bridge, ref, argument, context)
+
+    def subscribe(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resources: Sequence[str] | None = None,
+    ) -> Subscription:
+        """A subscription to change notifications: ``async for n in client.subscribe(...)``
+        (or ``sub = await client.subscribe(...)``, or ``async with``); each ``n`` is
+        ``{"method": ..., "params": ...}``. Close it with :meth:`Subscription.close`."""
+        f: JsonObject = {}
+        if tools_list_changed:
+            f["toolsListChanged"] = True
+        if prompts_list_changed:
+            f["promptsListChanged"] = True
+        if resources_list_changed:
+            f["resourcesListChanged"] = True
+        if resources:
+            f["resourceSubscriptions"] = list(resources)
+        return Subscription(self, f)
+
+    async def close(self) -> None:
+        """Closes the connection: pending calls fail; a stdio server is shut down."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._native.close(self._bridge)
+        finally:
+            _bridge.release(self._loop)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class Subscription:
+    """An open (or opening) subscription; iterate it with ``async for``."""
+
+    def __init__(self, client: Client, filter: JsonObject) -> None:
+        self._client = client
+        self._filter = filter
+        self._native: _native.Subscription | None = None
+        self._opening: asyncio.Future[_native.Subscription] | None = None
+        self._closed = False
+
+    async def _open(self) -> _native.Subscription:
+        if self._native is None:
+            if self._opening is None:
+                self._opening = asyncio.ensure_future(self._client._native.subscribe(self._client._bridge, self._filter))
+            self._native = await asyncio.shield(self._opening)
+            if self._closed:
+                self._native.close()
+        return self._native
+
+    def __await__(self) -> Generator[Any, None, Subscription]:
+        async def opened() -> Subscription:
+            await self._open()
+            return self
+
+        return opened().__await__()
+
+    @property
+    def acknowledged(self) -> JsonObject | None:
+        """The notification types the server agreed to send (once open)."""
+        return self._native.acknowledged if self._native is not None else None
+
+    async def next(self) -> JsonObject | None:
+        """The next notification, ``None`` once the subscription ended."""
+        native = await self._open()
+        return await native.next(self._client._bridge)
+
+    def __aiter__(self) -> AsyncIterator[JsonObject]:
+        return self
+
+    async def __anext__(self) -> JsonObject:
+        n = await self.next()
+        if n is None:
+            raise StopAsyncIteration
+        return n
+
+    def close(self) -> None:
+        """Ends the subscription."""
+        self._closed = True
+        if self._native is not None:
+            self._native.close()
+
+    async def __aenter__(self) -> Subscription:
+        await self._open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()

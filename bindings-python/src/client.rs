@@ -1,0 +1,400 @@
+//! The MCP client of the core (`mcpaxle::client::Client`) for Python. Every call returns an
+//! awaitable made by [`bridge::awaitable`] (cancelling it drops the Rust future, and the core
+//! cancels the request); results are plain JSON objects. The server's asks (elicitation,
+//! sampling, roots) and progress notifications call Python callables on the loop that made
+//! the client, through the bridge ([`bridge::call_client`]): never on a runtime thread.
+
+use crate::bridge::{self, Bridge, BridgeInner, Make};
+use crate::{convert, runtime};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, Subscription};
+use mcpaxle::schema::SubscriptionFilter;
+use mcpaxle::{Error, Result};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+fn to_json<T: Serialize>(v: T) -> Result<Value> {
+    serde_json::to_value(v).map_err(|e| Error::internal(format!("Internal error: cannot convert a result to JSON: {e}")))
+}
+
+fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
+    match s {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(crate::errors::new_py_err("UsageError", format!("a timeout must be a positive number of seconds, not {s}"))),
+    }
+}
+
+/// An input handler calling `handler(params)` (a coroutine function) on the bridge's loop.
+fn input_handler(bridge: &Arc<BridgeInner>, handler: Py<PyAny>) -> InputHandler {
+    let bridge = bridge.clone();
+    let handler = Arc::new(handler);
+    Arc::new(move |params: Value| Box::pin(bridge::call_client(bridge.clone(), handler.clone(), params)))
+}
+
+fn get<'py>(d: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match d {
+        Some(d) => Ok(d.get_item(key)?.filter(|v| !v.is_none())),
+        None => Ok(None),
+    }
+}
+
+/// The core's options from the dict the Python layer passes.
+fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<ClientOptions> {
+    let name: String = get(d, "client_name")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| "mcpaxle-python".to_owned());
+    let version: String = get(d, "client_version")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
+    let mut o = ClientOptions::new(name, version);
+    if let Some(h) = get(d, "headers")? {
+        let h: Vec<(String, String)> = h.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
+        o.headers = h;
+    }
+    if let Some(t) = seconds(get(d, "timeout")?.map(|v| v.extract()).transpose()?)? {
+        o.request_timeout = t;
+        o.max_request_timeout = o.max_request_timeout.max(t);
+    }
+    if let Some(v) = get(d, "protocol_versions")? {
+        o.protocol_versions = v.extract()?;
+    }
+    if let Some(c) = get(d, "cache")? {
+        o.cache = c.extract()?;
+    }
+    if let Some(env) = get(d, "env")? {
+        let env: Vec<(String, String)> = env.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
+        o.env = env.into_iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect();
+    }
+    if let Some(cwd) = get(d, "cwd")? {
+        o.cwd = Some(cwd.extract::<PathBuf>()?);
+    }
+    if let Some(h) = get(d, "elicitation")? {
+        o.elicitation = Some(input_handler(bridge, h.unbind()));
+    }
+    if let Some(h) = get(d, "sampling")? {
+        o.sampling = Some(input_handler(bridge, h.unbind()));
+    }
+    if let Some(h) = get(d, "roots")? {
+        o.roots = Some(input_handler(bridge, h.unbind()));
+    }
+    Ok(o)
+}
+
+/// Call options: a timeout, and a progress callback fed in order by one forwarding task. The
+/// task ends once the options are dropped (the call is over) and every notification was
+/// delivered: awaiting it makes the callbacks run before the call's result is returned.
+fn call_options(bridge: &Arc<BridgeInner>, timeout: Option<f64>, on_progress: Option<Py<PyAny>>) -> PyResult<(CallOptions, Option<JoinHandle<()>>)> {
+    let mut o = CallOptions::new();
+    o.timeout = seconds(timeout)?;
+    let mut forwarder = None;
+    if let Some(cb) = on_progress {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let bridge = bridge.clone();
+        let cb = Arc::new(cb);
+        forwarder = Some(runtime::spawn(async move {
+            while let Some(v) = rx.recv().await {
+                let _ = bridge::call_client(bridge.clone(), cb.clone(), v).await;
+            }
+        })?);
+        o = o.on_progress(move |p| {
+            if let Ok(v) = serde_json::to_value(p) {
+                let _ = tx.send(v);
+            }
+        });
+    }
+    Ok((o, forwarder))
+}
+
+/// Runs a call (which owns its options), then waits until its progress callbacks have run.
+async fn delivered<T>(call: impl Future<Output = Result<T>>, forwarder: Option<JoinHandle<()>>) -> Result<T> {
+    let result = call.await;
+    if let Some(f) = forwarder {
+        let _ = f.await;
+    }
+    result
+}
+
+fn make_client(c: Client) -> Make {
+    Box::new(move |py| Ok(Py::new(py, PyClient { client: c })?.into_bound(py).into_any()))
+}
+
+fn make_subscription(s: (Subscription, Value)) -> Make {
+    Box::new(move |py| {
+        let (sub, acknowledged) = s;
+        let sub = PySubscription { sub: Arc::new(tokio::sync::Mutex::new(sub)), closed: CancellationToken::new(), acknowledged };
+        Ok(Py::new(py, sub)?.into_bound(py).into_any())
+    })
+}
+
+fn make_option(v: Option<Value>) -> Make {
+    Box::new(move |py| match v {
+        Some(v) => convert::to_py(py, &v),
+        None => Ok(py.None().into_bound(py)),
+    })
+}
+
+/// Connects to a Streamable HTTP endpoint: an awaitable resolving to a `Client`.
+/// Connects to a Streamable HTTP endpoint: an awaitable resolving to a `Client`.
+#[pyfunction]
+#[pyo3(signature = (bridge, url, options=None))]
+pub fn connect_http<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, url: String, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    let b = &bridge.get().inner;
+    let o = client_options(b, options)?;
+    bridge::awaitable(py, b, async move { Client::connect_http(&url, o).await }, make_client)
+}
+
+/// Spawns `command[0]` with the rest as arguments and connects over stdio.
+#[pyfunction]
+#[pyo3(signature = (bridge, command, options=None))]
+pub fn connect_stdio<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, command: Vec<String>, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    let b = &bridge.get().inner;
+    let o = client_options(b, options)?;
+    let Some((cmd, args)) = command.split_first() else {
+        return Err(crate::errors::new_py_err("UsageError", "connect_stdio needs a command: [program, *args]".to_owned()));
+    };
+    let (cmd, args) = (cmd.clone(), args.to_vec());
+    bridge::awaitable(py, b, async move { Client::connect_stdio(cmd, args, o).await }, make_client)
+}
+
+
+/// A connected MCP client (the core's `Client`).
+#[pyclass(frozen, name = "Client", module = "mcpaxle._native")]
+pub struct PyClient {
+    client: Client,
+}
+
+#[pymethods]
+impl PyClient {
+    /// "modern" or "legacy".
+    #[getter]
+    fn era(&self) -> &'static str {
+        match self.client.era() {
+            Era::Modern => "modern",
+            _ => "legacy",
+        }
+    }
+
+    #[getter]
+    fn protocol_version(&self) -> String {
+        self.client.protocol_version()
+    }
+
+    #[getter]
+    fn server_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = serde_json::to_value(self.client.server_info()).unwrap_or(Value::Null);
+        convert::to_py(py, &v)
+    }
+
+    #[getter]
+    fn server_capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let v = serde_json::to_value(self.client.server_capabilities()).unwrap_or_else(|_| json!({}));
+        convert::to_py(py, &v)
+    }
+
+    #[getter]
+    fn instructions(&self) -> Option<String> {
+        self.client.instructions()
+    }
+
+    #[getter]
+    fn process_id(&self) -> Option<u32> {
+        self.client.process_id()
+    }
+
+    #[getter]
+    fn session_id(&self) -> Option<String> {
+        self.client.session_id()
+    }
+
+    /// Any request, untyped: its result object.
+    #[pyo3(signature = (bridge, method, params=None, timeout=None, on_progress=None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        method: String,
+        params: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let b = &bridge.get().inner;
+        let params = params.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
+        let (o, forwarder) = call_options(b, timeout, on_progress)?;
+        let c = self.client.clone();
+        bridge::awaitable(py, b, async move { delivered(c.request(&method, params, o), forwarder).await }, bridge::make_value)
+    }
+
+    fn discover<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.discover().await?) }, bridge::make_value)
+    }
+
+    /// Every tool (all pages).
+    fn list_tools<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_tools().await?) }, bridge::make_value)
+    }
+
+    #[pyo3(signature = (bridge, name, arguments=None, timeout=None, on_progress=None))]
+    fn call_tool<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        name: String,
+        arguments: Option<&Bound<'py, PyAny>>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let b = &bridge.get().inner;
+        let args = arguments.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
+        let (o, forwarder) = call_options(b, timeout, on_progress)?;
+        let c = self.client.clone();
+        bridge::awaitable(py, b, async move { to_json(delivered(c.call_tool(&name, args, o), forwarder).await?) }, bridge::make_value)
+    }
+
+    /// Every resource (all pages).
+    fn list_resources<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_resources().await?) }, bridge::make_value)
+    }
+
+    /// Every resource template (all pages).
+    fn list_resource_templates<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_resource_templates().await?) }, bridge::make_value)
+    }
+
+    fn read_resource<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, uri: String) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.read_resource(&uri, CallOptions::new()).await?) }, bridge::make_value)
+    }
+
+    /// Every prompt (all pages).
+    fn list_prompts<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_prompts().await?) }, bridge::make_value)
+    }
+
+    #[pyo3(signature = (bridge, name, arguments=None))]
+    fn get_prompt<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, name: String, arguments: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let args: std::collections::BTreeMap<String, String> = arguments.map(|a| a.extract()).transpose()?.unwrap_or_default();
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.get_prompt(&name, args, CallOptions::new()).await?) }, bridge::make_value)
+    }
+
+    /// `completion/complete` with `ref` and `argument` objects (and an optional `context`).
+    #[pyo3(signature = (bridge, reference, argument, context=None))]
+    fn complete<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        reference: &Bound<'py, PyAny>,
+        argument: &Bound<'py, PyAny>,
+        context: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut params = Map::new();
+        params.insert("ref".into(), convert::from_py(reference)?);
+        params.insert("argument".into(), convert::from_py(argument)?);
+        if let Some(c) = context {
+            params.insert("context".into(), convert::from_py(c)?);
+        }
+        let c = self.client.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { c.request("completion/complete", Value::Object(params), CallOptions::new()).await }, bridge::make_value)
+    }
+
+    /// Opens a subscription (`filter` in the wire's camelCase): an awaitable of a `Subscription`.
+    fn subscribe<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, filter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let filter: SubscriptionFilter =
+            serde_json::from_value(convert::from_py(filter)?).map_err(|e| PyTypeError::new_err(format!("not a subscription filter: {e}")))?;
+        let c = self.client.clone();
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move {
+                let sub = c.subscribe(filter).await?;
+                let ack = to_json(sub.acknowledged())?;
+                Ok((sub, ack))
+            },
+            make_subscription,
+        )
+    }
+
+    /// Closes the connection (a stdio server is shut down).
+    fn close<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.client.clone();
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move {
+                c.close().await;
+                Ok(())
+            },
+            bridge::make_none,
+        )
+    }
+}
+
+/// An open subscription: `next(bridge)` resolves to the next notification, or `None` once it
+/// ended.
+#[pyclass(frozen, name = "Subscription", module = "mcpaxle._native")]
+pub struct PySubscription {
+    sub: Arc<tokio::sync::Mutex<Subscription>>,
+    closed: CancellationToken,
+    acknowledged: Value,
+}
+
+#[pymethods]
+impl PySubscription {
+    /// The notification types the server agreed to send.
+    #[getter]
+    fn acknowledged<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &self.acknowledged)
+    }
+
+    /// The next notification (`{"method", "params"}`), `None` once ended.
+    fn next<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let (sub, closed) = (self.sub.clone(), self.closed.clone());
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move {
+                let mut sub = tokio::select! {
+                    _ = closed.cancelled() => return Ok(None),
+                    s = sub.lock() => s,
+                };
+                tokio::select! {
+                    _ = closed.cancelled() => Ok(None),
+                    n = sub.next() => match n {
+                        None => Ok(None),
+                        Some(Ok(n)) => Ok(Some(to_json(n)?)),
+                        Some(Err(e)) => Err(e),
+                    },
+                }
+            },
+            make_option,
+        )
+    }
+
+    /// Ends the subscription.
+    fn close(&self) -> PyResult<()> {
+        if self.closed.is_cancelled() {
+            return Ok(());
+        }
+        self.closed.cancel();
+        let sub = self.sub.clone();
+        runtime::spawn(async move { sub.lock().await.close() })?;
+        Ok(())
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+}

@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python
+.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python test-node
 
 help:
 	@echo "make demo   build and run the demo server, exercised end to end"
@@ -21,7 +21,7 @@ build-release:
 demo: build-release
 	$(PYTHON) scripts/demo.py
 
-test: test-rust conformance test-c test-python
+test: test-rust conformance test-c test-python test-node
 	@echo "make test: all passed"
 
 test-rust:
@@ -40,6 +40,8 @@ lint:
 
 bench:
 	$(CARGO) build --release -p mcpaxle-bench
+	bash bindings-node/scripts/build.sh
+	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)
 	$(PYTHON) bench/run.py --no-build
 
 conformance-client: build-release
@@ -63,3 +65,8 @@ test-c: c
 # pytest suite, and the Python everything_server against both conformance server sets.
 test-python:
 	bash bindings-python/scripts/test.sh
+
+# The Node package: npm ci (pinned napi CLI), the .d.ts drift check, the napi build into the
+# workspace target/, node --test, and the Node everything_client against the client scenarios.
+test-node:
+	bash bindings-node/scripts/test.sh

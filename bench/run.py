@@ -77,6 +77,12 @@ ROWS: list[Row] = [
     Row("ceiling", "ceiling (plain hyper)", "http", ["{bin}/ceiling_server", "--http", "127.0.0.1:{port}"], path="/", ceiling=True),
     Row("mcpaxle-http", "mcpaxle HTTP", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], targets=True),
     Row("mcpaxle-stdio", "mcpaxle stdio", "stdio", ["{bin}/bench_server", "--stdio"], targets=True),
+    # Clients (issue 5): tools/call round trips from Node, {connections} calls in flight from one
+    # client, against the same mcpaxle server: mcpaxle's Node package vs the official TypeScript client.
+    Row("node-client", "Node client (mcpaxle)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
+        client=["node", "{root}/bench/node_client.mjs", "--client", "mcpaxle", "--url", "{url}", "--concurrency", "{connections}", "--warmup", "{warmup}", "--duration", "{duration}"]),
+    Row("ts-client", "Node client (TS SDK)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
+        client=["node", "{root}/bench/node_client.mjs", "--client", "sdk", "--url", "{url}", "--concurrency", "{connections}", "--warmup", "{warmup}", "--duration", "{duration}"]),
 ]
 
 # The default load generator (bench/src/bin/loadgen.rs), per transport.

@@ -1,0 +1,365 @@
+'use strict'
+// The MCP client: a thin layer over the native `NativeClient` (src/client.rs). Values cross the
+// boundary as JSON text; callbacks (input handlers, progress, log messages, subscription
+// delivery) are called on this thread by the native side.
+
+const native = require('../native.js')
+const { ErrorCode, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, usage } = require('./errors.js')
+const { Subscription } = require('./subscription.js')
+
+const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
+const HANDLER_OPTION = { elicitation: 'onElicitation', sampling: 'onSampling', roots: 'onRoots' }
+
+/** Reports an exception thrown by a user callback the way an event listener's would be. */
+function reportCallbackError(e) {
+  process.nextTick(() => {
+    throw e
+  })
+}
+
+/** `(json) => void` calling `f` with the parsed value. */
+function eventCallback(f) {
+  if (f == null) return undefined
+  if (typeof f !== 'function') throw usage('callbacks must be functions')
+  return (json) => {
+    try {
+      f(JSON.parse(json))
+    } catch (e) {
+      reportCallbackError(e)
+    }
+  }
+}
+
+function clientConfig(options, handlers) {
+  const o = options || {}
+  const declared = new Set()
+  for (const kind of INPUT_KINDS) {
+    const f = o[HANDLER_OPTION[kind]]
+    if (f != null) {
+      if (typeof f !== 'function') throw usage(`${HANDLER_OPTION[kind]} must be a function`)
+      handlers[kind] = f
+      declared.add(kind)
+    }
+    if (o.capabilities && o.capabilities[kind] != null) declared.add(kind)
+  }
+  const info = o.clientInfo || { name: 'mcpaxle-node', version: require('../package.json').version }
+  const config = {
+    clientInfoJson: JSON.stringify(info),
+    inputKinds: [...declared],
+    onInput: (kind, paramsJson) => answerInput(handlers, kind, paramsJson),
+  }
+  if (o.protocolVersions != null) config.protocolVersions = [...o.protocolVersions]
+  for (const key of ['timeoutMs', 'maxTimeoutMs', 'resetTimeoutOnProgress', 'probeTimeoutMs', 'cache', 'logLevel', 'maxInputRounds',
+    'legacyGetStream', 'maxMessageSize', 'cwd', 'stderr', 'shutdownTimeoutMs']) {
+    if (o[key] != null) config[key] = o[key]
+  }
+  if (o.headers != null) config.headers = { ...o.headers }
+  if (o.env != null) config.env = { ...o.env }
+  if (o.capabilities != null) config.capabilitiesJson = JSON.stringify(o.capabilities)
+  if (o.onLog != null) config.onLog = eventCallback(o.onLog)
+  return { config, declared }
+}
+
+async function answerInput(handlers, kind, paramsJson) {
+  try {
+    const handler = handlers[kind]
+    if (!handler) throw new McpError(ErrorCode.METHOD_NOT_FOUND, `no ${kind} handler is registered on this client`)
+    return okEnvelope(await handler(JSON.parse(paramsJson)))
+  } catch (e) {
+    return errorEnvelope(e)
+  }
+}
+
+/** Runs `call(token)` with a native cancel token following `signal` (none without a signal). */
+function withSignal(signal, call) {
+  if (signal == null) return call(undefined)
+  if (signal.aborted) return Promise.reject(abortError(signal))
+  const token = new native.CancelToken()
+  const onAbort = () => token.cancel()
+  signal.addEventListener('abort', onAbort, { once: true })
+  return call(token).then(
+    (v) => {
+      signal.removeEventListener('abort', onAbort)
+      return v
+    },
+    (e) => {
+      signal.removeEventListener('abort', onAbort)
+      if (e instanceof McpError && e.code === ErrorCode.CANCELLED && signal.aborted) e.cause = signal.reason
+      throw e
+    },
+  )
+}
+
+function abortError(signal) {
+  return new McpError(ErrorCode.CANCELLED, 'the call was aborted before it started', { cause: signal.reason })
+}
+
+function callConfig(o) {
+  if (o == null) return undefined
+  let config
+  if (o.timeoutMs != null) (config ??= {}).timeoutMs = o.timeoutMs
+  if (o.meta != null) (config ??= {}).metaJson = JSON.stringify(o.meta)
+  if (o.bypassCache) (config ??= {}).bypassCache = true
+  if (o.logLevel != null) (config ??= {}).logLevel = o.logLevel
+  return config
+}
+
+const parse = (text) => JSON.parse(text)
+
+/**
+ * An MCP client connected to one server (modern or legacy, over Streamable HTTP or stdio).
+ * Create one with `Client.connectHttp` or `Client.connectStdio`; `close()` it when done.
+ */
+class Client {
+  #native
+  #handlers
+  #declared
+  #closed = false
+
+  /** @private use Client.connectHttp / Client.connectStdio */
+  constructor(nativeClient, handlers, declared) {
+    if (!(nativeClient instanceof native.NativeClient)) throw usage('use Client.connectHttp() or Client.connectStdio()')
+    this.#native = nativeClient
+    this.#handlers = handlers
+    this.#declared = declared
+  }
+
+  /** Connects to the Streamable HTTP endpoint at `url` (http:// or https://). */
+  static async connectHttp(url, options) {
+    const handlers = {}
+    const { config, declared } = clientConfig(options, handlers)
+    const n = await attempt(() => native.connectHttp(String(url), config).catch(rethrow))
+    return new Client(n, handlers, declared)
+  }
+
+  /** Spawns `command` with `args` as the server and connects to it over stdio. */
+  static async connectStdio(command, args = [], options) {
+    const handlers = {}
+    const { config, declared } = clientConfig(options, handlers)
+    const n = await attempt(() => native.connectStdio(String(command), args.map(String), config).catch(rethrow))
+    return new Client(n, handlers, declared)
+  }
+
+  #info() {
+    return JSON.parse(this.#native.info())
+  }
+
+  /** `"modern"` (2026-07-28, per-request `_meta`) or `"legacy"` (an `initialize` session). */
+  get era() {
+    return this.#info().era
+  }
+
+  /** The protocol version in use. */
+  get protocolVersion() {
+    return this.#info().protocolVersion
+  }
+
+  /** The server's `serverInfo`, when it told it. */
+  get serverInfo() {
+    return this.#info().serverInfo ?? undefined
+  }
+
+  /** The server's capabilities. */
+  get serverCapabilities() {
+    return this.#info().capabilities
+  }
+
+  /** The server's instructions, if any. */
+  get instructions() {
+    return this.#info().instructions ?? undefined
+  }
+
+  /** The process id of a server started by `connectStdio`. */
+  get pid() {
+    return this.#info().pid ?? undefined
+  }
+
+  /** The `Mcp-Session-Id` of a legacy HTTP session. */
+  get sessionId() {
+    return this.#info().sessionId ?? undefined
+  }
+
+  /** Sets (or, with `null`, removes) an HTTP header sent with every later request. */
+  setHeader(name, value) {
+    sync(() => this.#native.setHeader(String(name), value == null ? undefined : String(value)))
+  }
+
+  /** Forgets every cached result. */
+  clearCache() {
+    this.#native.clearCache()
+  }
+
+  #setHandler(kind, handler) {
+    if (handler != null && typeof handler !== 'function') throw usage(`the ${kind} handler must be a function`)
+    if (!this.#declared.has(kind)) {
+      throw usage(
+        `this client did not declare the ${kind} capability: pass ${HANDLER_OPTION[kind]} (or capabilities.${kind}) ` +
+          'to connectHttp/connectStdio, since capabilities are declared when connecting',
+      )
+    }
+    this.#handlers[kind] = handler ?? undefined
+    return this
+  }
+
+  /** Answers `elicitation/create`: `async (params) => ElicitResult`. */
+  onElicitation(handler) {
+    return this.#setHandler('elicitation', handler)
+  }
+
+  /** Answers `sampling/createMessage`: `async (params) => CreateMessageResult`. */
+  onSampling(handler) {
+    return this.#setHandler('sampling', handler)
+  }
+
+  /** Answers `roots/list`: `async (params) => ListRootsResult`. */
+  onRoots(handler) {
+    return this.#setHandler('roots', handler)
+  }
+
+  /** `server/discover`: versions, capabilities, instructions. */
+  discover() {
+    return attempt(() => this.#native.discover().then(parse, rethrow))
+  }
+
+  /** One page of `tools/list` (tools with invalid `x-mcp-header` annotations left out). */
+  listTools(cursor) {
+    return attempt(() => this.#native.list('tools', cursor ?? undefined).then(parse, rethrow))
+  }
+
+  /** Every tool, following `nextCursor`. */
+  listAllTools() {
+    return attempt(() => this.#native.listAll('tools').then(parse, rethrow))
+  }
+
+  /** One page of `resources/list`. */
+  listResources(cursor) {
+    return attempt(() => this.#native.list('resources', cursor ?? undefined).then(parse, rethrow))
+  }
+
+  /** Every resource. */
+  listAllResources() {
+    return attempt(() => this.#native.listAll('resources').then(parse, rethrow))
+  }
+
+  /** One page of `resources/templates/list`. */
+  listResourceTemplates(cursor) {
+    return attempt(() => this.#native.list('resourceTemplates', cursor ?? undefined).then(parse, rethrow))
+  }
+
+  /** Every resource template. */
+  listAllResourceTemplates() {
+    return attempt(() => this.#native.listAll('resourceTemplates').then(parse, rethrow))
+  }
+
+  /** One page of `prompts/list`. */
+  listPrompts(cursor) {
+    return attempt(() => this.#native.list('prompts', cursor ?? undefined).then(parse, rethrow))
+  }
+
+  /** Every prompt. */
+  listAllPrompts() {
+    return attempt(() => this.#native.listAll('prompts').then(parse, rethrow))
+  }
+
+  /** `tools/call`; options: `onProgress`, `onLog`, `signal`, `timeoutMs`, `meta`. */
+  callTool(name, args, options) {
+    try {
+      const argsJson = args == null ? undefined : JSON.stringify(args)
+      if (options == null) return this.#native.callTool(String(name), argsJson).then(parse, rethrow)
+      const config = callConfig(options)
+      const onProgress = eventCallback(options.onProgress)
+      const onLog = eventCallback(options.onLog)
+      return withSignal(options.signal, (token) =>
+        this.#native.callTool(String(name), argsJson, config, onProgress, onLog, token).then(parse, rethrow),
+      )
+    } catch (e) {
+      return Promise.reject(fromNative(e))
+    }
+  }
+
+  /** `resources/read`; options: `onProgress`, `signal`, `timeoutMs`, `meta`, `bypassCache`. */
+  readResource(uri, options = {}) {
+    return attempt(() => {
+      const config = callConfig(options)
+      const onProgress = eventCallback(options.onProgress)
+      return withSignal(options.signal, (token) =>
+        this.#native.readResource(String(uri), config, onProgress, token).then(parse, rethrow),
+      )
+    })
+  }
+
+  /** `prompts/get` with string arguments. */
+  getPrompt(name, args, options = {}) {
+    return attempt(() => {
+      const argsJson = args == null ? undefined : JSON.stringify(args)
+      const config = callConfig(options)
+      const onProgress = eventCallback(options.onProgress)
+      return withSignal(options.signal, (token) =>
+        this.#native.getPrompt(String(name), argsJson, config, onProgress, token).then(parse, rethrow),
+      )
+    })
+  }
+
+  /**
+   * `completion/complete`: `ref` is `{type: 'ref/prompt', name}` or `{type: 'ref/resource', uri}`,
+   * `argument` is `{name, value}`, `context` optionally `{arguments: {...}}`.
+   */
+  complete(ref, argument, context) {
+    return attempt(() => {
+      return this.#native
+        .complete(JSON.stringify(ref), JSON.stringify(argument), context == null ? undefined : JSON.stringify(context))
+        .then(parse, rethrow)
+    })
+  }
+
+  /** Any request, through the whole pipeline (`_meta`, headers, cache, MRTR, retries). */
+  request(method, params, options = {}) {
+    return attempt(() => {
+      const paramsJson = params == null ? undefined : JSON.stringify(params)
+      const config = callConfig(options)
+      const onProgress = eventCallback(options.onProgress)
+      const onLog = eventCallback(options.onLog)
+      return withSignal(options.signal, (token) =>
+        this.#native.request(String(method), paramsJson, config, onProgress, onLog, token).then(parse, rethrow),
+      )
+    })
+  }
+
+  /**
+   * Opens a subscription to change notifications: `filter` is a `SubscriptionFilter`
+   * (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged`,
+   * `resourceSubscriptions`). Resolves once the server acknowledged it, with an async
+   * iterable of notifications; `close()` it when done (an open subscription keeps the process
+   * alive).
+   */
+  async subscribe(filter = {}) {
+    const sub = new Subscription()
+    const n = await attempt(() => this.#native.subscribe(JSON.stringify(filter), sub._deliver).catch(rethrow))
+    sub._attach(n)
+    return sub
+  }
+
+  /** Closes the connection: pending calls fail, a stdio server is shut down. */
+  async close() {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#native.close().catch(rethrow)
+  }
+
+  /** `await using client = await Client.connectHttp(...)` closes it at the end of the block. */
+  async [Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]() {
+    await this.close()
+  }
+}
+
+module.exports = { Client }
+
+/**
+ * Fills the members of an elicitation answer's `content` that `requestedSchema` gives a
+ * default for and that are missing (SEP-1034); returns a new object.
+ */
+function applySchemaDefaults(requestedSchema, content = {}) {
+  return JSON.parse(sync(() => native.applySchemaDefaults(JSON.stringify(requestedSchema ?? {}), JSON.stringify(content))))
+}
+
+module.exports.applySchemaDefaults = applySchemaDefaults

@@ -1,0 +1,381 @@
+'use strict'
+// The MCP server: tools, resources, resource templates, prompts and completions with
+// JavaScript handlers, over the native `NativeServer` (src/server.rs). A handler runs on this
+// thread, sync or async; what it returns (or throws) goes back to the core as an envelope.
+
+const native = require('../native.js')
+const { ErrorCode, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, usage } = require('./errors.js')
+
+/** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
+class RequestContext {
+  #native
+  #info = null
+  #signal = null
+
+  /** @private */
+  constructor(nativeCtx) {
+    this.#native = nativeCtx
+  }
+
+  #meta() {
+    this.#info ??= JSON.parse(this.#native.info())
+    return this.#info
+  }
+
+  /** The JSON-RPC id of the request. */
+  get requestId() {
+    return this.#meta().requestId
+  }
+
+  /** The method, e.g. `tools/call`. */
+  get method() {
+    return this.#meta().method
+  }
+
+  /** The protocol version of the request. */
+  get protocolVersion() {
+    return this.#meta().protocolVersion
+  }
+
+  /** The client's capabilities for this request. */
+  get clientCapabilities() {
+    return this.#meta().clientCapabilities
+  }
+
+  /** The client's `clientInfo`, when sent. */
+  get clientInfo() {
+    return this.#meta().clientInfo ?? undefined
+  }
+
+  /** The request's whole `_meta`. */
+  get meta() {
+    return this.#meta().meta
+  }
+
+  /** The authenticated principal, when the transport set one. */
+  get principal() {
+    return this.#meta().principal ?? undefined
+  }
+
+  /** The request's progress token, when the client asked for progress. */
+  get progressToken() {
+    return this.#meta().progressToken ?? undefined
+  }
+
+  /** Whether the client declared a capability (`"sampling"`, `"elicitation"`, `"roots"`, …). */
+  clientSupports(capability) {
+    const c = this.clientCapabilities
+    return c != null && c[capability] != null
+  }
+
+  /** Sends `notifications/progress` (nothing when the client asked for no progress). */
+  progress(progress, total, message) {
+    this.#native.progress(Number(progress), total == null ? undefined : Number(total), message == null ? undefined : String(message))
+  }
+
+  /** Sends a log message (`level` e.g. `"info"`) when the request asked for logs at that level. */
+  log(level, data, logger) {
+    sync(() => this.#native.log(String(level), JSON.stringify(data ?? null), logger == null ? undefined : String(logger)))
+  }
+
+  /** Whether a log message at `level` would be sent. */
+  logEnabled(level) {
+    return sync(() => this.#native.logEnabled(String(level)))
+  }
+
+  /** Sends a request-scoped notification. */
+  notify(method, params) {
+    sync(() => this.#native.notify(String(method), params == null ? undefined : JSON.stringify(params)))
+  }
+
+  #ask(kind, key, params) {
+    let r
+    try {
+      r = this.#native.ask(kind, String(key), params == null ? undefined : JSON.stringify(params))
+    } catch (e) {
+      return Promise.reject(rethrowable(e))
+    }
+    if (typeof r === 'string') {
+      try {
+        return Promise.resolve(openEnvelope(r))
+      } catch (e) {
+        return Promise.reject(e)
+      }
+    }
+    return r.then(openEnvelope, rethrow)
+  }
+
+  /**
+   * Asks the client for input through elicitation (`params` an `ElicitRequestParams`), under a
+   * `key` unique within the request. Resolves with the `ElicitResult`, or rejects with code
+   * `INPUT_REQUIRED`: let that propagate (the handler is run again, from the start, with the
+   * answer). Asks made together (`Promise.all`) go in the same round.
+   */
+  elicit(key, params) {
+    return this.#ask('elicitation', key, params)
+  }
+
+  /** Asks the client to sample an LLM (`params` a `CreateMessageRequestParams`). */
+  sample(key, params) {
+    return this.#ask('sampling', key, params)
+  }
+
+  /** Asks the client for its roots. */
+  listRoots(key = 'roots') {
+    return this.#ask('roots', key, undefined)
+  }
+
+  /** The state this handler saved in an earlier round, if any. */
+  get requestState() {
+    const s = this.#native.requestState()
+    return s == null ? undefined : JSON.parse(s)
+  }
+
+  /** Saves state (any JSON value) for the next round. */
+  setRequestState(state) {
+    sync(() => this.#native.setRequestState(JSON.stringify(state ?? null)))
+  }
+
+  /** Whether the client cancelled the request. */
+  get cancelled() {
+    return this.#native.cancelled
+  }
+
+  /** An `AbortSignal` fired when the client cancels the request. */
+  get signal() {
+    if (this.#signal == null) {
+      const controller = new AbortController()
+      this.#signal = controller.signal
+      if (this.#native.cancelled) {
+        controller.abort(new McpError(ErrorCode.CANCELLED, 'the request was cancelled'))
+      } else {
+        this.#native.waitCancelled().then((cancelled) => {
+          if (cancelled) controller.abort(new McpError(ErrorCode.CANCELLED, 'the request was cancelled'))
+        }, () => {})
+      }
+    }
+    return this.#signal
+  }
+}
+
+function rethrowable(e) {
+  try {
+    rethrow(e)
+  } catch (x) {
+    return x
+  }
+  return e
+}
+
+/** Wraps a user handler as the native side's `(inputJson, ctx) => Promise<envelope>`. */
+function wrap(handler, call, normalize, fallback) {
+  if (typeof handler !== 'function') throw usage('a handler must be a function')
+  return async (inputJson, nativeCtx) => {
+    try {
+      const ctx = new RequestContext(nativeCtx)
+      const input = JSON.parse(inputJson)
+      return okEnvelope(normalize(await call(handler, input, ctx), input))
+    } catch (e) {
+      return errorEnvelope(e, fallback)
+    }
+  }
+}
+
+function toolResult(r) {
+  if (typeof r === 'string') return { content: [{ type: 'text', text: r }] }
+  if (r == null) return { content: [] }
+  return r
+}
+
+function readResult(r, input) {
+  if (typeof r === 'string') return { contents: [{ uri: input.uri, text: r }] }
+  return r
+}
+
+function promptResult(r) {
+  if (typeof r === 'string') return { messages: [{ role: 'user', content: { type: 'text', text: r } }] }
+  return r
+}
+
+function completeResult(r) {
+  if (Array.isArray(r)) return { completion: { values: r.map(String) } }
+  return r
+}
+
+function toolDefinition(d) {
+  if (d == null || typeof d.name !== 'string') throw usage('a tool definition needs a name')
+  return JSON.stringify({ inputSchema: { type: 'object' }, ...d })
+}
+
+function cacheJson(options) {
+  return options && options.cache != null ? JSON.stringify(options.cache) : undefined
+}
+
+/** A running server: `close()` stops it; `closed` settles when it has stopped. */
+class ServerHandle {
+  /** @private */
+  constructor(closed, close, url, port) {
+    this.closed = closed
+    this.#close = close
+    if (url !== undefined) {
+      this.url = url
+      this.port = port
+    }
+  }
+
+  #close
+
+  /** Stops accepting, ends open streams, waits for requests in flight (bounded). */
+  close() {
+    return this.#close()
+  }
+
+  async [Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')]() {
+    await this.close()
+  }
+}
+
+/**
+ * An MCP server with JavaScript handlers. Register tools, resources and prompts at any time
+ * (clients are told), then serve it with `serveHttp()` or `serveStdio()`.
+ */
+class Server {
+  #native
+
+  /**
+   * `options`: `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
+   * `enableLogging`, `stateSecret`, `stateTtlMs`, `legacy`, `cache` (default caching hints).
+   */
+  constructor(options) {
+    const o = options || {}
+    if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
+    const config = { name: o.name, version: o.version }
+    for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy']) {
+      if (o[key] != null) config[key] = o[key]
+    }
+    if (o.cache != null) config.cacheJson = JSON.stringify(o.cache)
+    this.#native = sync(() => new native.NativeServer(config))
+  }
+
+  /**
+   * Adds or replaces a tool: `definition` is a `Tool` (`name`, `description`, `inputSchema`, …),
+   * `handler` is `async (args, ctx) => CallToolResult | string`. A thrown `ToolError` (or any
+   * plain `Error`) becomes an `isError` result the model reads; an `McpError` with a protocol
+   * code (e.g. `INVALID_PARAMS`) becomes that JSON-RPC error.
+   */
+  tool(definition, handler) {
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorCode.INTERNAL)
+    sync(() => this.#native.addTool(toolDefinition(definition), h))
+    return this
+  }
+
+  /** Removes a tool; whether it existed. */
+  removeTool(name) {
+    return this.#native.removeTool(String(name))
+  }
+
+  /**
+   * Adds or replaces a resource: `definition` is a `Resource` (`uri`, `name`, …), `handler` is
+   * `async (uri, ctx) => ReadResourceResult | string`; `options.cache` is `{ttlMs, cacheScope}`.
+   */
+  resource(definition, handler, options) {
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorCode.INTERNAL)
+    sync(() => this.#native.addResource(JSON.stringify(definition), cacheJson(options), h))
+    return this
+  }
+
+  /** Removes a resource; whether it existed. */
+  removeResource(uri) {
+    return this.#native.removeResource(String(uri))
+  }
+
+  /**
+   * Adds or replaces a resource template: `definition` is a `ResourceTemplate`
+   * (`uriTemplate`, `name`, …), `handler` is `async (uri, variables, ctx) => ReadResourceResult`.
+   */
+  resourceTemplate(definition, handler, options) {
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorCode.INTERNAL)
+    sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h))
+    return this
+  }
+
+  /** Removes a resource template; whether it existed. */
+  removeResourceTemplate(uriTemplate) {
+    return this.#native.removeResourceTemplate(String(uriTemplate))
+  }
+
+  /**
+   * Adds or replaces a prompt: `definition` is a `Prompt` (`name`, `arguments`, …), `handler`
+   * is `async (args, ctx) => GetPromptResult | string`.
+   */
+  prompt(definition, handler) {
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), promptResult, ErrorCode.INTERNAL)
+    sync(() => this.#native.addPrompt(JSON.stringify(definition), h))
+    return this
+  }
+
+  /** Removes a prompt; whether it existed. */
+  removePrompt(name) {
+    return this.#native.removePrompt(String(name))
+  }
+
+  /**
+   * Completes the arguments of a prompt (`ref` `{type: 'ref/prompt', name}`) or a resource
+   * template (`{type: 'ref/resource', uri}`): `handler` is
+   * `async ({argument, value, context}, ctx) => string[] | CompleteResult`.
+   */
+  completion(ref, handler) {
+    const [kind, name] = completionRef(ref)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), completeResult, ErrorCode.INTERNAL)
+    sync(() => this.#native.setCompletion(kind, name, h))
+    return this
+  }
+
+  /** Removes a completion handler; whether it existed. */
+  removeCompletion(ref) {
+    const [kind, name] = completionRef(ref)
+    return sync(() => this.#native.removeCompletion(kind, name))
+  }
+
+  /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */
+  notifyResourceUpdated(uri) {
+    this.#native.notifyResourceUpdated(String(uri))
+  }
+
+  /**
+   * Serves over Streamable HTTP (`host` default `127.0.0.1`, `port` default 0: a free port).
+   * Resolves once listening, with a handle (`url`, `port`, `close()`, `closed`). A running
+   * server keeps the process alive until closed.
+   */
+  async serveHttp(options = {}) {
+    const config = {}
+    for (const key of ['path', 'allowedHosts', 'allowedOrigins', 'maxBody', 'drainTimeoutMs']) {
+      if (options[key] != null) config[key] = options[key]
+    }
+    const host = options.host ?? '127.0.0.1'
+    const n = await sync(() => this.#native.serveHttp(String(host), Number(options.port ?? 0), config)).catch(rethrow)
+    const closed = n.wait().catch(rethrow)
+    return new ServerHandle(closed, () => n.close().catch(rethrow), n.url, n.port)
+  }
+
+  /**
+   * Serves on this process's stdin/stdout (write nothing else to stdout: log with
+   * `console.error`). Returns a handle whose `closed` settles when stdin closes.
+   */
+  serveStdio() {
+    const token = new native.CancelToken()
+    const closed = sync(() => this.#native.serveStdio(token)).catch(rethrow)
+    return new ServerHandle(closed, () => {
+      token.cancel()
+      return closed
+    })
+  }
+}
+
+function completionRef(ref) {
+  if (ref && ref.type === 'ref/prompt' && typeof ref.name === 'string') return ['prompt', ref.name]
+  if (ref && ref.type === 'ref/resource' && typeof ref.uri === 'string') return ['resource', ref.uri]
+  throw usage("a completion ref is {type: 'ref/prompt', name} or {type: 'ref/resource', uri}")
+}
+
+module.exports = { Server, RequestContext, ServerHandle }

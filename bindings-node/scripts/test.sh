@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Tests the Node package: install the pinned dev tools (npm ci, with the committed
+# package-lock.json), check the committed type declarations (which also builds the native module,
+# release, into the workspace's target/), build it into the package directory, run the node:test
+# suite, then the official conformance suite's client scenarios with examples/everything_client.mjs.
+#
+#   bash bindings-node/scripts/test.sh
+#   MCPAXLE_NODE_SKIP_CONFORMANCE=1 bash bindings-node/scripts/test.sh
+#
+# cargo builds into the workspace's target/ (the core is compiled once per profile); a run with
+# nothing changed is quick.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+
+bash "$here/scripts/build.sh" --deps
+
+echo "== node: the Rust servers the tests drive (cargo build --release -p mcpaxle --examples)"
+cargo build --release -p mcpaxle --examples --quiet
+
+echo "== node: .d.ts drift check (napi build --release into a temporary directory)"
+(cd "$here" && node scripts/check-dts.mjs)
+
+bash "$here/scripts/build.sh"
+
+echo "== node: node --test"
+(cd "$here" && npm test --silent)
+
+if [ "${MCPAXLE_NODE_SKIP_CONFORMANCE:-}" != "1" ]; then
+  client="node bindings-node/examples/everything_client.mjs"
+  echo "== node: conformance client, 2026-07-28"
+  python3 tests/conformance/run.py client --requirements 2026-07-28 --cmd "$client" \
+    --scenario tools_call --scenario request-metadata --scenario sep-2322-client-request-state \
+    --scenario http-standard-headers --scenario http-custom-headers --scenario http-invalid-tool-headers \
+    --scenario json-schema-ref-no-deref --extra json-schema-2020-12-preservation
+  echo "== node: conformance client, 2025-11-25"
+  python3 tests/conformance/run.py client --requirements 2025-11-25 --cmd "$client" \
+    --scenario initialize --scenario tools_call --scenario elicitation-sep1034-client-defaults --scenario sse-retry
+  echo "== node: conformance client, 2025-11-25, era detected by the client (MCPAXLE_AUTO_ERA=1)"
+  MCPAXLE_AUTO_ERA=1 python3 tests/conformance/run.py client --requirements 2025-11-25 --cmd "$client" \
+    --scenario initialize --scenario tools_call --scenario elicitation-sep1034-client-defaults --scenario sse-retry
+fi
+echo "node: all passed"

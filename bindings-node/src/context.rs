@@ -1,0 +1,168 @@
+//! [`RequestCtx`]: the core's [`RequestContext`] as handed to a JavaScript handler (the
+//! JavaScript layer wraps it as `ctx`).
+
+use crate::errors::{self, parse_json, usage};
+use crate::runtime;
+use futures_util::future::BoxFuture;
+use mcpaxle::RequestContext;
+use mcpaxle::schema::LoggingLevel;
+use napi::bindgen_prelude::{Either, PromiseRaw};
+use napi::{Env, Result};
+use napi_derive::napi;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// The context of one request being handled by a JavaScript handler.
+#[napi]
+pub struct RequestCtx {
+    ctx: RequestContext,
+    /// Cancelled when the handler's run is over (answered, failed or dropped).
+    over: CancellationToken,
+    /// Whether the run ended with the handler's answer (rather than being dropped).
+    answered: Arc<AtomicBool>,
+}
+
+/// A result as the envelope the JavaScript layer opens.
+fn envelope(r: mcpaxle::Result<Value>) -> String {
+    match r {
+        Ok(v) => json!({ "ok": v }).to_string(),
+        Err(e) => json!({ "error": errors::to_json(&e) }).to_string(),
+    }
+}
+
+impl RequestCtx {
+    /// Wraps a context; the caller cancels `over` when the run is over and sets `answered`
+    /// when it ended with the handler's answer.
+    pub fn new(ctx: RequestContext, over: CancellationToken, answered: Arc<AtomicBool>) -> Self {
+        RequestCtx {
+            ctx,
+            over,
+            answered,
+        }
+    }
+}
+
+#[napi]
+impl RequestCtx {
+    /// The request's metadata as JSON: `requestId`, `method`, `protocolVersion`,
+    /// `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`.
+    #[napi]
+    pub fn info(&self) -> String {
+        let c = &self.ctx;
+        json!({
+            "requestId": c.request_id(),
+            "method": c.method(),
+            "protocolVersion": c.protocol_version(),
+            "clientCapabilities": c.client_capabilities(),
+            "clientInfo": c.client_info(),
+            "meta": c.meta(),
+            "principal": c.principal(),
+            "progressToken": c.progress_token(),
+        })
+        .to_string()
+    }
+
+    /// Sends `notifications/progress` (nothing when the client asked for no progress).
+    #[napi]
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.ctx.progress(progress, total, message.as_deref());
+    }
+
+    /// Whether a log message at `level` would be sent.
+    #[napi]
+    pub fn log_enabled(&self, level: String) -> Result<bool> {
+        Ok(self.ctx.log_enabled(level_of(&level)?))
+    }
+
+    /// Sends `notifications/message` when the request asked for logs at this level.
+    #[napi]
+    pub fn log(&self, level: String, data_json: String, logger: Option<String>) -> Result<()> {
+        let data = parse_json(Some(&data_json), "the log data")?;
+        self.ctx.log(level_of(&level)?, logger.as_deref(), data);
+        Ok(())
+    }
+
+    /// Sends any request-scoped notification.
+    #[napi]
+    pub fn notify(&self, method: String, params_json: Option<String>) -> Result<()> {
+        let params = parse_json(params_json.as_deref(), "the notification params")?;
+        self.ctx.notify(&method, params);
+        Ok(())
+    }
+
+    /// An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key`, answered with an
+    /// envelope: at once (a string) when the answer is known or the ask was recorded for the
+    /// next round (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real
+    /// request to the client) a `Promise` of it.
+    #[napi(ts_return_type = "string | Promise<string>")]
+    pub fn ask<'env>(
+        &self,
+        env: &'env Env,
+        kind: String,
+        key: String,
+        params_json: Option<String>,
+    ) -> Result<Either<String, PromiseRaw<'env, String>>> {
+        let ctx = self.ctx.clone();
+        let params = match parse_json(params_json.as_deref(), "the ask params")? {
+            Value::Null => json!({}),
+            p => p,
+        };
+        let ask: BoxFuture<'static, mcpaxle::Result<Value>> = match kind.as_str() {
+            "elicitation" => Box::pin(async move { ctx.elicit(&key, params).await }),
+            "sampling" => Box::pin(async move { ctx.sample(&key, params).await }),
+            "roots" => Box::pin(async move { ctx.list_roots(&key).await }),
+            other => {
+                return Err(usage(format!(
+                    "unknown ask kind {other:?} (expected elicitation, sampling or roots)"
+                )));
+            }
+        };
+        runtime::check()?;
+        match runtime::poll_once(Box::pin(async move { envelope(ask.await) })) {
+            Ok(text) => Ok(Either::A(text)),
+            Err(pending) => Ok(Either::B(runtime::promise(env, async move {
+                Ok(pending.await)
+            })?)),
+        }
+    }
+
+    /// The state the handler saved in an earlier round (JSON), if any.
+    #[napi]
+    pub fn request_state(&self) -> Option<String> {
+        self.ctx.request_state().map(|v| v.to_string())
+    }
+
+    /// Saves state (JSON) for the next round.
+    #[napi]
+    pub fn set_request_state(&self, state_json: String) -> Result<()> {
+        self.ctx
+            .set_request_state(parse_json(Some(&state_json), "the request state")?);
+        Ok(())
+    }
+
+    /// Whether the request was cancelled.
+    #[napi(getter)]
+    pub fn cancelled(&self) -> bool {
+        self.ctx.is_cancelled()
+    }
+
+    /// Resolves `true` when the request is cancelled (or its run dropped), `false` when the
+    /// handler answered first (so the wait never outlives the request).
+    #[napi]
+    pub fn wait_cancelled<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, bool>> {
+        let (ctx, over, answered) = (self.ctx.clone(), self.over.clone(), self.answered.clone());
+        runtime::promise(env, async move {
+            Ok(tokio::select! {
+                biased;
+                _ = ctx.cancelled() => true,
+                _ = over.cancelled() => ctx.is_cancelled() || !answered.load(Ordering::Acquire),
+            })
+        })
+    }
+}
+
+fn level_of(level: &str) -> Result<LoggingLevel> {
+    serde_json::from_value(json!(level)).map_err(|_| usage(format!("unknown log level {level:?}")))
+}

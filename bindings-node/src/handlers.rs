@@ -1,0 +1,116 @@
+//! One implementation of each of the core's handler traits, for JavaScript functions.
+//!
+//! A handler is `(inputJson, ctx) => Promise<envelopeJson>` (the JavaScript layer wraps the
+//! user's function): the core's request runs the function on the JavaScript thread through a
+//! weak threadsafe function and awaits its promise. The input is the tool's arguments, the
+//! prompt's arguments, `{"uri", "variables"}` for a resource, or `{"argument", "value",
+//! "context"}` for a completion.
+
+use crate::callbacks;
+use crate::context::RequestCtx;
+use mcpaxle::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
+use mcpaxle::server::{
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler,
+    ResourceRequest, ToolHandler,
+};
+use mcpaxle::{Error, RequestContext};
+use napi::Status;
+use napi::bindgen_prelude::{FnArgs, Promise};
+use napi::threadsafe_function::ThreadsafeFunction;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// `(inputJson, ctx) => Promise<envelopeJson>`.
+pub type HandlerFn = ThreadsafeFunction<
+    FnArgs<(String, RequestCtx)>,
+    Promise<String>,
+    FnArgs<(String, RequestCtx)>,
+    Status,
+    false,
+    true,
+>;
+
+/// A JavaScript handler, usable as any of the core's handler traits.
+#[derive(Clone)]
+pub struct JsHandler {
+    f: Arc<HandlerFn>,
+    what: &'static str,
+}
+
+impl JsHandler {
+    /// Wraps a JavaScript handler; `what` names its result type in errors.
+    pub fn new(f: HandlerFn, what: &'static str) -> Self {
+        JsHandler {
+            f: Arc::new(f),
+            what,
+        }
+    }
+
+    fn run<T: DeserializeOwned>(
+        &self,
+        input: Value,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, mcpaxle::Result<T>> {
+        let (f, what) = (self.f.clone(), self.what);
+        Box::pin(async move {
+            // `over` fires when this run ends, answered or dropped (a dropped run is a cancelled
+            // request: the exchange drops the handler's future before firing its token).
+            let over = CancellationToken::new();
+            let answered = Arc::new(AtomicBool::new(false));
+            let _over = over.clone().drop_guard();
+            let js_ctx = RequestCtx::new(ctx, over, answered.clone());
+            let v = callbacks::answer(&f, FnArgs::from((input.to_string(), js_ctx))).await;
+            answered.store(true, Ordering::Release);
+            let v = v?;
+            serde_json::from_value(v).map_err(|e| {
+                Error::internal(format!("the handler's result is not a valid {what}: {e}"))
+            })
+        })
+    }
+}
+
+impl ToolHandler for JsHandler {
+    fn call(
+        &self,
+        arguments: Value,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, mcpaxle::Result<CallToolResult>> {
+        self.run(arguments, ctx)
+    }
+}
+
+impl ResourceHandler for JsHandler {
+    fn read(
+        &self,
+        request: ResourceRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, mcpaxle::Result<ReadResourceResult>> {
+        self.run(
+            json!({ "uri": request.uri, "variables": request.variables }),
+            ctx,
+        )
+    }
+}
+
+impl PromptHandler for JsHandler {
+    fn get(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, mcpaxle::Result<GetPromptResult>> {
+        self.run(Value::Object(arguments), ctx)
+    }
+}
+
+impl CompletionHandler for JsHandler {
+    fn complete(
+        &self,
+        request: CompletionRequest,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, mcpaxle::Result<CompleteResult>> {
+        self.run(json!({ "argument": request.argument, "value": request.value, "context": request.context }), ctx)
+    }
+}

@@ -1,0 +1,402 @@
+//! The server: [`NativeServer`] wraps [`mcpaxle::Server`] (registries changeable at run time,
+//! JavaScript handlers) and serves it over Streamable HTTP ([`NativeHttpServer`]) or this
+//! process's stdin/stdout.
+
+use crate::cancel::CancelToken;
+use crate::errors::{self, usage};
+use crate::handlers::{HandlerFn, JsHandler};
+use crate::runtime;
+use mcpaxle::legacy::LegacyOptions;
+use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
+use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, StateKey};
+use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use mcpaxle::transport::stdio::{self, StdioOptions};
+use napi::bindgen_prelude::PromiseRaw;
+use napi::{Env, Result};
+use napi_derive::napi;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How a server is configured.
+#[napi(object, object_to_js = false)]
+pub struct ServerConfig {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `serverInfo.title`.
+    pub title: Option<String>,
+    /// The instructions `server/discover` and `initialize` return.
+    pub instructions: Option<String>,
+    /// Items per page of every list (default 100).
+    pub page_size: Option<u32>,
+    /// Advertise the (deprecated) logging capability.
+    pub enable_logging: Option<bool>,
+    /// A secret the MRTR `requestState` key is derived from (share it across instances).
+    pub state_secret: Option<String>,
+    /// How long a sealed `requestState` stays valid, in milliseconds.
+    pub state_ttl_ms: Option<f64>,
+    /// Whether legacy (2025-11-25) clients are served (default true).
+    pub legacy: Option<bool>,
+    /// Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
+    /// for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
+    pub cache_json: Option<String>,
+}
+
+/// How the HTTP transport is configured.
+#[napi(object, object_to_js = false)]
+pub struct HttpConfig {
+    /// The MCP endpoint path (default `/mcp`).
+    pub path: Option<String>,
+    /// Host header values accepted besides the loopback names.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Origins accepted besides loopback ones (`"*"` for any).
+    pub allowed_origins: Option<Vec<String>>,
+    /// The largest request body accepted, in bytes.
+    pub max_body: Option<u32>,
+    /// How long `close()` waits for requests in flight, in milliseconds.
+    pub drain_timeout_ms: Option<f64>,
+}
+
+fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
+}
+
+fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
+    let Some(json) = json else { return Ok(None) };
+    let v: Value = serde_json::from_str(&json)
+        .map_err(|e| usage(format!("the cache hint is not valid JSON: {e}")))?;
+    let ttl = v
+        .get("ttlMs")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| usage("the cache hint needs ttlMs, a non-negative integer"))?;
+    let scope = match v.get("cacheScope").and_then(Value::as_str) {
+        None | Some("private") => CacheScope::Private,
+        Some("public") => CacheScope::Public,
+        Some(other) => {
+            return Err(usage(format!(
+                "cacheScope must be \"public\" or \"private\", not {other:?}"
+            )));
+        }
+    };
+    Ok(Some(CacheHint::new(ttl, scope)))
+}
+
+fn cache_defaults(json: &str) -> Result<CacheDefaults> {
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| usage(format!("the cache hints are not valid JSON: {e}")))?;
+    let Some(o) = v.as_object() else {
+        return Err(usage("the cache hints must be an object"));
+    };
+    let mut d = CacheDefaults::default();
+    for (key, hint) in o {
+        let slot = match key.as_str() {
+            "discover" => &mut d.discover,
+            "tools" => &mut d.tools,
+            "prompts" => &mut d.prompts,
+            "resources" => &mut d.resources,
+            "templates" => &mut d.templates,
+            "read" => &mut d.read,
+            other => return Err(usage(format!("unknown cache hint {other:?}"))),
+        };
+        if let Some(h) = cache_hint(Some(hint.to_string()))? {
+            *slot = h;
+        }
+    }
+    Ok(d)
+}
+
+fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
+    match kind {
+        "prompt" => Ok(CompletionRef::Prompt(name)),
+        "resource" => Ok(CompletionRef::ResourceTemplate(name)),
+        other => Err(usage(format!(
+            "a completion is for a \"prompt\" or a \"resource\" template, not {other:?}"
+        ))),
+    }
+}
+
+/// An MCP server with JavaScript handlers (the JavaScript `Server` wraps it).
+#[napi]
+pub struct NativeServer {
+    server: Server,
+}
+
+#[napi]
+impl NativeServer {
+    /// Builds a server.
+    #[napi(constructor)]
+    pub fn new(config: ServerConfig) -> Result<Self> {
+        runtime::check()?;
+        let mut b = Server::builder(config.name, config.version);
+        if let Some(t) = config.title {
+            b = b.title(t);
+        }
+        if let Some(i) = config.instructions {
+            b = b.instructions(i);
+        }
+        if let Some(n) = config.page_size {
+            b = b.page_size(n as usize);
+        }
+        if config.enable_logging == Some(true) {
+            b = b.enable_logging();
+        }
+        if let Some(s) = config.state_secret {
+            b = b.state_key(StateKey::derive(s.as_bytes()));
+        }
+        if let Some(ms) = config.state_ttl_ms {
+            if !ms.is_finite() || ms <= 0.0 {
+                return Err(usage(
+                    "stateTtlMs must be a positive number of milliseconds",
+                ));
+            }
+            b = b.state_ttl(Duration::from_secs_f64(ms / 1000.0));
+        }
+        if config.legacy == Some(false) {
+            b = b.legacy(LegacyOptions::disabled());
+        }
+        if let Some(c) = config.cache_json {
+            b = b.cache_defaults(cache_defaults(&c)?);
+        }
+        Ok(NativeServer { server: b.build() })
+    }
+
+    /// Adds or replaces a tool (`definitionJson` a `Tool`).
+    #[napi]
+    pub fn add_tool(
+        &self,
+        definition_json: String,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
+        handler: HandlerFn,
+    ) -> Result<()> {
+        let tool: Tool = definition(&definition_json, "tool")?;
+        self.server
+            .add_tool(tool, JsHandler::new(handler, "CallToolResult"))
+            .map_err(errors::to_napi)
+    }
+
+    /// Removes a tool; whether it existed.
+    #[napi]
+    pub fn remove_tool(&self, name: String) -> bool {
+        self.server.remove_tool(&name)
+    }
+
+    /// Adds or replaces a resource (`definitionJson` a `Resource`; `cacheJson` an optional
+    /// `{ttlMs, cacheScope}` for its reads).
+    #[napi]
+    pub fn add_resource(
+        &self,
+        definition_json: String,
+        cache_json: Option<String>,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
+        handler: HandlerFn,
+    ) -> Result<()> {
+        let resource: Resource = definition(&definition_json, "resource")?;
+        self.server
+            .add_resource(
+                resource,
+                cache_hint(cache_json)?,
+                JsHandler::new(handler, "ReadResourceResult"),
+            )
+            .map_err(errors::to_napi)
+    }
+
+    /// Removes a resource by URI; whether it existed.
+    #[napi]
+    pub fn remove_resource(&self, uri: String) -> bool {
+        self.server.remove_resource(&uri)
+    }
+
+    /// Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`).
+    #[napi]
+    pub fn add_resource_template(
+        &self,
+        definition_json: String,
+        cache_json: Option<String>,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
+        handler: HandlerFn,
+    ) -> Result<()> {
+        let template: ResourceTemplate = definition(&definition_json, "resource template")?;
+        self.server
+            .add_resource_template(
+                template,
+                cache_hint(cache_json)?,
+                JsHandler::new(handler, "ReadResourceResult"),
+            )
+            .map_err(errors::to_napi)
+    }
+
+    /// Removes a resource template by its URI template; whether it existed.
+    #[napi]
+    pub fn remove_resource_template(&self, uri_template: String) -> bool {
+        self.server.remove_resource_template(&uri_template)
+    }
+
+    /// Adds or replaces a prompt (`definitionJson` a `Prompt`).
+    #[napi]
+    pub fn add_prompt(
+        &self,
+        definition_json: String,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
+        handler: HandlerFn,
+    ) -> Result<()> {
+        let prompt: Prompt = definition(&definition_json, "prompt")?;
+        self.server
+            .add_prompt(prompt, JsHandler::new(handler, "GetPromptResult"))
+            .map_err(errors::to_napi)
+    }
+
+    /// Removes a prompt; whether it existed.
+    #[napi]
+    pub fn remove_prompt(&self, name: String) -> bool {
+        self.server.remove_prompt(&name)
+    }
+
+    /// Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
+    /// (`"resource"`) arguments.
+    #[napi]
+    pub fn set_completion(
+        &self,
+        kind: String,
+        name: String,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
+        handler: HandlerFn,
+    ) -> Result<()> {
+        self.server.set_completion(
+            completion_ref(&kind, name)?,
+            JsHandler::new(handler, "CompleteResult"),
+        );
+        Ok(())
+    }
+
+    /// Removes a completion handler; whether it existed.
+    #[napi]
+    pub fn remove_completion(&self, kind: String, name: String) -> Result<bool> {
+        Ok(self.server.remove_completion(&completion_ref(&kind, name)?))
+    }
+
+    /// Announces that a resource changed (`notifications/resources/updated` to subscribers).
+    #[napi]
+    pub fn notify_resource_updated(&self, uri: String) {
+        self.server.notify_resource_updated(&uri);
+    }
+
+    /// Serves over Streamable HTTP on `host:port` (port 0: any free port).
+    #[napi]
+    pub fn serve_http<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        port: u32,
+        config: Option<HttpConfig>,
+    ) -> Result<PromiseRaw<'env, NativeHttpServer>> {
+        let ip: IpAddr = host
+            .parse()
+            .map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
+        let port =
+            u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
+        let mut options = HttpOptions::default();
+        if let Some(c) = config {
+            if let Some(p) = c.path {
+                options.path = p;
+            }
+            options.allowed_hosts = c.allowed_hosts;
+            options.allowed_origins = c.allowed_origins.unwrap_or_default();
+            if let Some(n) = c.max_body {
+                options.max_body = n as usize;
+            }
+            if let Some(ms) = c.drain_timeout_ms {
+                if !ms.is_finite() || ms < 0.0 {
+                    return Err(usage(
+                        "drainTimeoutMs must be a non-negative number of milliseconds",
+                    ));
+                }
+                options.drain_timeout = Duration::from_secs_f64(ms / 1000.0);
+            }
+        }
+        let path = options.path.clone();
+        let server = self.server.clone();
+        runtime::promise(env, async move {
+            let running = HttpServer::bind(server, SocketAddr::new(ip, port), options).await?;
+            let (addr, shutdown, stopped) = (
+                running.local_addr(),
+                running.shutdown_token(),
+                CancellationToken::new(),
+            );
+            let done = stopped.clone();
+            runtime::spawn(async move {
+                running.wait().await;
+                done.cancel();
+            })
+            .map_err(|e| mcpaxle::Error::internal(e.reason))?;
+            Ok(NativeHttpServer {
+                addr,
+                path,
+                shutdown,
+                stopped,
+            })
+        })
+    }
+
+    /// Serves on this process's stdin and stdout until stdin closes or `stop` is cancelled.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn serve_stdio<'env>(
+        &self,
+        env: &'env Env,
+        stop: &CancelToken,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let server = self.server.clone();
+        let options = StdioOptions {
+            shutdown: stop.token(),
+            ..StdioOptions::default()
+        };
+        runtime::promise(env, async move {
+            stdio::serve_with(server, tokio::io::stdin(), tokio::io::stdout(), options).await
+        })
+    }
+}
+
+/// A running Streamable HTTP server.
+#[napi]
+pub struct NativeHttpServer {
+    addr: SocketAddr,
+    path: String,
+    shutdown: CancellationToken,
+    stopped: CancellationToken,
+}
+
+#[napi]
+impl NativeHttpServer {
+    /// The MCP endpoint's URL.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.path)
+    }
+
+    /// The port listened on.
+    #[napi(getter)]
+    pub fn port(&self) -> u32 {
+        u32::from(self.addr.port())
+    }
+
+    /// Stops accepting, ends listen streams, drains requests in flight; resolves when done.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        self.shutdown.cancel();
+        self.wait(env)
+    }
+
+    /// Resolves when the server has stopped (while pending, it keeps the process alive).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn wait<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let stopped = self.stopped.clone();
+        runtime::promise(env, async move {
+            stopped.cancelled().await;
+            Ok(())
+        })
+    }
+}

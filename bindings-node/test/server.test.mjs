@@ -1,0 +1,259 @@
+// A JavaScript server served over HTTP (in this process) and called by the JavaScript client:
+// handlers and their results, errors, MRTR asks, progress, cancellation, dynamic registries,
+// caching (expiry and invalidation), and a legacy session.
+
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { handlers, mcpaxle, sleep, text } from './helpers.mjs'
+
+const { Client, Server, McpError, ToolError } = mcpaxle
+
+describe('JavaScript server over HTTP, JavaScript client', () => {
+  let server
+  let handle
+  let client
+  const counts = { reads: 0, rounds: 0, cancelled: 0 }
+  const h = handlers()
+
+  before(async () => {
+    server = new Server({
+      name: 'js-test',
+      version: '2.0.0',
+      instructions: 'Test instructions',
+      cache: { tools: { ttlMs: 60_000, cacheScope: 'public' } },
+    })
+    server
+      .tool(
+        { name: 'add', description: 'Adds', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
+        async ({ a, b }) => String(a + b),
+      )
+      .tool({ name: 'structured' }, async () => ({ content: [{ type: 'text', text: '{"x":1}' }], structuredContent: { x: 1 } }))
+      .tool({ name: 'tool_error' }, async () => {
+        throw new ToolError('the model should read this')
+      })
+      .tool({ name: 'plain_error' }, async () => {
+        throw new Error('unexpected')
+      })
+      .tool({ name: 'params_error' }, async () => {
+        throw new McpError('INVALID_PARAMS', 'bad input', { data: { field: 'a' } })
+      })
+      .tool({ name: 'sync_tool' }, () => 'sync result')
+      .tool({ name: 'whoami' }, async (_args, ctx) =>
+        JSON.stringify({ method: ctx.method, version: ctx.protocolVersion, client: ctx.clientInfo?.name, id: typeof ctx.requestId }),
+      )
+      .tool({ name: 'progress' }, async (_args, ctx) => {
+        for (let i = 1; i <= 3; i++) ctx.progress(i, 3, `step ${i}`)
+        return 'progressed'
+      })
+      .tool({ name: 'log' }, async (_args, ctx) => {
+        ctx.log('info', { hello: 'world' }, 'js')
+        ctx.log('debug', 'not sent at info')
+        return String(ctx.logEnabled('info'))
+      })
+      .tool({ name: 'ask_all' }, async (_args, ctx) => {
+        counts.rounds++
+        const [name, sample, roots] = await Promise.all([
+          ctx.elicit('name', { message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } }),
+          ctx.sample('sample', { messages: [{ role: 'user', content: { type: 'text', text: 'Capital of France?' } }], maxTokens: 10 }),
+          ctx.listRoots(),
+        ])
+        return `${name.content.name}/${sample.content.text}/${roots.roots.length}`
+      })
+      .tool({ name: 'stateful' }, async (_args, ctx) => {
+        if (ctx.requestState === undefined) ctx.setRequestState({ step: 1 })
+        const a = await ctx.elicit('first', { message: 'First?', requestedSchema: { type: 'object' } })
+        const b = await ctx.elicit('second', { message: 'Second?', requestedSchema: { type: 'object' } })
+        return `${a.action},${b.action},${JSON.stringify(ctx.requestState)}`
+      })
+      .tool({ name: 'wait_cancel' }, async (_args, ctx) => {
+        await new Promise((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', resolve)))
+        counts.cancelled++
+        return 'cancelled'
+      })
+      .tool({ name: 'slow' }, async ({ ms }) => {
+        await sleep(ms)
+        return 'slow done'
+      })
+      .resource({ uri: 'test://counted', name: 'counted', mimeType: 'text/plain' }, async (uri) => `read ${++counts.reads} of ${uri}`, {
+        cache: { ttlMs: 300, cacheScope: 'public' },
+      })
+      .resourceTemplate({ uriTemplate: 'test://items/{id}', name: 'items' }, async (uri, vars) => ({
+        contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(vars) }],
+      }))
+      .prompt({ name: 'greet', arguments: [{ name: 'who', required: true }] }, async ({ who }) => `Hello, ${who}!`)
+      .completion({ type: 'ref/prompt', name: 'greet' }, async ({ argument, value }) => ['Ada', 'Alan', 'Grace'].filter((n) => n.startsWith(value) && argument === 'who'))
+    handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+    client = await Client.connectHttp(handle.url, { onElicitation: h.onElicitation, onSampling: h.onSampling, onRoots: h.onRoots })
+  })
+
+  after(async () => {
+    await client?.close()
+    await handle?.close()
+    await handle?.closed
+  })
+
+  test('serves its identity', async () => {
+    assert.match(handle.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    assert.equal(client.era, 'modern')
+    assert.deepEqual(client.serverInfo, { name: 'js-test', version: '2.0.0' })
+    assert.equal(client.instructions, 'Test instructions')
+  })
+
+  test('tools: results, plain strings, structured content, sync handlers', async () => {
+    assert.equal(text(await client.callTool('add', { a: 2, b: 3 })), '5')
+    const s = await client.callTool('structured')
+    assert.deepEqual(s.structuredContent, { x: 1 })
+    assert.equal(text(await client.callTool('sync_tool')), 'sync result')
+    const who = JSON.parse(text(await client.callTool('whoami', {})))
+    assert.deepEqual(who, { method: 'tools/call', version: '2026-07-28', client: 'mcpaxle-node', id: 'number' })
+  })
+
+  test('tools: arguments are validated against the input schema', async () => {
+    const r = await client.callTool('add', { a: 'x' })
+    assert.equal(r.isError, true)
+  })
+
+  test('tools: ToolError and plain errors are isError results, protocol errors are JSON-RPC errors', async () => {
+    const r = await client.callTool('tool_error')
+    assert.equal(r.isError, true)
+    assert.equal(text(r), 'the model should read this')
+    const p = await client.callTool('plain_error')
+    assert.equal(p.isError, true)
+    assert.match(text(p), /unexpected/)
+    await assert.rejects(client.callTool('params_error'), (e) => {
+      assert.equal(e.code, 'INVALID_PARAMS')
+      assert.deepEqual(e.data, { field: 'a' })
+      return true
+    })
+  })
+
+  test('progress and logs reach the client', async () => {
+    const seen = []
+    assert.equal(text(await client.callTool('progress', {}, { onProgress: (p) => seen.push([p.progress, p.message]) })), 'progressed')
+    assert.deepEqual(seen, [[1, 'step 1'], [2, 'step 2'], [3, 'step 3']])
+    const logs = []
+    assert.equal(text(await client.callTool('log', {}, { logLevel: 'info', onLog: (m) => logs.push(m) })), 'true')
+    assert.deepEqual(logs.map((l) => [l.level, l.logger, l.data]), [['info', 'js', { hello: 'world' }]])
+  })
+
+  test('MRTR: concurrent asks share one round', async () => {
+    counts.rounds = 0
+    assert.equal(text(await client.callTool('ask_all', {})), 'Ada/Paris/2')
+    assert.equal(counts.rounds, 2)
+  })
+
+  test('MRTR: several rounds and request state', async () => {
+    assert.equal(text(await client.callTool('stateful', {})), 'accept,accept,{"step":1}')
+  })
+
+  test('cancellation reaches the handler as an AbortSignal', async () => {
+    const controller = new AbortController()
+    const call = client.callTool('wait_cancel', {}, { signal: controller.signal })
+    await sleep(100)
+    controller.abort()
+    await assert.rejects(call, { code: 'CANCELLED' })
+    for (let i = 0; i < 50 && counts.cancelled === 0; i++) await sleep(20)
+    assert.equal(counts.cancelled, 1)
+  })
+
+  test('a per-call timeout rejects with TIMEOUT', async () => {
+    await assert.rejects(client.callTool('slow', { ms: 2000 }, { timeoutMs: 100 }), { code: 'TIMEOUT' })
+  })
+
+  test('resources, templates, prompts, completions', async () => {
+    assert.ok((await client.listAllResources()).some((r) => r.uri === 'test://counted'))
+    const t = await client.readResource('test://items/7')
+    assert.deepEqual(JSON.parse(t.contents[0].text), { id: '7' })
+    const p = await client.getPrompt('greet', { who: 'Ada' })
+    assert.equal(p.messages[0].content.text, 'Hello, Ada!')
+    await assert.rejects(client.getPrompt('greet', {}), { code: 'INVALID_PARAMS' })
+    const c = await client.complete({ type: 'ref/prompt', name: 'greet' }, { name: 'who', value: 'A' })
+    assert.deepEqual(c.completion.values, ['Ada', 'Alan'])
+  })
+
+  test('cache: a read is served from the cache until its ttlMs expires', async () => {
+    counts.reads = 0
+    const a = await client.readResource('test://counted')
+    const b = await client.readResource('test://counted')
+    assert.equal(a.contents[0].text, b.contents[0].text)
+    assert.equal(counts.reads, 1)
+    await client.readResource('test://counted', { bypassCache: true })
+    assert.equal(counts.reads, 2)
+    await sleep(400)
+    await client.readResource('test://counted')
+    assert.equal(counts.reads, 3)
+  })
+
+  test('cache: an updated notification invalidates the cached read', async () => {
+    counts.reads = 0
+    await client.readResource('test://counted', { bypassCache: true })
+    await client.readResource('test://counted')
+    assert.equal(counts.reads, 1)
+    const sub = await client.subscribe({ resourceSubscriptions: ['test://counted'] })
+    try {
+      server.notifyResourceUpdated('test://counted')
+      const n = await sub.next()
+      assert.equal(n.value.method, 'notifications/resources/updated')
+      await client.readResource('test://counted')
+      assert.equal(counts.reads, 2)
+    } finally {
+      sub.close()
+    }
+  })
+
+  test('cache: the tool list stays cached until tools/list_changed', async () => {
+    const before = await client.listAllTools()
+    server.tool({ name: 'late' }, async () => 'late')
+    const cached = await client.listAllTools()
+    assert.equal(cached.length, before.length) // ttlMs 60 s: still the cached list
+    const sub = await client.subscribe({ toolsListChanged: true })
+    try {
+      assert.equal(server.removeTool('late'), true)
+      const n = await sub.next()
+      assert.equal(n.value.method, 'notifications/tools/list_changed')
+      server.tool({ name: 'later' }, async () => 'later')
+      assert.equal((await sub.next()).value.method, 'notifications/tools/list_changed')
+      const fresh = await client.listAllTools()
+      assert.ok(fresh.some((t) => t.name === 'later'))
+      assert.equal(text(await client.callTool('later')), 'later')
+    } finally {
+      sub.close()
+      server.removeTool('later')
+    }
+  })
+
+  test('cache: turned off, every call reaches the server', async () => {
+    const c = await Client.connectHttp(handle.url, { cache: false })
+    try {
+      counts.reads = 0
+      await c.readResource('test://counted')
+      await c.readResource('test://counted')
+      assert.equal(counts.reads, 2)
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('a legacy (2025-11-25) session: the asks become real requests', async () => {
+    const lh = handlers()
+    const c = await Client.connectHttp(handle.url, { protocolVersions: ['2025-11-25'], ...lh })
+    try {
+      assert.equal(c.era, 'legacy')
+      assert.equal(c.protocolVersion, '2025-11-25')
+      assert.ok(c.sessionId)
+      counts.rounds = 0
+      assert.equal(text(await c.callTool('ask_all', {})), 'Ada/Paris/2')
+      assert.equal(counts.rounds, 1)
+      assert.deepEqual(lh.calls, { elicitation: 1, sampling: 1, roots: 1 })
+      assert.equal(text(await c.callTool('add', { a: 1, b: 1 })), '2')
+    } finally {
+      await c.close()
+    }
+  })
+
+  test('bad definitions are usage errors', () => {
+    assert.throws(() => server.tool({ description: 'no name' }, async () => ''), { code: 'USAGE' })
+    assert.throws(() => server.tool({ name: 'bad', inputSchema: { $ref: 'https://example.com/schema' } }, async () => ''), { code: 'USAGE' })
+    assert.throws(() => new Server({ name: 'x' }), { code: 'USAGE' })
+  })
+})

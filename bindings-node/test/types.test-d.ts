@@ -1,0 +1,66 @@
+// Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
+// index.d.ts.
+import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type CallToolResult } from '../index'
+
+async function client(): Promise<void> {
+  const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
+    headers: { Authorization: 'Bearer t' },
+    timeoutMs: 5000,
+    cache: true,
+    clientInfo: { name: 'app', version: '1.0.0' },
+    onElicitation: async (req) => ({ action: 'accept', content: applySchemaDefaults(req.requestedSchema ?? {}, {}) }),
+    onSampling: async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }),
+    onRoots: () => ({ roots: [{ uri: 'file:///tmp' }] }),
+  })
+  const era: 'modern' | 'legacy' = c.era
+  const tools = await c.listAllTools()
+  const page = await c.listTools()
+  const controller = new AbortController()
+  const r: CallToolResult = await c.callTool(tools[0].name, { a: 1 }, {
+    signal: controller.signal,
+    timeoutMs: 1000,
+    onProgress: (p) => console.log(p.progress, p.total),
+  })
+  await c.readResource('test://x')
+  await c.getPrompt('p', { a: 'b' })
+  await c.complete({ type: 'ref/prompt', name: 'p' }, { name: 'a', value: 'x' })
+  await c.discover()
+  const sub = await c.subscribe({ toolsListChanged: true })
+  for await (const n of sub) {
+    console.log(n.method)
+    break
+  }
+  sub.close()
+  c.onElicitation(async () => ({ action: 'decline' }))
+  try {
+    await c.callTool('x')
+  } catch (e) {
+    if (e instanceof McpError && e.code === ErrorCode.INVALID_PARAMS) console.log(e.rpcCode)
+  }
+  await c.close()
+  const s = await Client.connectStdio('node', ['server.js'], { env: { A: '1' }, cwd: '/tmp', stderr: 'ignore' })
+  console.log(era, page.nextCursor, r.isError, s.pid, SUPPORTED_VERSIONS[0])
+}
+
+async function server(): Promise<void> {
+  const s = new Server({ name: 'demo', version: '1.0.0', instructions: 'Say hi' })
+  s.tool({ name: 'add', inputSchema: { type: 'object' } }, async (args, ctx) => {
+    ctx.progress(1, 2, 'half')
+    const answer = await ctx.elicit('name', { message: 'Name?', requestedSchema: { type: 'object' } })
+    if (answer.action !== 'accept') throw new ToolError('declined')
+    ctx.signal.addEventListener('abort', () => {})
+    return String(Number(args.a) + Number(args.b))
+  })
+  s.resource({ uri: 'test://x', name: 'x' }, async (uri) => `content of ${uri}`, { cache: { ttlMs: 1000, cacheScope: 'public' } })
+  s.resourceTemplate({ uriTemplate: 'test://{id}', name: 't' }, async (uri, vars) => ({ contents: [{ uri, text: String(vars.id) }] }))
+  s.prompt({ name: 'p' }, async (args) => `Hello ${args.who}`)
+  s.completion({ type: 'ref/prompt', name: 'p' }, async ({ value }) => [value + '1'])
+  s.removeTool('add')
+  const h = await s.serveHttp({ port: 0 })
+  console.log(h.url, h.port)
+  await h.close()
+  await s.serveStdio().closed
+}
+
+void client
+void server

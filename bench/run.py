@@ -19,6 +19,7 @@ Linux only (reads /proc). Python 3.11 standard library only.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -32,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release"
@@ -60,6 +62,8 @@ class Row:
                {connections}, {window}, {warmup}, {duration}
     env        extra environment variables of the server
     targets    whether the issue's targets apply to this row
+    setup      a function run before the row (once per run): returns extra placeholders (e.g. the
+               interpreter of a venv) or raises Skip, and the row is left out with that message
     """
 
     key: str
@@ -71,6 +75,43 @@ class Row:
     client: list[str] | None = None
     env: dict[str, str] = field(default_factory=dict)
     targets: bool = False
+    setup: "Callable[[], dict[str, object]] | None" = None
+
+
+class Skip(Exception):
+    """A row's prerequisites are missing: the row is left out of the run, with this message."""
+
+
+BINDING_VENV = ROOT / "bindings-python" / ".venv"
+SDK_VENV = ROOT / "target" / "bench-venv-sdk"
+SDK_REQUIREMENTS = ROOT / "bench" / "python" / "requirements-sdk.txt"
+
+
+def binding_python() -> dict[str, object]:
+    """The venv with the mcpaxle Python package (made by bindings-python/scripts/test.sh)."""
+    py = BINDING_VENV / "bin" / "python"
+    hint = "run `bash bindings-python/scripts/test.sh` (or `maturin develop --release` in that venv) first"
+    if not py.exists():
+        raise Skip(f"{py.relative_to(ROOT)} is missing: {hint}")
+    if subprocess.call([py, "-c", "import mcpaxle._native"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
+        raise Skip(f"mcpaxle does not import in {BINDING_VENV.relative_to(ROOT)}: {hint}")
+    return {"binding_python": py}
+
+
+def sdk_python() -> dict[str, object]:
+    """A venv with the official Python SDK, pinned (bench/python/requirements-sdk.txt), made on demand."""
+    py = SDK_VENV / "bin" / "python"
+    stamp = SDK_VENV / ".requirements.sha256"
+    want = hashlib.sha256(SDK_REQUIREMENTS.read_bytes()).hexdigest()
+    if py.exists() and stamp.exists() and stamp.read_text().strip() == want:
+        return {"sdk_python": py}
+    print(f"+ installing {SDK_REQUIREMENTS} into {SDK_VENV}", flush=True)
+    for cmd in ([sys.executable, "-m", "venv", SDK_VENV], [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", SDK_REQUIREMENTS]):
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if out.returncode != 0:
+            raise Skip(f"installing the official Python SDK failed ({' '.join(map(str, cmd))}):\n{out.stdout[-1500:]}")
+    stamp.write_text(want + "\n")
+    return {"sdk_python": py}
 
 
 ROWS: list[Row] = [
@@ -83,6 +124,16 @@ ROWS: list[Row] = [
         client=["node", "{root}/bench/node_client.mjs", "--client", "mcpaxle", "--url", "{url}", "--concurrency", "{connections}", "--warmup", "{warmup}", "--duration", "{duration}"]),
     Row("ts-client", "Node client (TS SDK)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
         client=["node", "{root}/bench/node_client.mjs", "--client", "sdk", "--url", "{url}", "--concurrency", "{connections}", "--warmup", "{warmup}", "--duration", "{duration}"]),
+    # Python servers (issue 4): the same trivial tool as an `async def` on mcpaxle's Python package,
+    # and on the official Python SDK (mcp 2.3.0, MCPServer, stateless Streamable HTTP, JSON responses).
+    Row("python-async", "mcpaxle Python (async)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}"], setup=binding_python),
+    Row("python-sdk", "Python SDK (mcp 2.3.0)", "http", ["{sdk_python}", "{root}/bench/python/echo_sdk.py", "--port", "{port}"], setup=sdk_python),
+]
+
+# Side-by-side comparisons printed after the table: (row, baseline, the issue's aims: row's
+# throughput at least this many times the baseline's, row's peak RSS at most this fraction of it).
+COMPARISONS = [
+    ("python-async", "python-sdk", 10.0, 0.5),
 ]
 
 # The default load generator (bench/src/bin/loadgen.rs), per transport.
@@ -190,8 +241,9 @@ def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.wait()
 
 
-def run_once(row: Row, opts: argparse.Namespace, log_dir: Path) -> dict:
+def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str, object]) -> dict:
     values: dict[str, object] = {
+        **extra,
         "bin": BIN,
         "root": ROOT,
         "python": sys.executable,
@@ -383,7 +435,26 @@ def report(rows: list[Row], results: dict[str, dict]) -> dict:
             lines.append(f"{r['server_cpu_vs_ceiling']:.1f}x the ceiling's CPU per call (CPU-bound throughput would be {100 / r['server_cpu_vs_ceiling']:.0f} % of it)")
         print(f"{row.label}: " + "; ".join(lines))
         verdicts[row.key] = v
-    return {"ratios": ratios, "verdicts": verdicts}
+    comparisons = {}
+    for key, base, aim_tp, aim_rss in COMPARISONS:
+        if key not in results or base not in results:
+            continue
+        runs, b_runs = results[key]["runs"], results[base]["runs"]
+        m, b = results[key]["median"], results[base]["median"]
+        label, b_label = next(r.label for r in rows if r.key == key), next(r.label for r in rows if r.key == base)
+        tp = paired(runs, b_runs, "throughput_rps")
+        cpu = paired(runs, b_runs, "server_cpu_us_per_call")
+        rss = m["peak_rss_mib"] / b["peak_rss_mib"] if m["peak_rss_mib"] and b["peak_rss_mib"] else None
+        comparisons[f"{key}/{base}"] = {"throughput": tp, "server_cpu": cpu, "peak_rss": rss}
+        parts = []
+        if tp is not None:
+            parts.append(f"throughput {tp:.1f}x (aim >= {aim_tp:g}x: {'ok' if tp >= aim_tp else 'MISSED'})")
+        if rss is not None:
+            parts.append(f"peak RSS {rss:.2f}x (aim <= {aim_rss:g}x: {'ok' if rss <= aim_rss else 'MISSED'})")
+        if cpu is not None:
+            parts.append(f"server CPU per call {cpu:.2f}x")
+        print(f"{label} vs {b_label}: " + "; ".join(parts))
+    return {"ratios": ratios, "verdicts": verdicts, "comparisons": comparisons}
 
 
 def build() -> None:
@@ -416,6 +487,21 @@ def main() -> int:
     try:
         if not opts.no_build:
             build()
+        # Rows with prerequisites (a venv, a package): set them up now, leave out those that cannot run.
+        extra: dict[str, dict[str, object]] = {}
+        skipped: dict[str, str] = {}
+        for row in rows:
+            if row.setup is None:
+                extra[row.key] = {}
+                continue
+            try:
+                extra[row.key] = row.setup()
+            except Skip as e:
+                skipped[row.key] = str(e)
+                print(f"bench: skipping {row.key} ({row.label}): {e}", file=sys.stderr, flush=True)
+        rows = [r for r in rows if r.key not in skipped]
+        if not rows:
+            raise BenchError("no row left to run")
         RESULTS.mkdir(parents=True, exist_ok=True)
         load_before = os.getloadavg()
         runs: dict[str, list[dict]] = {r.key: [] for r in rows}
@@ -426,7 +512,7 @@ def main() -> int:
                 order = rows[round_no % len(rows) :] + rows[: round_no % len(rows)]
                 for row in order:
                     print(f"[round {round_no + 1}/{opts.repeat}] {row.label} ...", end=" ", flush=True)
-                    r = run_once(row, opts, Path(tmp))
+                    r = run_once(row, opts, Path(tmp), extra[row.key])
                     runs[row.key].append(r)
                     print(f"{r['throughput_rps']:,.0f} req/s, server {fmt(r['server_cpu_us_per_call'], '.1f')} µs CPU/call, {r['errors']} errors", flush=True)
                     if r.get("first_error"):
@@ -438,6 +524,8 @@ def main() -> int:
     results = {k: {"median": median_of(v), "runs": v} for k, v in runs.items()}
     summary = report(rows, results)
     load_after = os.getloadavg()
+    for key, why in skipped.items():
+        print(f"skipped {key}: {why.splitlines()[0]}")
     print(f"\nload average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} CPUs; {time.time() - started:.0f} s")
 
     doc = {
@@ -445,6 +533,7 @@ def main() -> int:
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "loadavg_before": load_before, "loadavg_after": load_after},
         "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat")},
         "targets": {"throughput_vs_ceiling_min": TARGET_THROUGHPUT_RATIO, "server_cpu_us_per_call_max": TARGET_CPU_US_PER_CALL},
+        "skipped": skipped,
         "rows": [{"key": r.key, "label": r.label, "transport": r.transport, "ceiling": r.ceiling, **results[r.key]} for r in rows],
         **summary,
     }

@@ -20,10 +20,11 @@ bash "$here/scripts/build.sh" --deps
 echo "== node: the Rust servers the tests drive (cargo build --release -p mcpaxle --examples)"
 cargo build --release -p mcpaxle --examples --quiet
 
+# Build the native module into the package first: the drift check loads the package.
+bash "$here/scripts/build.sh"
+
 echo "== node: .d.ts drift check (napi build --release into a temporary directory)"
 (cd "$here" && node scripts/check-dts.mjs)
-
-bash "$here/scripts/build.sh"
 
 echo "== node: node --test"
 (cd "$here" && npm test --silent)

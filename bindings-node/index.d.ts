@@ -543,6 +543,12 @@ export declare class Server {
   removeCompletion(ref: CompletionReference): boolean
   /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */
   notifyResourceUpdated(uri: string): void
+  /**
+   * Announces that a list changed (`notifications/<list>/list_changed` to listeners). Adding and
+   * removing announce themselves; call this when a list changes behind the server's back, e.g.
+   * the resources a template serves.
+   */
+  notifyListChanged(list: 'tools' | 'prompts' | 'resources'): void
   /** Serves over Streamable HTTP (default `127.0.0.1`, a free port, path `/mcp`). Keeps the process alive until closed. */
   serveHttp(options?: {
     host?: string

@@ -102,6 +102,11 @@ export declare class NativeServer {
   removeCompletion(kind: string, name: string): boolean
   /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */
   notifyResourceUpdated(uri: string): void
+  /**
+   * Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+   * `list` is "tools", "prompts" or "resources".
+   */
+  notifyListChanged(list: string): void
   /** Serves over Streamable HTTP on `host:port` (port 0: any free port). */
   serveHttp(host: string, port: number, config?: HttpConfig | undefined | null): Promise<NativeHttpServer>
   /** Serves on this process's stdin and stdout until stdin closes or `stop` is cancelled. */

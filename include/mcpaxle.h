@@ -1301,6 +1301,17 @@ enum mcpaxle_result mcpaxle_server_remove_completion(struct mcpaxle_server *serv
 enum mcpaxle_result mcpaxle_server_notify_resource_updated(struct mcpaxle_server *server,
                                                            const char *uri);
 
+/**
+ * Announces that a list changed: `notifications/<list>/list_changed` to every listen stream
+ * (and legacy session) that asked for it. `list` is `"tools"`, `"prompts"` or `"resources"`;
+ * another name fails with `MCPAXLE_ERR_USAGE`. Adding and removing announce themselves; call
+ * this when a list changes behind the server's back, e.g. the resources a template serves.
+ *
+ * Ownership: `list` is borrowed. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_server_notify_list_changed(struct mcpaxle_server *server,
+                                                       const char *list);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

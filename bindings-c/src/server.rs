@@ -13,7 +13,7 @@ use mcpaxle_core::schema::{
 };
 use mcpaxle_core::server::{
     BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
-    PromptHandler, ResourceHandler, ResourceRequest, Server, StateKey, ToolHandler,
+    PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, ToolHandler,
 };
 use mcpaxle_core::{Error, RequestContext, Result};
 use serde::Deserialize;
@@ -652,6 +652,25 @@ pub unsafe extern "C" fn mcpaxle_server_notify_resource_updated(
         // SAFETY: per the documented contract.
         let (s, uri) = unsafe { (server_ref(server)?, arg_str(uri, "uri")?) };
         s.server.notify_resource_updated(uri);
+        Ok(())
+    })
+}
+
+/// Announces that a list changed: `notifications/<list>/list_changed` to every listen stream
+/// (and legacy session) that asked for it. `list` is `"tools"`, `"prompts"` or `"resources"`;
+/// another name fails with `MCPAXLE_ERR_USAGE`. Adding and removing announce themselves; call
+/// this when a list changes behind the server's back, e.g. the resources a template serves.
+///
+/// Ownership: `list` is borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_notify_list_changed(
+    server: *mut mcpaxle_server,
+    list: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, list) = unsafe { (server_ref(server)?, arg_str(list, "list")?) };
+        s.server.publish(ServerEvent::list_changed(list)?);
         Ok(())
     })
 }

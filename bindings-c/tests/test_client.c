@@ -470,6 +470,16 @@ TEST(subscriptions) {
     CHECK_RC(mcpaxle_server_add_tool(server, "{\"name\":\"added\",\"inputSchema\":{\"type\":\"object\"}}", echo_tool, NULL), MCPAXLE_OK);
     for (int i = 0; i < 300 && atomic_load(&n.count) == 0; i++) sleep_ms(10);
     CHECK(atomic_load(&n.count) >= 1);
+    /* A change announced by name (what changes behind the registries); a name that is not a
+     * list is a usage error and sends nothing. */
+    int before = atomic_load(&n.count);
+    CHECK_RC(mcpaxle_server_notify_list_changed(server, "templates"), MCPAXLE_ERR_USAGE);
+    CHECK(strstr(mcpaxle_last_error_message(), "\"templates\"") != NULL);
+    CHECK_RC(mcpaxle_server_notify_list_changed(server, "tools"), MCPAXLE_OK);
+    for (int i = 0; i < 300 && atomic_load(&n.count) == before; i++) sleep_ms(10);
+    CHECK(atomic_load(&n.count) == before + 1);
+    CHECK_RC(mcpaxle_server_notify_list_changed(server, NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_server_notify_list_changed(NULL, "tools"), MCPAXLE_ERR_NULL);
     mcpaxle_subscription_free(sub);
     int seen = atomic_load(&n.count);
     mcpaxle_server_remove_tool(server, "added", NULL);

@@ -343,6 +343,15 @@ class Server {
   }
 
   /**
+   * Announces that a list changed (`notifications/<list>/list_changed` to listeners): "tools",
+   * "prompts" or "resources". Adding and removing announce themselves; call this when a list
+   * changes behind the server's back, e.g. the resources a template serves.
+   */
+  notifyListChanged(list) {
+    sync(() => this.#native.notifyListChanged(String(list)))
+  }
+
+  /**
    * Serves over Streamable HTTP (`host` default `127.0.0.1`, `port` default 0: a free port).
    * Resolves once listening, with a handle (`url`, `port`, `close()`, `closed`). A running
    * server keeps the process alive until closed.

@@ -8,7 +8,7 @@ use crate::handlers::{HandlerFn, JsHandler};
 use crate::runtime;
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, StateKey};
+use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
@@ -283,6 +283,14 @@ impl NativeServer {
     #[napi]
     pub fn notify_resource_updated(&self, uri: String) {
         self.server.notify_resource_updated(&uri);
+    }
+
+    /// Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+    /// `list` is "tools", "prompts" or "resources".
+    #[napi]
+    pub fn notify_list_changed(&self, list: String) -> Result<()> {
+        self.server.publish(ServerEvent::list_changed(&list).map_err(errors::to_napi)?);
+        Ok(())
     }
 
     /// Serves over Streamable HTTP on `host:port` (port 0: any free port).

@@ -222,6 +222,17 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     }
   })
 
+  test('notifyListChanged announces a list by name; another name is a usage error', async () => {
+    const sub = await client.subscribe({ resourcesListChanged: true })
+    try {
+      assert.throws(() => server.notifyListChanged('templates'), { code: 'USAGE', message: /"templates"/ })
+      server.notifyListChanged('resources')
+      assert.equal((await sub.next()).value.method, 'notifications/resources/list_changed')
+    } finally {
+      sub.close()
+    }
+  })
+
   test('cache: turned off, every call reaches the server', async () => {
     const c = await Client.connectHttp(handle.url, { cache: false })
     try {

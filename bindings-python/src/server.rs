@@ -7,7 +7,7 @@ use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, StateKey};
+use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
@@ -217,6 +217,14 @@ impl PyServer {
     fn notify_resource_updated(&self, uri: &str) -> PyResult<()> {
         check_fork()?;
         self.server.notify_resource_updated(uri);
+        Ok(())
+    }
+
+    /// Sends `notifications/<list>/list_changed` to listeners that asked for it; `list` is
+    /// "tools", "prompts" or "resources".
+    fn notify_list_changed(&self, list: &str) -> PyResult<()> {
+        check_fork()?;
+        self.server.publish(ServerEvent::list_changed(list).map_err(core_err)?);
         Ok(())
     }
 

@@ -7,10 +7,12 @@ import asyncio
 import enum
 from typing import Any
 
+import pytest
 from conftest import threaded
 from mcpclient import request
 
 from mcpaxle import CacheHint, EmbeddedResource, Image, Message, ResourceContents, Server, assistant, user
+from mcpaxle.errors import UsageError
 
 
 class Mood(enum.Enum):
@@ -123,7 +125,8 @@ async def test_run_time_changes_reach_listeners(serve: Any) -> None:
         return "p"
 
     client = await serve(server)
-    listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["test://watched"]}}, id="listen-1")
+    wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True, "resourceSubscriptions": ["test://watched"]}
+    listen = request("subscriptions/listen", {"notifications": wanted}, id="listen-1")
     stream = await asyncio.to_thread(client.open_stream, listen)
     try:
         await asyncio.to_thread(stream.wait_for, lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
@@ -149,6 +152,14 @@ async def test_run_time_changes_reach_listeners(serve: Any) -> None:
         assert updated["params"]["uri"] == "test://watched"
         tools = {t["name"] for t in (await threaded(client.call)("tools/list")).result["tools"]}
         assert tools == {"later"}
+
+        # A list that changes behind the registries (what a template serves) is announced
+        # by name; a name that is not a list is a usage error, and nothing is sent.
+        with pytest.raises(UsageError, match='unknown list "templates"'):
+            server.notify_list_changed("templates")  # type: ignore[arg-type]
+        server.notify_list_changed("resources")
+        await asyncio.to_thread(stream.wait_for, lambda m: m.get("method") == "notifications/resources/list_changed")
+        assert not any(m.get("method") == "notifications/templates/list_changed" for m in stream.messages)
     finally:
         stream.close()
 

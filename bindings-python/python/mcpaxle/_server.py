@@ -375,6 +375,12 @@ class Server:
         (``notifications/resources/updated``)."""
         self._native.notify_resource_updated(uri)
 
+    def notify_list_changed(self, list: Literal["tools", "prompts", "resources"]) -> None:  # noqa: A002 - the protocol's word
+        """Tells listeners that a list changed (``notifications/<list>/list_changed``).
+        Adding and removing tools, prompts and resources announces itself; call this when a
+        list changes behind the server's back, e.g. the resources a template serves."""
+        self._native.notify_list_changed(list)
+
     # Prompts ------------------------------------------------------------------------------
 
     def prompt(

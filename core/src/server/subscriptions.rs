@@ -1,6 +1,7 @@
 //! `subscriptions/listen`: change events published on a [`NotificationBus`] reach every open
 //! listen stream whose filter asked for them, tagged with the stream's subscription id.
 
+use crate::error::{Error, Result};
 use crate::jsonrpc::{Notification, RequestId};
 use crate::schema::SUBSCRIPTION_ID_META_KEY;
 use serde_json::{Map, Value, json};
@@ -24,6 +25,22 @@ pub enum ServerEvent {
 }
 
 impl ServerEvent {
+    /// The `*ListChanged` event of a list named as the protocol names it: `"tools"`,
+    /// `"prompts"` or `"resources"`. Bindings take the name from their host language.
+    ///
+    /// The registries announce their own changes; this is for lists that change behind them,
+    /// such as the resources a template serves.
+    pub fn list_changed(list: &str) -> Result<ServerEvent> {
+        match list {
+            "tools" => Ok(ServerEvent::ToolsListChanged),
+            "prompts" => Ok(ServerEvent::PromptsListChanged),
+            "resources" => Ok(ServerEvent::ResourcesListChanged),
+            other => Err(Error::usage(format!(
+                "unknown list {other:?}: the lists that announce changes are \"tools\", \"prompts\" and \"resources\""
+            ))),
+        }
+    }
+
     /// The notification announcing this event (without a subscription id).
     pub fn to_notification(&self) -> Notification {
         match self {
@@ -175,6 +192,16 @@ mod tests {
     use super::*;
 
     const ALL: Supported = Supported { tools: true, prompts: true, resources: true, subscribe: true };
+
+    #[test]
+    fn list_changed_by_name() {
+        assert_eq!(ServerEvent::list_changed("tools").unwrap(), ServerEvent::ToolsListChanged);
+        assert_eq!(ServerEvent::list_changed("prompts").unwrap(), ServerEvent::PromptsListChanged);
+        assert_eq!(ServerEvent::list_changed("resources").unwrap(), ServerEvent::ResourcesListChanged);
+        let err = ServerEvent::list_changed("templates").unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Usage);
+        assert!(err.message().contains("\"templates\""), "{err}");
+    }
 
     #[test]
     fn filter_trims_to_what_is_supported() {

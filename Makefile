@@ -8,20 +8,26 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python test-node
+.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python test-node
 
 help:
-	@echo "make demo   build and run the demo server, exercised end to end"
+	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
 	@echo "make test   install what the tests need and run every test"
 	@echo "make bench  run the benchmarks"
 
 build-release:
 	$(CARGO) build --release -p mcpaxle --examples
 
+PY_VENV := bindings-python/.venv/bin/python
+
+# The Rust notes server, then its Python port on the Python package (built into the venv of
+# bindings-python/scripts/develop.sh), each driven end to end by scripts/demo.py.
 demo: build-release
 	$(PYTHON) scripts/demo.py
+	bash bindings-python/scripts/develop.sh
+	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: test-rust conformance test-c test-python test-node
+test: test-rust conformance test-demo test-c test-python test-node
 	@echo "make test: all passed"
 
 test-rust:
@@ -29,6 +35,12 @@ test-rust:
 	$(CARGO) test --workspace --doc
 
 conformance: conformance-server conformance-client
+
+# What `make demo` shows must keep working: the demo against the Rust notes server (the
+# Python one runs in test-python), its transcript printed only when it fails.
+test-demo: build-release
+	bash scripts/demo-check.sh
+
 
 # Both eras against one running process: the server is dual-era.
 conformance-server: build-release

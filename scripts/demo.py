@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""End-to-end demo of mcpaxle: drives core/examples/notes_server.rs over Streamable HTTP.
+"""End-to-end demo of mcpaxle: drives a notes server over Streamable HTTP.
 
-`make demo` builds the examples first, then runs this script. It speaks raw MCP 2026-07-28
+    scripts/demo.py                          # core/examples/notes_server.rs (built first)
+    scripts/demo.py --server "python bindings-python/examples/notes_server.py"
+
+The server command gets `--http 127.0.0.1:PORT` appended. `make demo` builds the Rust
+examples and the Python package, then runs this script against the Rust notes server and
+against its Python port. It speaks raw MCP 2026-07-28
 (no SDK, Python standard library only) so that every message on the wire is visible:
 
   * each request is a POST to /mcp with the MCP-Protocol-Version, Mcp-Method and Mcp-Name
@@ -12,17 +17,19 @@
     and LLM) and the request retried with `inputResponses` and the echoed `requestState`.
 
 Exit status: 0 when every step behaved as expected, 1 otherwise (so `make demo` fails
-loudly), 2 when the server binary is missing.
+loudly), 2 when the default server binary is missing or the command line is wrong.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import http.client
 import itertools
 import json
 import os
 import queue
+import shlex
 import signal
 import socket
 import subprocess
@@ -276,18 +283,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, log):
-    proc = subprocess.Popen([str(BINARY), "--http", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+def start_server(command: list[str], port: int, log):
+    proc = subprocess.Popen([*command, "--http", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     started = time.monotonic()
     while time.monotonic() - started < 15:
         if proc.poll() is not None:
-            raise DemoError(f"notes_server exited at start with status {proc.returncode}")
+            raise DemoError(f"the server exited at start with status {proc.returncode}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return proc, time.monotonic() - started
         except OSError:
             time.sleep(0.05)
-    raise DemoError("notes_server did not accept connections within 15 s")
+    raise DemoError("the server did not accept connections within 15 s")
 
 
 # ─── The demo ────────────────────────────────────────────────────────────────────────────
@@ -401,10 +408,10 @@ def run(client: Client, proc) -> None:
 
     section("Search")
     r = call_tool(client, "search_notes", {"query": "weekend"})
-    hits = r.get("structuredContent")
-    check(isinstance(hits, list) and [h["id"] for h in hits] == [1], f"search_notes: unexpected hits {short(hits)}")
+    hits = (r.get("structuredContent") or {}).get("notes")
+    check(isinstance(hits, list) and [h["id"] for h in hits] == [1], f"search_notes: unexpected structuredContent {short(r.get('structuredContent'))}")
     got(short(r["content"][0]["text"], 80))
-    note(f"structuredContent {short(hits, 72)}")
+    note(f"structuredContent {short(r['structuredContent'], 72)}")
 
     section("Read resources")
     for uri in ("note://1", "notes://index"):
@@ -478,7 +485,7 @@ def run(client: Client, proc) -> None:
     got(f"values {json.dumps(values)}  (note #2 is gone)")
 
     section("Shutdown")
-    sent(f"SIGTERM to notes_server (pid {proc.pid})")
+    sent(f"SIGTERM to the server (pid {proc.pid})")
     proc.send_signal(signal.SIGTERM)
     listener.join(20)
     check(not listener.is_alive(), "the listen stream did not end after SIGTERM")
@@ -492,22 +499,32 @@ def run(client: Client, proc) -> None:
     got(f"listen stream's final response: id {listener.final['id']}, resultType {final['resultType']}, subscriptionId {sub}")
     got("listen stream closed gracefully")
     status = proc.wait(15)
-    check(status == 0, f"notes_server exited with status {status}")
-    got("notes_server exited with status 0")
+    check(status == 0, f"the server exited with status {status}")
+    got("the server exited with status 0")
 
 
-def main() -> int:
-    if not BINARY.exists():
-        print(f"demo: {BINARY.relative_to(ROOT) if BINARY.is_relative_to(ROOT) else BINARY} is missing.", file=sys.stderr)
-        print("      Build it first:  cargo build --release -p mcpaxle --examples   (or run `make demo`)", file=sys.stderr)
-        return 2
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Drives a notes server end to end over Streamable HTTP.")
+    parser.add_argument("--server", metavar="CMD", help="the server command; `--http 127.0.0.1:PORT` is appended (default: the Rust notes_server example)")
+    args = parser.parse_args(argv)
+    if args.server:
+        command = shlex.split(args.server)
+        if not command:
+            parser.error("--server: the command is empty")
+    else:
+        if not BINARY.exists():
+            print(f"demo: {BINARY.relative_to(ROOT) if BINARY.is_relative_to(ROOT) else BINARY} is missing.", file=sys.stderr)
+            print("      Build it first:  cargo build --release -p mcpaxle --examples   (or run `make demo`)", file=sys.stderr)
+            return 2
+        command = [str(BINARY)]
+    label = " ".join(Path(a).name if "/" in a else a for a in command)  # e.g. "notes_server", "python notes_server.py"
     port = free_port()
     log = tempfile.TemporaryFile()
     proc = None
-    out(f"mcpaxle demo: notes_server over Streamable HTTP, MCP {PROTOCOL_VERSION}")
+    out(f"mcpaxle demo: {label} over Streamable HTTP, MCP {PROTOCOL_VERSION}")
     try:
-        proc, took = start_server(port, log)
-        out(f"  ▶ started {BINARY.name} --http 127.0.0.1:{port}  (ready in {took * 1000:.0f} ms, endpoint /mcp)")
+        proc, took = start_server(command, port, log)
+        out(f"  ▶ started {label} --http 127.0.0.1:{port}  (pid {proc.pid}, ready in {took * 1000:.0f} ms, endpoint /mcp)")
         run(Client("127.0.0.1", port), proc)
     except (DemoError, RpcError, OSError, json.JSONDecodeError, subprocess.TimeoutExpired) as e:
         kind = "unexpected JSON-RPC error" if isinstance(e, RpcError) else type(e).__name__ if not isinstance(e, DemoError) else "failed"
@@ -537,6 +554,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
         sys.exit(130)

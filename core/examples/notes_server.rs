@@ -173,8 +173,10 @@ impl App {
         let names: Vec<String> = hits.iter().map(|n| format!("#{} {}", n.id, n.title)).collect();
         let list: Vec<Value> =
             hits.iter().map(|n| json!({ "id": n.id, "title": n.title, "tags": n.tags })).collect();
-        // A readable line first, then the structured list (and its JSON text).
-        let mut result = CallToolResult::structured(Value::Array(list));
+        // A readable line first, then the structured list (and its JSON text). An object, not
+        // a bare array: legacy (2025-11-25) clients read the same tool list, and their
+        // `outputSchema` must describe an object.
+        let mut result = CallToolResult::structured(json!({ "notes": list }));
         let line = format!("{} note(s) match {query:?}: {}", hits.len(), names.join(", "));
         result.content.insert(0, ContentBlock::text(line));
         Ok(result)
@@ -379,16 +381,22 @@ fn build() -> Result<Server> {
         }),
     )
     .with_output_schema(json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "id": { "type": "integer" },
-                "title": { "type": "string" },
-                "tags": { "type": "array", "items": { "type": "string" } }
-            },
-            "required": ["id", "title", "tags"]
-        }
+        "type": "object",
+        "properties": {
+            "notes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": { "type": "integer" },
+                        "title": { "type": "string" },
+                        "tags": { "type": "array", "items": { "type": "string" } }
+                    },
+                    "required": ["id", "title", "tags"]
+                }
+            }
+        },
+        "required": ["notes"]
     }))
     .with_annotations(read_only());
     server.add_tool(search_notes, app.bind(App::search_notes))?;

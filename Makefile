@@ -57,7 +57,7 @@ bench:
 	$(PYTHON) bench/run.py --no-build
 
 conformance-client: build-release
-	tests/conformance/client_no_auth.sh "target/release/examples/everything_client" rust
+	tests/conformance/client_all.sh "target/release/examples/everything_client" rust
 
 # The C ABI: libmcpaxle (shared and static), include/mcpaxle.h, mcpaxle.pc and the CMake
 # package under target/c-prefix, and the C examples under target/c-examples.

@@ -8,11 +8,17 @@
 //!
 //! The server URL is the last argument. `MCP_CONFORMANCE_PROTOCOL_VERSION` picks the wire
 //! (2026-07-28: per-request `_meta`; 2025-11-25 and earlier: the `initialize` session);
-//! `MCP_CONFORMANCE_CONTEXT` carries a scenario's test data (`toolCalls`); with
-//! `MCPAXLE_AUTO_ERA=1` the client detects the era itself instead. The program exits
-//! at once on SIGTERM or Ctrl-C, and starts no process of its own.
+//! `MCP_CONFORMANCE_CONTEXT` carries a scenario's test data (`toolCalls`, pre-registered
+//! `client_id`/`client_secret`/`issuer`); with `MCPAXLE_AUTO_ERA=1` the client detects the era
+//! itself instead. The program exits at once on SIGTERM or Ctrl-C, and starts no process of
+//! its own.
+//!
+//! OAuth is on for every scenario (it only acts on a `401`): the suite's authorization servers
+//! approve without a user, so the user-agent step follows their redirect
+//! ([`OAuthOptions::without_user`]); the client offers a Client ID Metadata Document URL and
+//! falls back to dynamic registration.
 
-use mcpaxle::client::{CallOptions, Client, ClientOptions, apply_schema_defaults};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, apply_schema_defaults};
 use mcpaxle::schema::Tool;
 use mcpaxle::{Error, Result};
 use serde_json::{Map, Value, json};
@@ -85,7 +91,22 @@ async fn roots(_params: Value) -> Result<Value> {
     Ok(json!({ "roots": [{ "uri": "file:///tmp/mcpaxle-conformance", "name": "conformance" }] }))
 }
 
-fn options(version: &str) -> ClientOptions {
+/// Where the suite's authorization servers send the user-agent back (never listened on: the
+/// redirect is read, not followed).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The Client ID Metadata Document URL the suite expects (never fetched).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+fn oauth(context: &Value) -> Result<OAuthOptions> {
+    let mut oauth = OAuthOptions::without_user(REDIRECT_URI)?.client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+        let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+        oauth = oauth.pre_registered(id, text("client_secret"), text("issuer"));
+    }
+    Ok(oauth)
+}
+
+fn options(version: &str, context: &Value) -> Result<ClientOptions> {
     // MCPAXLE_AUTO_ERA=1: every supported revision, the era found by detection (a check of the
     // detection against the suite's mocks); otherwise exactly the revision asked for.
     let versions: Vec<String> = if std::env::var_os("MCPAXLE_AUTO_ERA").is_some() {
@@ -93,12 +114,13 @@ fn options(version: &str) -> ClientOptions {
     } else {
         vec![version.to_owned()]
     };
-    ClientOptions::new("mcpaxle-everything-client", env!("CARGO_PKG_VERSION"))
+    Ok(ClientOptions::new("mcpaxle-everything-client", env!("CARGO_PKG_VERSION"))
         .protocol_versions(versions)
         .request_timeout(Duration::from_secs(25))
         .on_elicitation(elicit)
         .on_sampling(sample)
         .on_roots(roots)
+        .oauth(oauth(context)?))
 }
 
 async fn call_each(client: &Client, tools: &[Tool]) -> Result<()> {
@@ -114,7 +136,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> Result<&'a Tool> {
 }
 
 async fn run(url: &str, scenario: &str, version: &str, context: Value) -> Result<()> {
-    let client = Client::connect_http(url, options(version)).await?;
+    let client = Client::connect_http(url, options(version, &context)?).await?;
     eprintln!("connected: era {:?}, protocol version {}", client.era(), client.protocol_version());
     let tools = client.list_all_tools().await?;
     eprintln!("tools: {:?}", tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());

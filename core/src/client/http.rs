@@ -11,6 +11,7 @@
 //! server's `retry:` delay, the session's GET stream for the server's own requests and
 //! notifications, and DELETE on close.
 
+use super::auth::Authorizer;
 use super::options::ClientOptions;
 use super::sse::SseParser;
 use super::transport::{Inbound, Outbound, Pending};
@@ -43,9 +44,29 @@ const MAX_RESUMES: u32 = 5;
 
 type Connector = HttpsConnector<HttpConnector>;
 
+/// The hyper client every HTTP request of a client goes through (MCP and OAuth alike).
+pub(crate) type HttpClient = HyperClient<Connector, Full<Bytes>>;
+
+/// A pooled HTTP/1 and HTTP/2 client for `http://` and `https://` (rustls, webpki roots).
+pub(crate) fn new_http_client() -> Result<HttpClient> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(Duration::from_secs(10)));
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+        .map_err(|e| Error::internal(format!("cannot set up TLS: {e}")))?
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(http);
+    Ok(HyperClient::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(connector))
+}
+
 struct Shared {
-    client: HyperClient<Connector, Full<Bytes>>,
+    client: HttpClient,
     url: Uri,
+    /// OAuth, when the client was configured for it.
+    auth: Option<Authorizer>,
     headers: RwLock<HeaderMap>,
     session: RwLock<Option<HeaderValue>>,
     /// The protocol version last sent within the legacy session (for its DELETE).
@@ -114,21 +135,13 @@ impl HttpTransport {
             let v = HeaderValue::from_str(value).map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
             header_map.append(n, v);
         }
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(Duration::from_secs(10)));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-            .map_err(|e| Error::internal(format!("cannot set up TLS: {e}")))?
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http);
-        let client = HyperClient::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(connector);
+        let client = new_http_client()?;
+        let auth = options.oauth.clone().map(|o| Authorizer::new(o, &options.client_info.name, url, client.clone()));
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 client,
                 url: uri,
+                auth,
                 headers: RwLock::new(header_map),
                 session: RwLock::new(None),
                 session_version: RwLock::new(None),
@@ -160,7 +173,8 @@ impl HttpTransport {
     /// The `Authorization` header in force, if any (the cache's authorization context).
     pub fn authorization(&self) -> Option<String> {
         let h = self.shared.headers.read().unwrap_or_else(|e| e.into_inner());
-        h.get(http::header::AUTHORIZATION).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        let oauth = self.shared.auth.as_ref().and_then(Authorizer::header);
+        oauth.as_ref().or_else(|| h.get(http::header::AUTHORIZATION)).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
     /// The legacy session id, once the server assigned one.
@@ -178,7 +192,7 @@ impl HttpTransport {
 
     pub async fn send(&self, out: Outbound) -> Result<Pending> {
         let shared = &self.shared;
-        let body = serde_json::to_vec(&out.request)?;
+        let body = Bytes::from(serde_json::to_vec(&out.request)?);
         let mut extra: Vec<(HeaderName, HeaderValue)> = Vec::with_capacity(out.headers.len());
         for (name, value) in &out.headers {
             let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| Error::usage(format!("invalid header name {name:?}: {e}")))?;
@@ -187,12 +201,24 @@ impl HttpTransport {
         }
         let is_initialize = out.request.method == "initialize";
         let had_session = shared.session.read().unwrap_or_else(|e| e.into_inner()).is_some();
-        let req = shared.post(body, out.protocol_version.as_deref(), extra)?;
         let (tx, rx) = mpsc::unbounded_channel();
         let id = out.request.id.clone();
         shared.routes.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx.clone());
         let mut guard = RequestGuard { shared: shared.clone(), id: id.clone(), task: None };
-        let resp = shared.execute(req).await?;
+        let mut authorizations = 0;
+        let resp = loop {
+            let sent = shared.auth.as_ref().and_then(Authorizer::header);
+            let req = shared.post(body.clone(), out.protocol_version.as_deref(), extra.clone())?;
+            let resp = shared.execute(req).await?;
+            // A challenge: authorize (or re-authorize), then send the request again.
+            match &shared.auth {
+                Some(auth) if authorizations < auth.max_authorizations() && Authorizer::is_challenge(resp.status(), resp.headers()) => {
+                    authorizations += 1;
+                    auth.authorize(resp.status(), resp.headers(), sent.as_ref()).await?;
+                }
+                _ => break resp,
+            }
+        };
         let status = resp.status();
         if is_initialize && status.is_success() {
             if let Some(sid) = resp.headers().get(headers::MCP_SESSION_ID) {
@@ -234,7 +260,7 @@ impl HttpTransport {
 
     /// POSTs a notification or a response; the server answers 202.
     pub async fn post_message(&self, body: Vec<u8>, protocol_version: Option<String>) -> Result<()> {
-        let req = self.shared.post(body, protocol_version.as_deref(), Vec::new())?;
+        let req = self.shared.post(Bytes::from(body), protocol_version.as_deref(), Vec::new())?;
         let resp = self.shared.execute(req).await?;
         let status = resp.status();
         let body = collect(resp.into_body(), ERROR_BODY_LIMIT).await.unwrap_or_default();
@@ -287,6 +313,9 @@ impl Shared {
         let mut req = Request::builder().method(Method::DELETE).uri(self.url.clone());
         if let Some(h) = req.headers_mut() {
             h.extend(self.headers.read().unwrap_or_else(|e| e.into_inner()).clone());
+            if let Some(token) = self.auth.as_ref().and_then(Authorizer::header) {
+                h.insert(http::header::AUTHORIZATION, token);
+            }
             h.insert(headers::MCP_SESSION_ID, sid);
             if let Some(v) = self.session_version.read().unwrap_or_else(|e| e.into_inner()).clone() {
                 h.insert(headers::MCP_PROTOCOL_VERSION, v);
@@ -303,6 +332,9 @@ impl Shared {
         let mut req = Request::builder().method(method).uri(self.url.clone());
         let h = req.headers_mut().ok_or_else(|| Error::internal("cannot build the HTTP request"))?;
         h.extend(self.headers.read().unwrap_or_else(|e| e.into_inner()).clone());
+        if let Some(token) = self.auth.as_ref().and_then(Authorizer::header) {
+            h.insert(http::header::AUTHORIZATION, token);
+        }
         let version = match protocol_version {
             Some(v) => Some(HeaderValue::from_str(v).map_err(|_| Error::usage(format!("invalid protocol version {v:?}")))?),
             None => None,
@@ -319,7 +351,7 @@ impl Shared {
         Ok(req)
     }
 
-    fn post(&self, body: Vec<u8>, protocol_version: Option<&str>, extra: Vec<(HeaderName, HeaderValue)>) -> Result<Request<Full<Bytes>>> {
+    fn post(&self, body: Bytes, protocol_version: Option<&str>, extra: Vec<(HeaderName, HeaderValue)>) -> Result<Request<Full<Bytes>>> {
         let mut req = self.base_request(Method::POST, protocol_version)?;
         if let Some(h) = req.headers_mut() {
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -328,7 +360,7 @@ impl Shared {
                 h.insert(n, v);
             }
         }
-        req.body(Full::new(Bytes::from(body))).map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
+        req.body(Full::new(body)).map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
     }
 
     fn get(&self, protocol_version: &str, last_event_id: Option<&str>) -> Result<Request<Full<Bytes>>> {

@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod auth;
 mod cache;
 mod conn;
 mod era;
@@ -42,6 +43,7 @@ mod stdio;
 mod subscriptions;
 mod transport;
 
+pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
 pub use options::{CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode, is_legacy_version};
 pub use subscriptions::Subscription;

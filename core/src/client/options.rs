@@ -2,6 +2,7 @@
 //! ([`CallOptions`]), and the callback types a host implements: input handlers for the
 //! server's asks (elicitation, sampling, roots), progress and log callbacks.
 
+use super::auth::OAuthOptions;
 use crate::error::Result;
 use crate::schema::{
     ClientCapabilities, ElicitationCapability, Implementation, LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams,
@@ -95,6 +96,8 @@ pub struct ClientOptions {
     pub cache: bool,
     /// Extra HTTP headers sent with every HTTP request (e.g. `Authorization`).
     pub headers: Vec<(String, String)>,
+    /// HTTP only: OAuth authorization, for servers that answer `401` (see [`OAuthOptions`]).
+    pub oauth: Option<OAuthOptions>,
     /// How many `input_required` rounds one call may go through (default 8).
     pub max_input_rounds: usize,
     /// The log level requested from the server (`_meta` log level, or `logging/setLevel` in a
@@ -131,6 +134,7 @@ impl fmt::Debug for ClientOptions {
             .field("protocol_versions", &self.protocol_versions)
             .field("request_timeout", &self.request_timeout)
             .field("cache", &self.cache)
+            .field("oauth", &self.oauth)
             .field("elicitation", &self.elicitation.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
@@ -157,6 +161,7 @@ impl ClientOptions {
             probe_timeout: Duration::from_secs(5),
             cache: true,
             headers: Vec::new(),
+            oauth: None,
             max_input_rounds: 8,
             log_level: None,
             on_log: None,
@@ -184,6 +189,12 @@ impl ClientOptions {
             roots: self.roots.as_ref().map(|_| RootsCapability::default()),
             ..Default::default()
         }
+    }
+
+    /// Authorizes with OAuth when the HTTP server asks for it (see [`OAuthOptions`]).
+    pub fn oauth(mut self, oauth: OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Registers the `elicitation/create` handler (and declares the capability).

@@ -1,0 +1,536 @@
+//! OAuth 2.1 for Streamable HTTP, as the MCP authorization spec has clients do it.
+//!
+//! With [`OAuthOptions`] in [`ClientOptions::oauth`](super::ClientOptions::oauth), a `401`
+//! from the MCP server starts the flow: protected resource metadata (from the challenge's
+//! `resource_metadata`, else the well-known URLs), checked to name this server; the
+//! authorization server's metadata (OAuth, then OpenID Connect, path-inserted forms first),
+//! checked to name the issuer it was fetched for and to support PKCE S256; a client id
+//! (pre-registered, else a Client ID Metadata Document URL when the server takes one, else
+//! Dynamic Client Registration); the authorization request with PKCE, `state` and `resource`;
+//! the user-agent step, which is the host's ([`OAuthOptions::new`]); the authorization
+//! response checked (`state`, and `iss` per RFC 9207 before anything else is read); the token
+//! request. Then the request that was refused is sent again with `Authorization: Bearer`.
+//!
+//! Later: a `401` uses the refresh token when there is one, else starts over (re-discovering,
+//! so a resource that moved to another authorization server is followed, with a registration
+//! of its own); a `403` with `error="insufficient_scope"` re-authorizes with the challenged
+//! scopes added to those held (step-up). One request triggers at most
+//! [`OAuthOptions::max_authorizations`] flows. Credentials and tokens live in memory, per
+//! client, keyed by issuer.
+
+mod metadata;
+mod wire;
+
+use super::http::HttpClient;
+use crate::error::{Error, Result};
+use futures_util::future::BoxFuture;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use metadata::{Challenge, ResourceMetadata, ServerMetadata, TokenAuth};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use wire::auth_error;
+
+/// The user-agent step of the authorization code flow: takes the authorization URL (open it
+/// in the user's browser) and returns the URL the authorization server redirected back to
+/// (the `redirect_uri` with `code`, `state` and maybe `iss` in its query).
+pub type AuthorizationHandler = Arc<dyn Fn(String) -> BoxFuture<'static, Result<String>> + Send + Sync>;
+
+/// Client credentials registered with an authorization server beforehand.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegisteredClient {
+    /// The `client_id`.
+    pub client_id: String,
+    /// The `client_secret` of a confidential client.
+    pub client_secret: Option<String>,
+    /// The issuer they were registered with; `None`: whichever the server names. Credentials
+    /// of one authorization server are never sent to another one.
+    pub issuer: Option<String>,
+}
+
+impl fmt::Debug for PreRegisteredClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreRegisteredClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("issuer", &self.issuer)
+            .finish()
+    }
+}
+
+/// How a client obtains access tokens for an MCP server that requires authorization.
+///
+/// ```no_run
+/// use mcpaxle::client::{Client, ClientOptions, OAuthOptions};
+/// # async fn run() -> mcpaxle::Result<()> {
+/// let oauth = OAuthOptions::new("http://127.0.0.1:8765/callback", |authorization_url| async move {
+///     // Open authorization_url in a browser, wait for the redirect to 127.0.0.1:8765,
+///     // and return the URL it came to.
+///     # let _ = authorization_url;
+///     Ok("http://127.0.0.1:8765/callback?code=...&state=...".to_owned())
+/// })
+/// .client_metadata_url("https://app.example.com/oauth/client.json");
+/// let client = Client::connect_http("https://mcp.example.com/mcp", ClientOptions::new("app", "1.0").oauth(oauth)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// Where the authorization server sends the user back (registered with the client).
+    pub redirect_uri: String,
+    /// The user-agent step (see [`AuthorizationHandler`]).
+    pub authorize: AuthorizationHandler,
+    /// `client_name` in Dynamic Client Registration (default: the client's name).
+    pub client_name: Option<String>,
+    /// Pre-registered credentials, used before any other way of getting a client id.
+    pub pre_registered: Option<PreRegisteredClient>,
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as the `client_id`
+    /// where the authorization server supports such documents.
+    pub client_metadata_url: Option<String>,
+    /// How many authorization flows one request may trigger before its error is returned
+    /// (default 3).
+    pub max_authorizations: u32,
+}
+
+impl fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_name", &self.client_name)
+            .field("pre_registered", &self.pre_registered)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("max_authorizations", &self.max_authorizations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthOptions {
+    /// OAuth with `redirect_uri` and the host's user-agent step.
+    pub fn new<F, Fut>(redirect_uri: impl Into<String>, authorize: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String>> + Send + 'static,
+    {
+        OAuthOptions {
+            redirect_uri: redirect_uri.into(),
+            authorize: Arc::new(move |url| Box::pin(authorize(url))),
+            client_name: None,
+            pre_registered: None,
+            client_metadata_url: None,
+            max_authorizations: 3,
+        }
+    }
+
+    /// OAuth whose user-agent step needs no user: the authorization URL is fetched and the
+    /// authorization server's redirect (its `Location`) taken as the answer. For servers that
+    /// authorize without interaction (tests, pre-approved machine clients).
+    pub fn without_user(redirect_uri: impl Into<String>) -> Result<Self> {
+        let http = super::http::new_http_client()?;
+        Ok(OAuthOptions::new(redirect_uri, move |url| {
+            let http = http.clone();
+            async move { follow_redirect(&http, &url).await }
+        }))
+    }
+
+    /// Sets pre-registered credentials.
+    pub fn pre_registered(mut self, client_id: impl Into<String>, client_secret: Option<String>, issuer: Option<String>) -> Self {
+        self.pre_registered = Some(PreRegisteredClient { client_id: client_id.into(), client_secret, issuer });
+        self
+    }
+
+    /// Sets the URL of this client's Client ID Metadata Document.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Sets the `client_name` sent in Dynamic Client Registration.
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = Some(name.into());
+        self
+    }
+}
+
+/// GETs an authorization URL and returns where the server redirects.
+async fn follow_redirect(http: &HttpClient, url: &str) -> Result<String> {
+    let answer = wire::send(http, Method::GET, url, None, None).await?;
+    match answer.location {
+        Some(location) if answer.status.is_redirection() => Ok(location),
+        _ => Err(auth_error(format!(
+            "the authorization server answered the authorization request with {} and no redirect: it needs a user ({})",
+            answer.status,
+            String::from_utf8_lossy(&answer.body[..answer.body.len().min(200)])
+        ))),
+    }
+}
+
+/// A client id at one authorization server.
+#[derive(Clone)]
+struct Registration {
+    client_id: String,
+    client_secret: Option<String>,
+    auth: TokenAuth,
+}
+
+/// What a refresh needs.
+#[derive(Clone)]
+struct RefreshGrant {
+    refresh_token: String,
+    issuer: String,
+    token_endpoint: String,
+    resource: String,
+}
+
+#[derive(Default)]
+struct State {
+    registrations: HashMap<String, Registration>,
+    refresh: Option<RefreshGrant>,
+    /// The scopes of the token in force (granted, else requested).
+    scopes: Vec<String>,
+    /// Whether the token in force came from a refresh (a 401 on it starts over).
+    refreshed: bool,
+}
+
+/// The OAuth state of one client and the flow that renews it.
+pub(crate) struct Authorizer {
+    options: OAuthOptions,
+    client_name: String,
+    server_url: String,
+    http: HttpClient,
+    header: RwLock<Option<HeaderValue>>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl Authorizer {
+    pub fn new(options: OAuthOptions, client_name: &str, server_url: &str, http: HttpClient) -> Authorizer {
+        let client_name = options.client_name.clone().unwrap_or_else(|| client_name.to_owned());
+        Authorizer {
+            options,
+            client_name,
+            server_url: server_url.to_owned(),
+            http,
+            header: RwLock::new(None),
+            state: tokio::sync::Mutex::default(),
+        }
+    }
+
+    pub fn max_authorizations(&self) -> u32 {
+        self.options.max_authorizations
+    }
+
+    /// The `Authorization` header in force.
+    pub fn header(&self) -> Option<HeaderValue> {
+        self.header.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_token(&self, access_token: &str) -> Result<()> {
+        let v = HeaderValue::from_str(&format!("Bearer {access_token}")).map_err(|_| auth_error("the access token is not a valid header value"))?;
+        *self.header.write().unwrap_or_else(|e| e.into_inner()) = Some(v);
+        Ok(())
+    }
+
+    /// Whether an answer of the MCP server asks for (more) authorization.
+    pub fn is_challenge(status: StatusCode, headers: &HeaderMap) -> bool {
+        status == StatusCode::UNAUTHORIZED || (status == StatusCode::FORBIDDEN && challenge_of(headers).insufficient_scope())
+    }
+
+    /// Answers a challenge: afterwards the request may be sent again. `sent` is the header
+    /// the refused request carried: when another request renewed the token meanwhile, there
+    /// is nothing to do.
+    pub async fn authorize(&self, status: StatusCode, headers: &HeaderMap, sent: Option<&HeaderValue>) -> Result<()> {
+        let mut state = self.state.lock().await;
+        if self.header().as_ref() != sent {
+            return Ok(());
+        }
+        let challenge = challenge_of(headers);
+        let step_up = status == StatusCode::FORBIDDEN;
+        if !step_up && !state.refreshed {
+            if let Some(grant) = state.refresh.take() {
+                match self.refresh(&mut state, &grant).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => tracing::debug!("refreshing the access token failed ({e}); authorizing again"),
+                }
+            }
+        }
+        let prm = self.resource_metadata(&challenge).await?;
+        let issuer = prm.authorization_servers[0].clone();
+        let server = self.server_metadata(&issuer).await?;
+        let scopes = self.scopes(&state, &challenge, &prm, &server, step_up);
+        let registration = match state.registrations.get(&server.issuer) {
+            Some(r) => r.clone(),
+            None => {
+                let r = self.register(&server, &scopes).await?;
+                state.registrations.insert(server.issuer.clone(), r.clone());
+                r
+            }
+        };
+        self.authorization_code(&mut state, &server, &registration, &prm.resource, scopes).await
+    }
+
+    async fn resource_metadata(&self, challenge: &Challenge) -> Result<ResourceMetadata> {
+        let urls = match &challenge.resource_metadata {
+            Some(url) => vec![url.clone()],
+            None => metadata::resource_metadata_urls(&self.server_url)?,
+        };
+        for url in &urls {
+            if let Some(doc) = wire::get_json(&self.http, url).await? {
+                return ResourceMetadata::from_json(&doc, &self.server_url, url);
+            }
+        }
+        Err(auth_error(format!(
+            "the MCP server requires authorization but publishes no protected resource metadata (tried {})",
+            urls.join(", ")
+        )))
+    }
+
+    async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata> {
+        let urls = metadata::authorization_server_metadata_urls(issuer)?;
+        for url in &urls {
+            if let Some(doc) = wire::get_json(&self.http, url).await? {
+                return ServerMetadata::from_json(&doc, issuer, url);
+            }
+        }
+        Err(auth_error(format!("no metadata for the authorization server {issuer} (tried {})", urls.join(", "))))
+    }
+
+    /// The scopes to ask for: a step-up adds the challenged ones to those held; otherwise the
+    /// challenge's, else every one the resource lists, else none. `offline_access` is added
+    /// when the authorization server lists it.
+    fn scopes(&self, state: &State, challenge: &Challenge, prm: &ResourceMetadata, server: &ServerMetadata, step_up: bool) -> Vec<String> {
+        let challenged: Vec<String> = challenge.scope.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
+        let mut scopes = if step_up {
+            let mut s = state.scopes.clone();
+            s.extend(challenged);
+            s
+        } else if !challenged.is_empty() {
+            challenged
+        } else {
+            prm.scopes_supported.clone().unwrap_or_default()
+        };
+        let offline = server.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+        if offline && !scopes.is_empty() {
+            scopes.push("offline_access".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        scopes.retain(|s| seen.insert(s.clone()));
+        scopes
+    }
+
+    /// A client id at `server`: pre-registered, a metadata document URL, or registered now.
+    async fn register(&self, server: &ServerMetadata, scopes: &[String]) -> Result<Registration> {
+        if let Some(pre) = self.options.pre_registered.as_ref().filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer)) {
+            let auth = server.token_auth(pre.client_secret.is_some());
+            return Ok(Registration { client_id: pre.client_id.clone(), client_secret: pre.client_secret.clone(), auth });
+        }
+        if let (true, Some(url)) = (server.client_id_metadata_document_supported, &self.options.client_metadata_url) {
+            return Ok(Registration { client_id: url.clone(), client_secret: None, auth: TokenAuth::None });
+        }
+        let Some(endpoint) = &server.registration_endpoint else {
+            return Err(auth_error(format!(
+                "the authorization server {} offers no dynamic client registration{}; configure pre-registered client credentials",
+                server.issuer,
+                if server.client_id_metadata_document_supported { " (it takes a client metadata document URL: set one)" } else { "" }
+            )));
+        };
+        let wanted = server.registration_auth();
+        let native = redirect_is_local(&self.options.redirect_uri);
+        let mut request = json!({
+            "client_name": self.client_name,
+            "redirect_uris": [self.options.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": wanted.name(),
+            "application_type": if native { "native" } else { "web" },
+        });
+        if !scopes.is_empty() {
+            request["scope"] = json!(scopes.join(" "));
+        }
+        let answer = wire::send(&self.http, Method::POST, endpoint, Some(("application/json", request.to_string())), None).await?;
+        if !answer.status.is_success() {
+            return Err(auth_error(format!("dynamic client registration at {endpoint} failed: {}", answer.oauth_error())));
+        }
+        let doc = answer.json().unwrap_or(Value::Null);
+        let client_id = doc.get("client_id").and_then(Value::as_str).ok_or_else(|| auth_error(format!("the registration at {endpoint} returned no client_id")))?;
+        let client_secret = doc.get("client_secret").and_then(Value::as_str).map(str::to_owned);
+        let auth = doc
+            .get("token_endpoint_auth_method")
+            .and_then(Value::as_str)
+            .and_then(TokenAuth::from_name)
+            .unwrap_or_else(|| if client_secret.is_some() { server.token_auth(true) } else { TokenAuth::None });
+        Ok(Registration { client_id: client_id.to_owned(), client_secret, auth })
+    }
+
+    async fn authorization_code(&self, state: &mut State, server: &ServerMetadata, reg: &Registration, resource: &str, scopes: Vec<String>) -> Result<()> {
+        let verifier = wire::random_token(32)?;
+        let csrf = wire::random_token(16)?;
+        let scope = scopes.join(" ");
+        let challenge = wire::pkce_challenge(&verifier);
+        let mut query = vec![
+            ("response_type", "code"),
+            ("client_id", reg.client_id.as_str()),
+            ("redirect_uri", self.options.redirect_uri.as_str()),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("state", csrf.as_str()),
+            ("resource", resource),
+        ];
+        if !scope.is_empty() {
+            query.push(("scope", &scope));
+        }
+        let sep = if server.authorization_endpoint.contains('?') { '&' } else { '?' };
+        let url = format!("{}{sep}{}", server.authorization_endpoint, wire::form_encode(&query));
+        let callback = (self.options.authorize)(url).await?;
+        let code = check_authorization_response(&callback, server, &csrf)?;
+
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", self.options.redirect_uri.as_str()),
+            ("code_verifier", verifier.as_str()),
+            ("resource", resource),
+        ];
+        if !scope.is_empty() {
+            form.push(("scope", &scope));
+        }
+        let token = self.token_request(&server.token_endpoint, reg, form).await?;
+        self.accept_token(state, &token, &server.issuer, &server.token_endpoint, resource, scopes, false)
+    }
+
+    async fn refresh(&self, state: &mut State, grant: &RefreshGrant) -> Result<()> {
+        let reg = state.registrations.get(&grant.issuer).cloned().ok_or_else(|| auth_error("no registration for the refresh token's issuer"))?;
+        let form = vec![("grant_type", "refresh_token"), ("refresh_token", grant.refresh_token.as_str()), ("resource", grant.resource.as_str())];
+        let token = self.token_request(&grant.token_endpoint, &reg, form).await?;
+        let scopes = state.scopes.clone();
+        self.accept_token(state, &token, &grant.issuer, &grant.token_endpoint, &grant.resource, scopes, true)?;
+        if state.refresh.is_none() {
+            // The server kept the refresh token (no rotation).
+            state.refresh = Some(grant.clone());
+        }
+        Ok(())
+    }
+
+    async fn token_request(&self, endpoint: &str, reg: &Registration, mut form: Vec<(&str, &str)>) -> Result<Value> {
+        let mut basic = None;
+        match (reg.auth, reg.client_secret.as_deref()) {
+            (TokenAuth::Basic, Some(secret)) => basic = Some(wire::basic_credentials(&reg.client_id, secret)),
+            (TokenAuth::Post, Some(secret)) => {
+                form.push(("client_id", &reg.client_id));
+                form.push(("client_secret", secret));
+            }
+            _ => form.push(("client_id", &reg.client_id)),
+        }
+        let body = wire::form_encode(&form);
+        let answer = wire::send(&self.http, Method::POST, endpoint, Some(("application/x-www-form-urlencoded", body)), basic.as_deref()).await?;
+        if !answer.status.is_success() {
+            return Err(auth_error(format!("the token request at {endpoint} failed: {}", answer.oauth_error())));
+        }
+        let doc = answer.json().ok_or_else(|| auth_error(format!("the token endpoint {endpoint} answered with no JSON")))?;
+        let kind = doc.get("token_type").and_then(Value::as_str).unwrap_or("");
+        if !kind.eq_ignore_ascii_case("bearer") {
+            return Err(auth_error(format!("the token endpoint {endpoint} issued a {kind:?} token; only Bearer tokens are supported")));
+        }
+        Ok(doc)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn accept_token(&self, state: &mut State, doc: &Value, issuer: &str, token_endpoint: &str, resource: &str, requested: Vec<String>, refreshed: bool) -> Result<()> {
+        let access = doc.get("access_token").and_then(Value::as_str).filter(|t| !t.is_empty()).ok_or_else(|| auth_error("the token response holds no access_token"))?;
+        self.set_token(access)?;
+        state.scopes = match doc.get("scope").and_then(Value::as_str) {
+            Some(granted) => granted.split_whitespace().map(str::to_owned).collect(),
+            None => requested,
+        };
+        state.refreshed = refreshed;
+        state.refresh = doc.get("refresh_token").and_then(Value::as_str).map(|t| RefreshGrant {
+            refresh_token: t.to_owned(),
+            issuer: issuer.to_owned(),
+            token_endpoint: token_endpoint.to_owned(),
+            resource: resource.to_owned(),
+        });
+        Ok(())
+    }
+}
+
+fn challenge_of(headers: &HeaderMap) -> Challenge {
+    Challenge::parse(headers.get_all(http::header::WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok()))
+}
+
+/// Whether a redirect URI points at this machine (a native app's loopback redirect).
+fn redirect_is_local(uri: &str) -> bool {
+    uri.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_owned)).is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
+        || !uri.starts_with("http")
+}
+
+/// Checks an authorization response (the redirect's query) and returns its code: `iss` first
+/// (RFC 9207: compared as a plain string; required when the server says it sends one), and
+/// nothing else of a response from the wrong issuer is read; then `state`; then `error`.
+fn check_authorization_response(callback: &str, server: &ServerMetadata, state: &str) -> Result<String> {
+    let params = wire::query_params(callback);
+    let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    match get("iss") {
+        Some(iss) if iss != server.issuer => {
+            return Err(auth_error(format!(
+                "the authorization response names issuer {iss:?}, not {:?}: it is not used (RFC 9207 mix-up protection)",
+                server.issuer
+            )));
+        }
+        None if server.iss_parameter_supported => {
+            return Err(auth_error(format!(
+                "the authorization response has no iss although {} says it sends one: it is not used (RFC 9207)",
+                server.issuer
+            )));
+        }
+        _ => {}
+    }
+    if get("state") != Some(state) {
+        return Err(auth_error("the authorization response's state does not match the request's: it is not used"));
+    }
+    if let Some(error) = get("error") {
+        let description = get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        return Err(Error::new(crate::ErrorKind::Transport, format!("the authorization was refused ({error}{description})")));
+    }
+    get("code").filter(|c| !c.is_empty()).map(str::to_owned).ok_or_else(|| auth_error("the authorization response holds no code"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn server(iss_supported: bool) -> ServerMetadata {
+        let doc = json!({
+            "issuer": "http://localhost:9", "authorization_endpoint": "http://localhost:9/authorize",
+            "token_endpoint": "http://localhost:9/token", "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": iss_supported
+        });
+        ServerMetadata::from_json(&doc, "http://localhost:9", "test").unwrap()
+    }
+
+    #[test]
+    fn authorization_responses_are_checked_in_order() {
+        let ok = "http://127.0.0.1:1/cb?code=c1&state=s&iss=http%3A%2F%2Flocalhost%3A9";
+        assert_eq!(check_authorization_response(ok, &server(true), "s").unwrap(), "c1");
+        // Exact comparison: a trailing slash is another issuer.
+        let e = check_authorization_response("http://x/cb?code=c&state=s&iss=http%3A%2F%2Flocalhost%3A9%2F", &server(true), "s").unwrap_err();
+        assert!(e.message().contains("RFC 9207"), "{e}");
+        // Advertised but missing; not advertised and missing is fine; wrong even unadvertised.
+        assert!(check_authorization_response("http://x/cb?code=c&state=s", &server(true), "s").is_err());
+        assert_eq!(check_authorization_response("http://x/cb?code=c&state=s", &server(false), "s").unwrap(), "c");
+        assert!(check_authorization_response("http://x/cb?code=c&state=s&iss=https%3A%2F%2Fevil", &server(false), "s").is_err());
+        // A wrong issuer's error is not read; the right issuer's is.
+        let e = check_authorization_response("http://x/cb?error=access_denied&state=s&iss=https%3A%2F%2Fevil", &server(true), "s").unwrap_err();
+        assert!(!e.message().contains("access_denied"));
+        let e = check_authorization_response("http://x/cb?error=access_denied&state=s&iss=http%3A%2F%2Flocalhost%3A9", &server(true), "s").unwrap_err();
+        assert!(e.message().contains("access_denied"));
+        assert!(check_authorization_response("http://x/cb?code=c&state=other", &server(false), "s").is_err());
+    }
+
+    #[test]
+    fn loopback_redirects_are_native() {
+        assert!(redirect_is_local("http://localhost:3000/callback"));
+        assert!(redirect_is_local("http://127.0.0.1:3000/callback"));
+        assert!(redirect_is_local("com.example.app:/callback"));
+        assert!(!redirect_is_local("https://app.example.com/callback"));
+    }
+}

@@ -1,0 +1,207 @@
+//! The small pieces of OAuth's wire format: form encoding, query strings, PKCE, and JSON over
+//! the client's own hyper client.
+
+use crate::client::http::HttpClient;
+use crate::error::{Error, ErrorKind, Result};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
+use http::{HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::Duration;
+
+/// The most an authorization server's answer may hold.
+const BODY_LIMIT: usize = 1024 * 1024;
+/// How long one request to an authorization server may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(crate) fn auth_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Transport, message)
+}
+
+/// `application/x-www-form-urlencoded` (RFC 6749 appendix B): unreserved characters as they
+/// are, space as `+`, everything else `%XX`.
+pub(crate) fn form_encode(pairs: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        encode_component(k, &mut out);
+        out.push('=');
+        encode_component(v, &mut out);
+    }
+    out
+}
+
+fn encode_component(s: &str, out: &mut String) {
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+}
+
+/// Decodes one form-encoded component (`+` is a space); `None` when it is not UTF-8.
+fn decode_component(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The parameters of a URL's query (for a redirect's `code`, `state`, `iss`, `error`).
+pub(crate) fn query_params(url: &str) -> Vec<(String, String)> {
+    let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
+    let query = query.split_once('#').map(|(q, _)| q).unwrap_or(query);
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            Some((decode_component(k)?, decode_component(v)?))
+        })
+        .collect()
+}
+
+/// A random URL-safe string of `bytes` random bytes (PKCE verifiers, `state`).
+pub(crate) fn random_token(bytes: usize) -> Result<String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::getrandom(&mut buf).map_err(|e| Error::internal(format!("no randomness for OAuth: {e}")))?;
+    Ok(URL_SAFE_NO_PAD.encode(buf))
+}
+
+/// The PKCE S256 challenge of a verifier (RFC 7636 §4.2).
+pub(crate) fn pkce_challenge(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// HTTP Basic credentials for a token request (RFC 6749 §2.3.1: each part form-encoded).
+pub(crate) fn basic_credentials(client_id: &str, secret: &str) -> String {
+    let mut pair = String::new();
+    encode_component(client_id, &mut pair);
+    pair.push(':');
+    encode_component(secret, &mut pair);
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+/// An answer of an authorization server.
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// `error` and `error_description` of an OAuth error body, for messages.
+    pub fn oauth_error(&self) -> String {
+        match self.json() {
+            Some(v) => {
+                let code = v.get("error").and_then(Value::as_str).unwrap_or("");
+                let description = v.get("error_description").and_then(Value::as_str).unwrap_or("");
+                match (code, description) {
+                    ("", "") => format!("HTTP {}", self.status),
+                    (c, "") => format!("HTTP {}, {c}", self.status),
+                    (c, d) => format!("HTTP {}, {c}: {d}", self.status),
+                }
+            }
+            None => format!("HTTP {}", self.status),
+        }
+    }
+}
+
+/// Sends one request (no redirects followed) and reads the answer.
+pub(crate) async fn send(client: &HttpClient, method: Method, url: &str, body: Option<(&'static str, String)>, authorization: Option<&str>) -> Result<Answer> {
+    let uri: Uri = url.parse().map_err(|e| auth_error(format!("invalid OAuth URL {url:?}: {e}")))?;
+    let mut req = Request::builder().method(method).uri(uri).header(ACCEPT, "application/json");
+    if let Some(a) = authorization {
+        req = req.header(AUTHORIZATION, HeaderValue::from_str(a).map_err(|_| Error::usage("invalid client credentials for HTTP Basic"))?);
+    }
+    let payload = match body {
+        Some((content_type, text)) => {
+            req = req.header(CONTENT_TYPE, content_type);
+            Bytes::from(text)
+        }
+        None => Bytes::new(),
+    };
+    let req = req.body(Full::new(payload)).map_err(|e| Error::internal(format!("cannot build an OAuth request: {e}")))?;
+    let resp = tokio::time::timeout(TIMEOUT, client.request(req))
+        .await
+        .map_err(|_| auth_error(format!("{url} did not answer within {} s", TIMEOUT.as_secs())))?
+        .map_err(|e| auth_error(format!("cannot reach {url}: {e}")))?;
+    let status = resp.status();
+    let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body = Limited::new(resp.into_body(), BODY_LIMIT)
+        .collect()
+        .await
+        .map_err(|e| auth_error(format!("reading the answer of {url} failed: {e}")))?
+        .to_bytes()
+        .to_vec();
+    Ok(Answer { status, location, body })
+}
+
+/// GETs a JSON document; `None` when the server has none there (any non-2xx answer).
+pub(crate) async fn get_json(client: &HttpClient, url: &str) -> Result<Option<Value>> {
+    let answer = send(client, Method::GET, url, None, None).await?;
+    if !answer.status.is_success() {
+        return Ok(None);
+    }
+    answer.json().map(Some).ok_or_else(|| auth_error(format!("{url} did not answer with a JSON document")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_encoding_round_trips() {
+        let body = form_encode(&[("scope", "mcp:read mcp:write"), ("redirect_uri", "http://localhost:3000/cb?x=1&y=é")]);
+        assert_eq!(body, "scope=mcp%3Aread+mcp%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A3000%2Fcb%3Fx%3D1%26y%3D%C3%A9");
+        let parsed = query_params(&format!("http://cb/?{body}"));
+        assert_eq!(parsed[0], ("scope".into(), "mcp:read mcp:write".into()));
+        assert_eq!(parsed[1].1, "http://localhost:3000/cb?x=1&y=é");
+    }
+
+    #[test]
+    fn query_params_of_a_redirect() {
+        let p = query_params("http://localhost:3000/callback?code=abc&state=s%2B1&iss=http%3A%2F%2Flocalhost%3A9#frag");
+        assert_eq!(p, vec![("code".into(), "abc".into()), ("state".into(), "s+1".into()), ("iss".into(), "http://localhost:9".into())]);
+        assert!(query_params("http://x/cb").is_empty());
+        // A truncated escape is not a parameter.
+        assert!(query_params("http://x/cb?code=%4").is_empty());
+    }
+
+    #[test]
+    fn pkce_s256_matches_rfc7636_appendix_b() {
+        assert_eq!(pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+        let v = random_token(32).unwrap();
+        assert_eq!(v.len(), 43);
+        assert_ne!(v, random_token(32).unwrap());
+    }
+
+    #[test]
+    fn basic_credentials_encode_each_part() {
+        assert_eq!(basic_credentials("a b", "c:d"), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("a+b:c%3Ad")));
+    }
+}

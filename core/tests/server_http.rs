@@ -7,6 +7,7 @@ mod support;
 
 use mcpaxle::schema::{CallToolResult, Tool};
 use mcpaxle::server::{RequestContext, Server};
+use mcpaxle::transport::auth::{BearerAuth, TokenInfo};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::{Error, Result};
 use serde_json::{Value, json};
@@ -98,8 +99,12 @@ impl Reply {
 }
 
 async fn raw(addr: SocketAddr, method: &str, extra: &[(String, String)], payload: &[u8]) -> Reply {
+    raw_at(addr, method, "/mcp", extra, payload).await
+}
+
+async fn raw_at(addr: SocketAddr, method: &str, path: &str, extra: &[(String, String)], payload: &[u8]) -> Reply {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    let mut req = format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n", addr.port(), payload.len());
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n", addr.port(), payload.len());
     if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         req.push_str("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
     }
@@ -457,4 +462,73 @@ async fn completions_are_capped_at_100_with_has_more() {
     let r = post(http.local_addr(), &body(2, "completion/complete", json!({ "ref": { "type": "ref/prompt", "name": "nope" }, "argument": { "name": "a", "value": "" } }))).await;
     assert_eq!((r.status, error_code(&r)), (400, -32602));
     http.shutdown().await;
+}
+
+#[tokio::test]
+async fn bearer_auth_protects_the_endpoint() {
+    let server = test_server();
+    server
+        .add_tool(Tool::new("whoami", "Who is calling", json!({ "type": "object" })), |_a, ctx: RequestContext| async move {
+            Ok(CallToolResult::text(ctx.principal().unwrap_or("nobody").to_owned()))
+        })
+        .unwrap();
+    let auth = BearerAuth::new("http://127.0.0.1/mcp", "http://127.0.0.1:9/as", |token: String| async move {
+        Ok(match token.as_str() {
+            "reader" => Some(TokenInfo::new("alice", ["notes:read"])),
+            "writer" => Some(TokenInfo::new("bob", ["notes:read", "notes:write"])),
+            _ => None,
+        })
+    })
+    .required_scopes(["notes:read"])
+    .tool_scopes("echo", ["notes:write"]);
+    let options = HttpOptions { auth: Some(auth), ..Default::default() };
+    let http = HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), options).await.unwrap();
+    let addr = http.local_addr();
+
+    // The metadata is public.
+    let prm = raw_at(addr, "GET", "/.well-known/oauth-protected-resource/mcp", &[], b"").await;
+    assert_eq!(prm.status, 200);
+    assert_eq!(prm.json()["authorization_servers"], json!(["http://127.0.0.1:9/as"]));
+    assert_eq!(prm.json()["scopes_supported"], json!(["notes:read"]));
+
+    let call = |name: &str| body(1, "tools/call", json!({ "name": name, "arguments": {} }));
+    let with = |b: &Value, token: &str| {
+        let mut h = headers_for(b);
+        h.push(("Authorization".into(), format!("Bearer {token}")));
+        h
+    };
+    // No token, a bad one: 401 with the challenge that starts a client's flow.
+    let r = post(addr, &call("whoami")).await;
+    assert_eq!(r.status, 401);
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(challenge.contains("resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""), "{challenge}");
+    assert!(challenge.contains("scope=\"notes:read\""), "{challenge}");
+    let b = call("whoami");
+    let r = raw(addr, "POST", &with(&b, "forged"), &serde_json::to_vec(&b).unwrap()).await;
+    assert_eq!(r.status, 401);
+    assert!(r.header("www-authenticate").unwrap().contains("error=\"invalid_token\""));
+    assert_eq!(r.json()["error"], "invalid_token");
+
+    // A valid token: the subject is the principal.
+    let r = raw(addr, "POST", &with(&b, "reader"), &serde_json::to_vec(&b).unwrap()).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["result"]["content"][0]["text"], "alice");
+
+    // A tool that needs more: 403 insufficient_scope naming every scope needed (step-up).
+    let b = call("echo");
+    let r = raw(addr, "POST", &with(&b, "reader"), &serde_json::to_vec(&b).unwrap()).await;
+    assert_eq!(r.status, 403);
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(challenge.contains("error=\"insufficient_scope\", scope=\"notes:read notes:write\""), "{challenge}");
+    let r = raw(addr, "POST", &with(&b, "writer"), &serde_json::to_vec(&b).unwrap()).await;
+    assert_eq!(r.status, 200);
+    check_valid("tools/call", &r.json());
+
+    // Legacy sessions too: initialize needs the token.
+    let init = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    let h = vec![("Authorization".to_owned(), "Bearer forged".to_owned())];
+    assert_eq!(raw(addr, "POST", &h, &serde_json::to_vec(&init).unwrap()).await.status, 401);
+    let h = vec![("Authorization".to_owned(), "Bearer reader".to_owned())];
+    assert_eq!(raw(addr, "POST", &h, &serde_json::to_vec(&init).unwrap()).await.status, 200);
 }

@@ -15,10 +15,12 @@ use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
+use crate::transport::auth::{BearerAuth, Refusal};
 use crate::transport::outgoing_bytes;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use serde_json::Value;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -54,6 +56,8 @@ pub struct HttpOptions {
     pub keep_alive: Duration,
     /// How long shutdown waits for requests in flight (default 10 s).
     pub drain_timeout: Duration,
+    /// Bearer-token protection (see [`BearerAuth`]); `None` (the default): none.
+    pub auth: Option<BearerAuth>,
 }
 
 impl Default for HttpOptions {
@@ -65,6 +69,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             keep_alive: Duration::from_secs(15),
             drain_timeout: Duration::from_secs(10),
+            auth: None,
         }
     }
 }
@@ -103,12 +108,27 @@ impl McpService {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        if let Some(auth) = &self.options.auth {
+            if req.method() == Method::GET && req.uri().path() == BearerAuth::metadata_path(&self.options.path) {
+                let mut r = with_json(StatusCode::OK, serde_json::to_vec(&auth.metadata()).unwrap_or_default());
+                // Public metadata: browser-based clients may read it from any origin.
+                r.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+                return r;
+            }
+        }
         if req.uri().path() != self.options.path {
             return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
         }
         if let Err(why) = self.check_host_and_origin(req.headers()) {
             return rpc_error(StatusCode::FORBIDDEN, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }
+        let token = match &self.options.auth {
+            Some(auth) => match auth.check(req.headers(), &self.options.path).await {
+                Ok(info) => Some(info),
+                Err(refusal) => return refused(refusal),
+            },
+            None => None,
+        };
         let legacy = self.server.legacy_options().enabled;
         let session_id = req.headers().get(headers::MCP_SESSION_ID).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let accept = Accept::of(req.headers());
@@ -142,7 +162,10 @@ impl McpService {
                 );
             }
         }
-        let principal = req.extensions().get::<Principal>().map(|p| p.0.clone());
+        let principal = match &token {
+            Some(info) => Some(info.subject.clone()),
+            None => req.extensions().get::<Principal>().map(|p| p.0.clone()),
+        };
         let (parts, body) = req.into_parts();
         let bytes = match read_body(body, self.options.max_body, &parts.headers).await {
             Ok(b) => b,
@@ -152,6 +175,14 @@ impl McpService {
             Ok(m) => m,
             Err(rejected) => return json_response(&rejected.response, Era::Modern),
         };
+        if let (Some(auth), Some(info), Message::Request(r)) = (&self.options.auth, &token, &message) {
+            let tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+            if let ("tools/call", Some(name)) = (r.method.as_str(), tool) {
+                if let Err(refusal) = auth.check_tool(info, name, &self.options.path) {
+                    return refused(refusal);
+                }
+            }
+        }
         if legacy {
             if let Some(id) = &session_id {
                 return self.legacy_post(id, message, &accept, &parts.headers, principal).await;
@@ -506,6 +537,15 @@ fn with_json(status: StatusCode, body: Vec<u8>) -> http::Response<McpBody> {
 
 fn session_not_found() -> http::Response<McpBody> {
     rpc_error(StatusCode::NOT_FOUND, ErrorObject::new(-32001, "Session not found: it ended or expired; send initialize to start a new one"))
+}
+
+/// A request refused for its authorization: the OAuth error body and the challenge.
+fn refused(refusal: Refusal) -> http::Response<McpBody> {
+    let mut r = with_json(refusal.status, refusal.body);
+    if let Some(v) = refusal.challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    r
 }
 
 fn rpc_error(status: StatusCode, e: ErrorObject) -> http::Response<McpBody> {

@@ -1,6 +1,7 @@
 //! Transports: stdio and Streamable HTTP, server side. Each only moves bytes and calls
 //! [`Server::handle_request`](crate::server::Server::handle_request).
 
+pub mod auth;
 pub mod http;
 pub mod stdio;
 

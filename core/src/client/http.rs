@@ -213,8 +213,8 @@ impl HttpTransport {
             // A challenge: authorize (or re-authorize), then send the request again.
             match &shared.auth {
                 Some(auth) if authorizations < auth.max_authorizations() && Authorizer::is_challenge(resp.status(), resp.headers()) => {
+                    auth.authorize(resp.status(), resp.headers(), sent.as_ref(), authorizations == 0).await?;
                     authorizations += 1;
-                    auth.authorize(resp.status(), resp.headers(), sent.as_ref()).await?;
                 }
                 _ => break resp,
             }

@@ -192,7 +192,10 @@ impl BearerAuth {
             params.push(format!("scope=\"{}\"", scopes.join(" ")));
         }
         params.push(format!("resource_metadata=\"{}\"", self.metadata_url(endpoint_path)));
-        params.push(format!("error_description=\"{}\"", message.replace(['"', '\\'], "'")));
+        // A request with no credentials gets no error details (RFC 6750 §3.1).
+        if error.is_some() {
+            params.push(format!("error_description=\"{}\"", message.replace(['"', '\\'], "'")));
+        }
         challenge.push(' ');
         challenge.push_str(&params.join(", "));
         Refusal { status, challenge: Some(challenge), body: oauth_body(error.unwrap_or("invalid_request"), message) }

@@ -11,10 +11,11 @@
 //! response checked (`state`, and `iss` per RFC 9207 before anything else is read); the token
 //! request. Then the request that was refused is sent again with `Authorization: Bearer`.
 //!
-//! Later: a `401` uses the refresh token when there is one, else starts over (re-discovering,
-//! so a resource that moved to another authorization server is followed, with a registration
-//! of its own); a `403` with `error="insufficient_scope"` re-authorizes with the challenged
-//! scopes added to those held (step-up). One request triggers at most
+//! Later: a request's first `401` uses the refresh token when there is one, else starts over
+//! (re-discovering, so a resource that moved to another authorization server is followed, with
+//! a registration of its own), as does a `401` on the token a refresh just gave that request;
+//! a `403` with `error="insufficient_scope"` re-authorizes with the challenged scopes added to
+//! those held (step-up). One request triggers at most
 //! [`OAuthOptions::max_authorizations`] flows. Credentials and tokens live in memory, per
 //! client, keyed by issuer.
 
@@ -188,8 +189,6 @@ struct State {
     refresh: Option<RefreshGrant>,
     /// The scopes of the token in force (granted, else requested).
     scopes: Vec<String>,
-    /// Whether the token in force came from a refresh (a 401 on it starts over).
-    refreshed: bool,
 }
 
 /// The OAuth state of one client and the flow that renews it.
@@ -237,15 +236,17 @@ impl Authorizer {
 
     /// Answers a challenge: afterwards the request may be sent again. `sent` is the header
     /// the refused request carried: when another request renewed the token meanwhile, there
-    /// is nothing to do.
-    pub async fn authorize(&self, status: StatusCode, headers: &HeaderMap, sent: Option<&HeaderValue>) -> Result<()> {
+    /// is nothing to do. `first` says whether this is the request's first challenge: only
+    /// then may a `401` be answered with a refresh, since a later one means the token just
+    /// obtained was refused too (say, the resource moved to another authorization server).
+    pub async fn authorize(&self, status: StatusCode, headers: &HeaderMap, sent: Option<&HeaderValue>, first: bool) -> Result<()> {
         let mut state = self.state.lock().await;
         if self.header().as_ref() != sent {
             return Ok(());
         }
         let challenge = challenge_of(headers);
         let step_up = status == StatusCode::FORBIDDEN;
-        if !step_up && !state.refreshed {
+        if !step_up && first {
             if let Some(grant) = state.refresh.take() {
                 match self.refresh(&mut state, &grant).await {
                     Ok(()) => return Ok(()),
@@ -394,7 +395,7 @@ impl Authorizer {
             form.push(("scope", &scope));
         }
         let token = self.token_request(&server.token_endpoint, reg, form).await?;
-        self.accept_token(state, &token, &server.issuer, &server.token_endpoint, resource, scopes, false)
+        self.accept_token(state, &token, &server.issuer, &server.token_endpoint, resource, scopes)
     }
 
     async fn refresh(&self, state: &mut State, grant: &RefreshGrant) -> Result<()> {
@@ -402,7 +403,7 @@ impl Authorizer {
         let form = vec![("grant_type", "refresh_token"), ("refresh_token", grant.refresh_token.as_str()), ("resource", grant.resource.as_str())];
         let token = self.token_request(&grant.token_endpoint, &reg, form).await?;
         let scopes = state.scopes.clone();
-        self.accept_token(state, &token, &grant.issuer, &grant.token_endpoint, &grant.resource, scopes, true)?;
+        self.accept_token(state, &token, &grant.issuer, &grant.token_endpoint, &grant.resource, scopes)?;
         if state.refresh.is_none() {
             // The server kept the refresh token (no rotation).
             state.refresh = Some(grant.clone());
@@ -433,15 +434,13 @@ impl Authorizer {
         Ok(doc)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn accept_token(&self, state: &mut State, doc: &Value, issuer: &str, token_endpoint: &str, resource: &str, requested: Vec<String>, refreshed: bool) -> Result<()> {
+    fn accept_token(&self, state: &mut State, doc: &Value, issuer: &str, token_endpoint: &str, resource: &str, requested: Vec<String>) -> Result<()> {
         let access = doc.get("access_token").and_then(Value::as_str).filter(|t| !t.is_empty()).ok_or_else(|| auth_error("the token response holds no access_token"))?;
         self.set_token(access)?;
         state.scopes = match doc.get("scope").and_then(Value::as_str) {
             Some(granted) => granted.split_whitespace().map(str::to_owned).collect(),
             None => requested,
         };
-        state.refreshed = refreshed;
         state.refresh = doc.get("refresh_token").and_then(Value::as_str).map(|t| RefreshGrant {
             refresh_token: t.to_owned(),
             issuer: issuer.to_owned(),

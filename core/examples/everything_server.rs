@@ -74,6 +74,16 @@ fn add_content_tools(server: &Server) -> Result<()> {
         }
         text("Progress tool completed")
     })?;
+    // SEP-1699 polling: the response stream ends at once; the result reaches a legacy client
+    // after it reconnects with Last-Event-ID.
+    server.add_tool(
+        Tool::new("test_reconnection", "Closes the response stream mid-call; the result comes after the client reconnects", no_args()),
+        |_a, ctx: RequestContext| async move {
+            ctx.close_stream(Duration::from_millis(500));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            text("Reconnection test completed")
+        },
+    )?;
     for name in ["test_logging_tool", "test_tool_with_logging"] {
         server.add_tool(Tool::new(name, "Logs three messages at info level (only when the request sets a log level)", no_args()), |_a, ctx: RequestContext| async move {
             for step in ["Tool execution started", "Tool processing data", "Tool execution completed"] {

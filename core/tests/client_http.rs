@@ -417,3 +417,37 @@ async fn connection_errors_have_stable_kinds() {
     let e = Client::connect_http("http://127.0.0.1:1/mcp", options().header("Bad Header", "x")).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Usage, "{e}");
 }
+
+/// A handler that ends its response stream mid-call (SEP-1699 polling): a legacy client
+/// resumes with GET and Last-Event-ID and gets what followed, progress and result alike; in
+/// the modern era (no resumable streams) the close is ignored and the call just completes.
+#[tokio::test]
+async fn streams_closed_by_the_handler_are_resumed() {
+    use mcpaxle::schema::{CallToolResult, Tool};
+    use mcpaxle::server::RequestContext;
+    let server = Server::builder("polling", "1").build();
+    let tool = Tool::new("poll", "Closes its stream mid-call", json!({ "type": "object" }));
+    server
+        .add_tool(tool, |_a, ctx: RequestContext| async move {
+            ctx.progress(1.0, Some(3.0), Some("before the close"));
+            ctx.close_stream(Duration::from_millis(50));
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            ctx.progress(2.0, Some(3.0), Some("while parked"));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            ctx.progress(3.0, Some(3.0), Some("after the resume"));
+            Ok(CallToolResult::text("polled"))
+        })
+        .unwrap();
+    let (http, url) = serve_http(server).await;
+    for versions in [vec!["2025-11-25"], vec!["2026-07-28"]] {
+        let client = Client::connect_http(&url, options().protocol_versions(versions.clone())).await.unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let on_progress = move |p: mcpaxle::schema::ProgressNotificationParams| s.lock().unwrap().push(p.message.unwrap_or_default());
+        let r = client.call_tool("poll", json!({}), CallOptions::new().on_progress(on_progress)).await.unwrap();
+        assert_eq!(text_of(&r), "polled", "{versions:?}");
+        assert_eq!(*seen.lock().unwrap(), ["before the close", "while parked", "after the resume"], "{versions:?}");
+        client.close().await;
+    }
+    http.shutdown().await;
+}

@@ -70,7 +70,8 @@ async fn next_event(body: &mut McpBody, buf: &mut String) -> Option<Value> {
     loop {
         if let Some(end) = buf.find("\n\n") {
             let event: String = buf.drain(..end + 2).collect();
-            if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+            // The priming event (an id, no data) opens resumable streams: not a message.
+            if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")).filter(|d| !d.is_empty()) {
                 return Some(serde_json::from_str(data).unwrap());
             }
             continue;

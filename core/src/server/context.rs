@@ -235,6 +235,17 @@ impl RequestContext {
         self.notify("notifications/message", Value::Object(p));
     }
 
+    /// Ends this request's SSE response stream now and asks the client to reconnect after
+    /// `retry` (SEP-1699 polling: long operations need not hold a connection open). The
+    /// request goes on; what it sends afterwards, its response included, reaches the client
+    /// when it reconnects with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
+    /// sessions have resumable streams; elsewhere this does nothing.
+    pub fn close_stream(&self, retry: std::time::Duration) {
+        if let Some(tx) = &self.inner.notify {
+            let _ = tx.send(Outgoing::CloseStream { retry });
+        }
+    }
+
     /// Sends a request-scoped notification on this request's response stream.
     pub fn notify(&self, method: &str, params: Value) {
         if let Some(tx) = &self.inner.notify {

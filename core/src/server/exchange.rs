@@ -20,6 +20,13 @@ pub enum Outgoing {
     Request(Request),
     /// The final response; nothing follows it.
     Response(Response),
+    /// The handler asked to end the response stream now and have the client reconnect after
+    /// `retry` ([`RequestContext::close_stream`](super::RequestContext::close_stream)). Only
+    /// legacy Streamable HTTP sessions act on it; other transports skip it.
+    CloseStream {
+        /// How long the client should wait before reconnecting.
+        retry: std::time::Duration,
+    },
 }
 
 /// Resolves to the final response, or to `None` for a stream that ends without one (a

@@ -17,6 +17,7 @@ use crate::legacy::{LEGACY_VERSIONS, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::auth::{BearerAuth, Refusal};
 use crate::transport::outgoing_bytes;
+use crate::transport::resume::{self, ResumableStreams};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
@@ -82,13 +83,14 @@ pub struct McpService {
     bound: Option<SocketAddr>,
     shutdown: CancellationToken,
     sessions: Arc<SessionStore>,
+    streams: Arc<ResumableStreams>,
 }
 
 impl McpService {
     /// A service for `server` with `options`.
     pub fn new(server: Server, options: HttpOptions) -> Self {
         let sessions = SessionStore::new(server.legacy_options().clone());
-        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new(), sessions }
+        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new(), sessions, streams: Arc::default() }
     }
 
     /// The legacy sessions open on this endpoint.
@@ -209,12 +211,13 @@ impl McpService {
         };
         let tc = self.transport_context(&parts.headers, principal);
         let exchange = self.server.handle_request(req, &tc);
-        self.respond(exchange, &accept, Era::Modern).await
+        self.respond(exchange, &accept, None).await
     }
 
     /// Sends an exchange: the final response alone as JSON, or an SSE stream once anything
-    /// comes before it.
-    async fn respond(&self, mut exchange: Exchange, accept: &Accept, era: Era) -> http::Response<McpBody> {
+    /// comes before it. `session`: a legacy session's id; its SSE streams are resumable.
+    async fn respond(&self, mut exchange: Exchange, accept: &Accept, session: Option<&str>) -> http::Response<McpBody> {
+        let era = if session.is_some() { Era::Legacy } else { Era::Modern };
         if let Some(resp) = exchange.immediate() {
             return json_response(resp, era);
         }
@@ -227,12 +230,14 @@ impl McpService {
         loop {
             match exchange.next().await {
                 Some(Outgoing::Response(r)) => return json_response(&r, era),
-                Some(o @ (Outgoing::Notification(_) | Outgoing::Request(_))) if accept.sse => {
-                    let first = sse_event(&outgoing_bytes(&o));
+                Some(o) if accept.sse && (session.is_some() || !matches!(o, Outgoing::CloseStream { .. })) => {
                     let keep_alive = exchange.is_long_lived().then_some(self.options.keep_alive);
-                    return sse_response(SseBody::new(exchange, Some(first), keep_alive));
+                    let resumable = session.map(|id| Resumable { streams: self.streams.clone(), session: id.to_owned(), stream: self.streams.open(), seq: 0 });
+                    let mut body = SseBody::new(exchange, resumable, keep_alive);
+                    body.push(o);
+                    return sse_response(body);
                 }
-                Some(Outgoing::Notification(_) | Outgoing::Request(_)) => continue,
+                Some(_) => continue,
                 // Cancelled (legacy notifications/cancelled): no response is due.
                 None => return empty(StatusCode::ACCEPTED),
             }
@@ -270,7 +275,7 @@ impl McpService {
             Message::Request(req) => {
                 let tc = TransportContext { principal, headers: None, shutdown: self.shutdown.clone() };
                 let exchange = self.server.handle_legacy_request(&session, req, &tc);
-                self.respond(exchange, accept, Era::Legacy).await
+                self.respond(exchange, accept, Some(id)).await
             }
             Message::Notification(n) => {
                 self.server.handle_legacy_notification(&session, n);
@@ -293,8 +298,13 @@ impl McpService {
                 ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the session stream is text/event-stream; list it in Accept"),
             );
         }
+        // A response stream the handler closed early: resumed from the event after this one.
+        if let Some(last) = h.get("last-event-id").and_then(|v| v.to_str().ok()) {
+            if let Some(events) = self.streams.resume(id, last) {
+                return stream_response(Box::pin(events));
+            }
+        }
         let tc = TransportContext { principal: None, headers: None, shutdown: self.shutdown.clone() };
-        let _ = h;
         let exchange = self.server.legacy_stream(&session, &tc);
         sse_response(SseBody::new(exchange, None, Some(self.options.keep_alive)))
     }
@@ -421,6 +431,8 @@ pub struct McpBody {
 enum Kind {
     Full(Option<Bytes>),
     Sse(Box<SseBody>),
+    /// A resumed stream's events.
+    Events(Pin<Box<dyn Stream<Item = Bytes> + Send>>),
 }
 
 impl Body for McpBody {
@@ -431,6 +443,7 @@ impl Body for McpBody {
         match &mut self.get_mut().kind {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Kind::Events(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -442,22 +455,65 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Kind::Full(None) => SizeHint::with_exact(0),
-            Kind::Sse(_) => SizeHint::default(),
+            Kind::Sse(_) | Kind::Events(_) => SizeHint::default(),
         }
     }
 }
 
+/// The ids of a resumable (legacy) SSE stream, and where it is parked if the handler ends it.
+struct Resumable {
+    streams: Arc<ResumableStreams>,
+    session: String,
+    stream: u64,
+    /// The number of the last event sent (0: the priming event).
+    seq: u64,
+}
+
+/// An exchange as SSE: its messages as events, keep-alive comments on long-lived streams;
+/// with ids (a priming event first) when resumable.
 struct SseBody {
-    exchange: Exchange,
-    first: Option<Bytes>,
+    exchange: Option<Exchange>,
+    resumable: Option<Resumable>,
+    pending: std::collections::VecDeque<Bytes>,
     keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
     done: bool,
 }
 
+/// How long a client waits before resuming a stream that broke (the priming event's `retry`).
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
 impl SseBody {
-    fn new(exchange: Exchange, first: Option<Bytes>, keep_alive: Option<Duration>) -> Self {
+    fn new(exchange: Exchange, resumable: Option<Resumable>, keep_alive: Option<Duration>) -> Self {
         let keep_alive = keep_alive.map(|d| (d, Box::pin(tokio::time::sleep(d))));
-        SseBody { exchange, first, keep_alive, done: false }
+        let mut pending = std::collections::VecDeque::new();
+        if let Some(r) = &resumable {
+            pending.push_back(resume::priming(r.stream, DEFAULT_RETRY));
+        }
+        SseBody { exchange: Some(exchange), resumable, pending, keep_alive, done: false }
+    }
+
+    /// Queues one outgoing message (or acts on a close).
+    fn push(&mut self, o: Outgoing) {
+        if let Outgoing::CloseStream { retry } = o {
+            // Only a resumable stream can be ended early: elsewhere the request would be lost.
+            let Some(r) = &self.resumable else { return };
+            if let Some(exchange) = self.exchange.take() {
+                self.pending.push_back(Bytes::from(format!("retry: {}\n\n", retry.as_millis())));
+                r.streams.park(&r.session, r.stream, r.seq + 1, exchange);
+                self.done = true;
+            }
+            return;
+        }
+        self.done = matches!(o, Outgoing::Response(_));
+        let Some(json) = outgoing_bytes(&o) else { return };
+        let bytes = match &mut self.resumable {
+            Some(r) => {
+                r.seq += 1;
+                resume::event(r.stream, r.seq, &json)
+            }
+            None => sse_event(&json),
+        };
+        self.pending.push_back(bytes);
     }
 }
 
@@ -466,29 +522,31 @@ impl Stream for SseBody {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         let this = self.get_mut();
-        if let Some(b) = this.first.take() {
-            return Poll::Ready(Some(b));
-        }
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match this.exchange.poll_next_unpin(cx) {
-            Poll::Ready(Some(o)) => {
-                this.done = matches!(o, Outgoing::Response(_));
-                if let Some((d, sleep)) = &mut this.keep_alive {
-                    sleep.as_mut().reset(Instant::now() + *d);
-                }
-                Poll::Ready(Some(sse_event(&outgoing_bytes(&o))))
+        loop {
+            if let Some(b) = this.pending.pop_front() {
+                return Poll::Ready(Some(b));
             }
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => {
-                if let Some((d, sleep)) = &mut this.keep_alive {
-                    if sleep.as_mut().poll(cx).is_ready() {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let Some(exchange) = this.exchange.as_mut() else { return Poll::Ready(None) };
+            match exchange.poll_next_unpin(cx) {
+                Poll::Ready(Some(o)) => {
+                    if let Some((d, sleep)) = &mut this.keep_alive {
                         sleep.as_mut().reset(Instant::now() + *d);
-                        return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
                     }
+                    this.push(o);
                 }
-                Poll::Pending
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => {
+                    if let Some((d, sleep)) = &mut this.keep_alive {
+                        if sleep.as_mut().poll(cx).is_ready() {
+                            sleep.as_mut().reset(Instant::now() + *d);
+                            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+                        }
+                    }
+                    return Poll::Pending;
+                }
             }
         }
     }
@@ -505,7 +563,14 @@ fn sse_event(json: &[u8]) -> Bytes {
 }
 
 fn sse_response(body: SseBody) -> http::Response<McpBody> {
-    let mut r = http::Response::new(McpBody { kind: Kind::Sse(Box::new(body)) });
+    with_sse_headers(http::Response::new(McpBody { kind: Kind::Sse(Box::new(body)) }))
+}
+
+fn stream_response(events: Pin<Box<dyn Stream<Item = Bytes> + Send>>) -> http::Response<McpBody> {
+    with_sse_headers(http::Response::new(McpBody { kind: Kind::Events(events) }))
+}
+
+fn with_sse_headers(mut r: http::Response<McpBody>) -> http::Response<McpBody> {
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

@@ -3,16 +3,19 @@
 
 pub mod auth;
 pub mod http;
+mod resume;
 pub mod stdio;
 
 use crate::server::Outgoing;
 
-/// Serializes an outgoing message to compact JSON.
-pub(crate) fn outgoing_bytes(o: &Outgoing) -> Vec<u8> {
+/// Serializes an outgoing message to compact JSON; `None` for a signal that is not a message
+/// ([`Outgoing::CloseStream`]).
+pub(crate) fn outgoing_bytes(o: &Outgoing) -> Option<Vec<u8>> {
     match o {
-        Outgoing::Notification(n) => serde_json::to_vec(n).unwrap_or_default(),
-        Outgoing::Request(r) => serde_json::to_vec(r).unwrap_or_default(),
-        Outgoing::Response(r) => serde_json::to_vec(r).unwrap_or_default(),
+        Outgoing::Notification(n) => serde_json::to_vec(n).ok(),
+        Outgoing::Request(r) => serde_json::to_vec(r).ok(),
+        Outgoing::Response(r) => serde_json::to_vec(r).ok(),
+        Outgoing::CloseStream { .. } => None,
     }
 }
 

@@ -173,7 +173,8 @@ fn on_frame(
                     match next {
                         Some(o) => {
                             let last = matches!(o, Outgoing::Response(_));
-                            let mut bytes = outgoing_bytes(&o);
+                            // stdio has no stream to close: CloseStream is skipped.
+                            let Some(mut bytes) = outgoing_bytes(&o) else { continue };
                             bytes.push(b'\n');
                             if out.send(bytes).is_err() || last {
                                 break;
@@ -214,7 +215,7 @@ fn on_frame(
 fn forward(mut exchange: crate::server::Exchange, out: mpsc::UnboundedSender<Vec<u8>>, tasks: &tokio_util::task::TaskTracker, stop: CancellationToken) {
     tasks.spawn(async move {
         while let Some(o) = tokio::select! { _ = stop.cancelled() => None, o = exchange.next() => o } {
-            let mut bytes = outgoing_bytes(&o);
+            let Some(mut bytes) = outgoing_bytes(&o) else { continue };
             bytes.push(b'\n');
             if out.send(bytes).is_err() {
                 break;

@@ -302,6 +302,53 @@ export interface ClientOptions {
   maxMessageSize?: number
 }
 
+/**
+ * OAuth 2.1 authorization for Streamable HTTP, as the MCP authorization spec has clients do it.
+ * A `401` from the server starts the flow (metadata discovery, a client id, PKCE, the
+ * user-agent step, the token request), then the request is sent again with the access token;
+ * a later `401` refreshes the token, a `403 insufficient_scope` re-authorizes with the scopes
+ * added (step-up). Tokens live in memory, per client.
+ *
+ * ```js
+ * const client = await Client.connectHttp(url, {
+ *   oauth: {
+ *     redirectUri: 'http://127.0.0.1:8765/callback',
+ *     authorize: async (authorizationUrl) => openBrowserAndWaitForRedirect(authorizationUrl),
+ *   },
+ * })
+ * ```
+ */
+export interface OAuthOptions {
+  /** Where the authorization server sends the user back. */
+  redirectUri: string
+  /**
+   * The user-agent step: open `authorizationUrl` (which carries `code_challenge`, `state`,
+   * `resource`) in the user's browser and resolve with the URL the authorization server
+   * redirected to (`redirectUri` with `code`, `state` and maybe `iss`). What it throws fails the
+   * request that needed authorization, with its message. Omitted: the authorization URL is
+   * fetched and the server's redirect taken as the answer, with no user (servers that approve
+   * without interaction).
+   */
+  authorize?: (authorizationUrl: string) => string | URL | Promise<string | URL>
+  /** A pre-registered `client_id`, used before any other way of getting one. */
+  clientId?: string
+  /** The pre-registered client's `client_secret` (a confidential client). */
+  clientSecret?: string
+  /** The issuer the pre-registered credentials belong to (default: whichever the server names). */
+  issuer?: string
+  /** The HTTPS URL of this client's Client ID Metadata Document, used as its `client_id` where the authorization server supports it. */
+  clientMetadataUrl?: string
+  /** `client_name` in Dynamic Client Registration (default: `clientInfo.name`). */
+  clientName?: string
+  /** How many authorization flows one request may trigger before its error is returned (default 3). */
+  maxAuthorizations?: number
+}
+
+export interface HttpClientOptions extends ClientOptions {
+  /** OAuth 2.1 authorization, used when the server asks for it (`401`). */
+  oauth?: OAuthOptions
+}
+
 export interface StdioClientOptions extends ClientOptions {
   /** Environment variables added to the server's environment. */
   env?: Record<string, string>
@@ -338,8 +385,8 @@ export interface ToolCallOptions extends CallOptions {
 /** An MCP client connected to one server, modern or legacy, over Streamable HTTP or stdio. */
 export declare class Client {
   private constructor()
-  /** Connects to the Streamable HTTP endpoint at `url`, finding out the server's era. */
-  static connectHttp(url: string | URL, options?: ClientOptions): Promise<Client>
+  /** Connects to the Streamable HTTP endpoint at `url`, finding out the server's era (authorizing with `oauth` when asked to). */
+  static connectHttp(url: string | URL, options?: HttpClientOptions): Promise<Client>
   /** Spawns `command` with `args` as the server and connects to it over stdio. */
   static connectStdio(command: string, args?: string[], options?: StdioClientOptions): Promise<Client>
   /** `'modern'` (2026-07-28, per-request `_meta`) or `'legacy'` (an `initialize` session). */

@@ -219,6 +219,11 @@ export interface ClientConfig {
   stderr?: string
   /** stdio: how long `close()` waits after closing stdin, and after SIGTERM. */
   shutdownTimeoutMs?: number
+  /**
+   * HTTP: OAuth 2.1 authorization, used when the server answers `401` or `403
+   * insufficient_scope`.
+   */
+  oauth?: OAuthConfig
 }
 
 /** Connects to a Streamable HTTP endpoint. */
@@ -239,6 +244,30 @@ export interface HttpConfig {
   maxBody?: number
   /** How long `close()` waits for requests in flight, in milliseconds. */
   drainTimeoutMs?: number
+}
+
+/** How a client obtains access tokens (the core's [`OAuthOptions`]). */
+export interface OAuthConfig {
+  /** Where the authorization server sends the user back. */
+  redirectUri: string
+  /**
+   * The user-agent step: `(authorizationUrl) => Promise<envelope>` whose `ok` is the URL the
+   * authorization server redirected to. None: the authorization URL is fetched and its
+   * redirect followed, without a user ([`OAuthOptions::without_user`]).
+   */
+  authorize?: (authorizationUrl: string) => Promise<string>
+  /** Pre-registered `client_id`. */
+  clientId?: string
+  /** Pre-registered `client_secret` (with `client_id`). */
+  clientSecret?: string
+  /** The issuer the pre-registered credentials belong to (with `client_id`). */
+  issuer?: string
+  /** The HTTPS URL of this client's Client ID Metadata Document. */
+  clientMetadataUrl?: string
+  /** `client_name` in Dynamic Client Registration (default: the client's name). */
+  clientName?: string
+  /** How many authorization flows one request may trigger (default 3). */
+  maxAuthorizations?: number
 }
 
 /** How a server is configured. */

@@ -7,9 +7,14 @@
 //
 // The server URL is the last argument. MCP_CONFORMANCE_PROTOCOL_VERSION picks the wire
 // (2026-07-28: per-request _meta; 2025-11-25 and earlier: the initialize session);
-// MCP_CONFORMANCE_CONTEXT carries a scenario's test data (toolCalls); with MCPAXLE_AUTO_ERA=1
-// the client detects the era itself instead. The program exits at once on SIGTERM or Ctrl-C,
-// and starts no process of its own.
+// MCP_CONFORMANCE_CONTEXT carries a scenario's test data (toolCalls, pre-registered
+// client_id/client_secret/issuer); with MCPAXLE_AUTO_ERA=1 the client detects the era itself
+// instead. The program exits at once on SIGTERM or Ctrl-C, and starts no process of its own.
+//
+// OAuth is on for every scenario (it only acts on a 401): the suite's authorization servers
+// approve without a user, so the user-agent step (a JavaScript callback, to go through the
+// host-callback path) fetches the authorization URL and answers with its redirect; the client
+// offers a Client ID Metadata Document URL and falls back to dynamic registration.
 
 import { createRequire } from 'node:module'
 
@@ -69,7 +74,34 @@ async function roots() {
   return { roots: [{ uri: 'file:///tmp/mcpaxle-conformance', name: 'conformance' }] }
 }
 
-function options(version) {
+/** Where the suite's authorization servers send the user-agent back (never listened on). */
+const REDIRECT_URI = 'http://localhost:3000/callback'
+/** The Client ID Metadata Document URL the suite expects (never fetched). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+
+/** The user-agent step without a user: the authorization server's redirect is the answer. */
+async function authorize(authorizationUrl) {
+  const response = await fetch(authorizationUrl, { redirect: 'manual' })
+  const location = response.headers.get('location')
+  await response.body?.cancel()
+  console.error(`authorize: ${response.status} from ${authorizationUrl.split('?')[0]}`)
+  if (response.status < 300 || response.status >= 400 || !location) {
+    throw new Error(`the authorization server answered the authorization request with ${response.status} and no redirect`)
+  }
+  return new URL(location, authorizationUrl).href
+}
+
+function oauth(context) {
+  const o = { redirectUri: REDIRECT_URI, authorize, clientMetadataUrl: CLIENT_METADATA_URL }
+  if (typeof context?.client_id === 'string') {
+    o.clientId = context.client_id
+    if (typeof context.client_secret === 'string') o.clientSecret = context.client_secret
+    if (typeof context.issuer === 'string') o.issuer = context.issuer
+  }
+  return o
+}
+
+function options(version, context) {
   return {
     clientInfo: { name: 'mcpaxle-everything-client', version: require('../package.json').version },
     // MCPAXLE_AUTO_ERA=1: every supported revision, the era found by detection.
@@ -78,6 +110,7 @@ function options(version) {
     onElicitation: elicit,
     onSampling: sample,
     onRoots: roots,
+    oauth: oauth(context),
   }
 }
 
@@ -158,7 +191,7 @@ async function main() {
     context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? 'null')
   } catch {}
   console.error(`everything_client.mjs: scenario ${JSON.stringify(name)}, protocol ${version}, server ${url}`)
-  const client = await Client.connectHttp(url, options(version))
+  const client = await Client.connectHttp(url, options(version, context))
   try {
     console.error(`connected: era ${client.era}, protocol version ${client.protocolVersion}`)
     const tools = await client.listAllTools()

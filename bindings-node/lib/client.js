@@ -30,8 +30,9 @@ function eventCallback(f) {
   }
 }
 
-function clientConfig(options, handlers) {
+function clientConfig(options, handlers, http) {
   const o = options || {}
+  if (typeof o !== 'object') throw usage('the client options must be an object')
   const declared = new Set()
   for (const kind of INPUT_KINDS) {
     const f = o[HANDLER_OPTION[kind]]
@@ -57,7 +58,64 @@ function clientConfig(options, handlers) {
   if (o.env != null) config.env = { ...o.env }
   if (o.capabilities != null) config.capabilitiesJson = JSON.stringify(o.capabilities)
   if (o.onLog != null) config.onLog = eventCallback(o.onLog)
+  if (o.oauth != null) {
+    if (!http) throw usage('oauth applies to Streamable HTTP: pass it to Client.connectHttp()')
+    config.oauth = oauthConfig(o.oauth)
+  }
   return { config, declared }
+}
+
+const OAUTH_STRINGS = ['clientId', 'clientSecret', 'issuer', 'clientMetadataUrl', 'clientName']
+
+/** The native `OAuthConfig` of the `oauth` option, its types checked. */
+function oauthConfig(o) {
+  if (typeof o !== 'object' || Array.isArray(o)) throw usage('oauth must be an object: {redirectUri, authorize?, clientId?, ...}')
+  if (typeof o.redirectUri !== 'string' || o.redirectUri === '') {
+    throw usage(`oauth.redirectUri must be a non-empty string (where the authorization server sends the user back), not ${typeName(o.redirectUri)}`)
+  }
+  const config = { redirectUri: o.redirectUri }
+  for (const key of OAUTH_STRINGS) {
+    if (o[key] == null) continue
+    if (typeof o[key] !== 'string') throw usage(`oauth.${key} must be a string, not ${typeName(o[key])}`)
+    config[key] = o[key]
+  }
+  if (o.maxAuthorizations != null) {
+    const n = o.maxAuthorizations
+    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw usage(`oauth.maxAuthorizations must be a non-negative integer, not ${typeName(n)}`)
+    config.maxAuthorizations = n
+  }
+  if (o.authorize != null) {
+    const authorize = o.authorize
+    if (typeof authorize !== 'function') throw usage(`oauth.authorize must be a function, async (authorizationUrl) => redirectUrl, not ${typeName(authorize)}`)
+    config.authorize = (url) => answerAuthorize(authorize, url)
+  }
+  return config
+}
+
+/**
+ * Runs the user's `authorize` and wraps its outcome in an envelope. What it throws fails the
+ * request that needed authorization: an `McpError` as it is, anything else as a TRANSPORT
+ * error (the kind of the core's own authorization failures) with its message.
+ */
+async function answerAuthorize(authorize, url) {
+  try {
+    const redirect = await authorize(url)
+    if (redirect instanceof URL) return okEnvelope(redirect.href)
+    if (typeof redirect !== 'string') {
+      throw usage(`oauth.authorize must resolve with the URL the authorization server redirected to (a string), not ${typeName(redirect)}`)
+    }
+    return okEnvelope(redirect)
+  } catch (e) {
+    return errorEnvelope(e, ErrorCode.TRANSPORT)
+  }
+}
+
+function typeName(v) {
+  if (v == null) return String(v)
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`
 }
 
 async function answerInput(handlers, kind, paramsJson) {
@@ -124,10 +182,14 @@ class Client {
     this.#declared = declared
   }
 
-  /** Connects to the Streamable HTTP endpoint at `url` (http:// or https://). */
+  /**
+   * Connects to the Streamable HTTP endpoint at `url` (http:// or https://). With `oauth`, a
+   * `401` (or `403 insufficient_scope`) from the server runs the OAuth 2.1 flow and the request
+   * is sent again with the access token.
+   */
   static async connectHttp(url, options) {
     const handlers = {}
-    const { config, declared } = clientConfig(options, handlers)
+    const { config, declared } = clientConfig(options, handlers, true)
     const n = await attempt(() => native.connectHttp(String(url), config).catch(rethrow))
     return new Client(n, handlers, declared)
   }
@@ -135,7 +197,7 @@ class Client {
   /** Spawns `command` with `args` as the server and connects to it over stdio. */
   static async connectStdio(command, args = [], options) {
     const handlers = {}
-    const { config, declared } = clientConfig(options, handlers)
+    const { config, declared } = clientConfig(options, handlers, false)
     const n = await attempt(() => native.connectStdio(String(command), args.map(String), config).catch(rethrow))
     return new Client(n, handlers, declared)
   }

@@ -2,7 +2,8 @@
 # Tests the Node package: install the pinned dev tools (npm ci, with the committed
 # package-lock.json), check the committed type declarations (which also builds the native module,
 # release, into the workspace's target/), build it into the package directory, run the node:test
-# suite, then the official conformance suite's client scenarios with examples/everything_client.mjs.
+# suite, then every scored client scenario of the official conformance suite, both revisions, with
+# examples/everything_client.mjs (tests/conformance/client_all.sh).
 #
 #   bash bindings-node/scripts/test.sh
 #   MCPAXLE_NODE_SKIP_CONFORMANCE=1 bash bindings-node/scripts/test.sh
@@ -30,17 +31,10 @@ echo "== node: node --test"
 (cd "$here" && npm test --silent)
 
 if [ "${MCPAXLE_NODE_SKIP_CONFORMANCE:-}" != "1" ]; then
-  client="node bindings-node/examples/everything_client.mjs"
-  echo "== node: conformance client, 2026-07-28"
-  python3 tests/conformance/run.py client --requirements 2026-07-28 --cmd "$client" \
-    --scenario tools_call --scenario request-metadata --scenario sep-2322-client-request-state \
-    --scenario http-standard-headers --scenario http-custom-headers --scenario http-invalid-tool-headers \
-    --scenario json-schema-ref-no-deref --extra json-schema-2020-12-preservation
-  echo "== node: conformance client, 2025-11-25"
-  python3 tests/conformance/run.py client --requirements 2025-11-25 --cmd "$client" \
-    --scenario initialize --scenario tools_call --scenario elicitation-sep1034-client-defaults --scenario sse-retry
+  echo "== node: conformance client, every scored scenario of both revisions (authorization included)"
+  bash tests/conformance/client_all.sh "node bindings-node/examples/everything_client.mjs" node
   echo "== node: conformance client, 2025-11-25, era detected by the client (MCPAXLE_AUTO_ERA=1)"
-  MCPAXLE_AUTO_ERA=1 python3 tests/conformance/run.py client --requirements 2025-11-25 --cmd "$client" \
-    --scenario initialize --scenario tools_call --scenario elicitation-sep1034-client-defaults --scenario sse-retry
+  MCPAXLE_AUTO_ERA=1 python3 tests/conformance/run.py client --requirements 2025-11-25 \
+    --cmd "node bindings-node/examples/everything_client.mjs"
 fi
 echo "node: all passed"

@@ -7,7 +7,8 @@
 //! (its pending promise), an open subscription, a running server.
 
 use crate::errors;
-use mcpaxle::client::{InputHandler, LogCallback, ProgressCallback};
+use mcpaxle::Error;
+use mcpaxle::client::{AuthorizationHandler, InputHandler, LogCallback, ProgressCallback};
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -24,6 +25,10 @@ pub type InputFn = ThreadsafeFunction<
     false,
     true,
 >;
+
+/// `(authorizationUrl) => Promise<envelopeJson>`: the user-agent step of OAuth, whose envelope's
+/// `ok` is the URL the authorization server redirected to.
+pub type AuthorizeFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
 /// `(json) => void`: progress, log messages.
 pub type EventFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
@@ -55,6 +60,24 @@ pub fn input_handler(f: Arc<InputFn>, kind: &'static str) -> InputHandler {
         Box::pin(
             async move { answer(&f, FnArgs::from((kind.to_owned(), params.to_string()))).await },
         )
+    })
+}
+
+/// The core's OAuth user-agent step, answered by a JavaScript function: it gets the
+/// authorization URL and resolves with the redirect URL (an error it throws is the error of the
+/// request that needed authorization).
+pub fn authorization_handler(f: AuthorizeFn) -> AuthorizationHandler {
+    let f = Arc::new(f);
+    Arc::new(move |url: String| {
+        let f = f.clone();
+        Box::pin(async move {
+            match answer(&f, url).await? {
+                Value::String(redirect) => Ok(redirect),
+                other => Err(Error::internal(format!(
+                    "the authorize callback's answer is not a URL string: {other}"
+                ))),
+            }
+        })
     })
 }
 

@@ -2,12 +2,12 @@
 //! arguments, calls the core and hands back JSON text (the JavaScript layer parses it, which is
 //! faster than building objects property by property through Node-API).
 
-use crate::callbacks::{self, EventFn, INPUT_KINDS, InputFn, StrongEventFn};
+use crate::callbacks::{self, AuthorizeFn, EventFn, INPUT_KINDS, InputFn, StrongEventFn};
 use crate::cancel::CancelToken;
 use crate::errors::{self, parse_json, to_text, usage};
 use crate::runtime;
 use crate::subscription::NativeSubscription;
-use mcpaxle::client::{CallOptions, Client, ClientOptions, StderrMode};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, StderrMode};
 use mcpaxle::schema::{
     CompleteRequestArgument, CompleteRequestContext, CompletionReference, Implementation,
     LoggingLevel, SubscriptionFilter,
@@ -66,6 +66,33 @@ pub struct ClientConfig {
     pub stderr: Option<String>,
     /// stdio: how long `close()` waits after closing stdin, and after SIGTERM.
     pub shutdown_timeout_ms: Option<f64>,
+    /// HTTP: OAuth 2.1 authorization, used when the server answers `401` or `403
+    /// insufficient_scope`.
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// How a client obtains access tokens (the core's [`OAuthOptions`]).
+#[napi(object, object_to_js = false)]
+pub struct OAuthConfig {
+    /// Where the authorization server sends the user back.
+    pub redirect_uri: String,
+    /// The user-agent step: `(authorizationUrl) => Promise<envelope>` whose `ok` is the URL the
+    /// authorization server redirected to. None: the authorization URL is fetched and its
+    /// redirect followed, without a user ([`OAuthOptions::without_user`]).
+    #[napi(ts_type = "(authorizationUrl: string) => Promise<string>")]
+    pub authorize: Option<AuthorizeFn>,
+    /// Pre-registered `client_id`.
+    pub client_id: Option<String>,
+    /// Pre-registered `client_secret` (with `client_id`).
+    pub client_secret: Option<String>,
+    /// The issuer the pre-registered credentials belong to (with `client_id`).
+    pub issuer: Option<String>,
+    /// The HTTPS URL of this client's Client ID Metadata Document.
+    pub client_metadata_url: Option<String>,
+    /// `client_name` in Dynamic Client Registration (default: the client's name).
+    pub client_name: Option<String>,
+    /// How many authorization flows one request may trigger (default 3).
+    pub max_authorizations: Option<u32>,
 }
 
 /// Options of one call.
@@ -92,6 +119,35 @@ fn millis(ms: f64, what: &str) -> Result<Duration> {
 
 fn log_level(level: &str) -> Result<LoggingLevel> {
     serde_json::from_value(json!(level)).map_err(|_| usage(format!("unknown log level {level:?}")))
+}
+
+fn oauth_options(c: OAuthConfig) -> Result<OAuthOptions> {
+    let mut o = match c.authorize {
+        Some(f) => {
+            let handler = callbacks::authorization_handler(f);
+            OAuthOptions::new(c.redirect_uri, move |url| handler(url))
+        }
+        None => OAuthOptions::without_user(c.redirect_uri).map_err(errors::to_napi)?,
+    };
+    match c.client_id {
+        Some(id) => o = o.pre_registered(id, c.client_secret, c.issuer),
+        None if c.client_secret.is_some() || c.issuer.is_some() => {
+            return Err(usage(
+                "oauth.clientSecret and oauth.issuer describe pre-registered credentials: pass oauth.clientId with them",
+            ));
+        }
+        None => {}
+    }
+    if let Some(url) = c.client_metadata_url {
+        o = o.client_metadata_url(url);
+    }
+    if let Some(name) = c.client_name {
+        o = o.client_name(name);
+    }
+    if let Some(n) = c.max_authorizations {
+        o.max_authorizations = n;
+    }
+    Ok(o)
 }
 
 fn client_options(c: ClientConfig) -> Result<ClientOptions> {
@@ -174,6 +230,9 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
     };
     if let Some(ms) = c.shutdown_timeout_ms {
         o.shutdown_timeout = millis(ms, "shutdownTimeoutMs")?;
+    }
+    if let Some(oauth) = c.oauth {
+        o.oauth = Some(oauth_options(oauth)?);
     }
     Ok(o)
 }

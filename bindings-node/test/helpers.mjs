@@ -1,5 +1,5 @@
-// Helpers of the node:test suite: the Rust everything server (target/release/examples), the
-// JavaScript fixture server, free ports, child Node processes with a deadline.
+// Helpers of the node:test suite: the Rust everything and OAuth servers (target/release/examples),
+// the JavaScript fixture server, free ports, child Node processes with a deadline.
 
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -17,6 +17,8 @@ export const mcpaxle = require('../index.js')
 /** The Rust everything server (`cargo build --release -p mcpaxle --examples`). */
 export const EVERYTHING = process.env.MCPAXLE_EVERYTHING_SERVER ?? path.join(root, 'target', 'release', 'examples', 'everything_server')
 export const JS_SERVER = path.join(here, 'fixtures', 'js_server.mjs')
+/** The Rust OAuth-protected server with its own authorization server. */
+export const OAUTH_SERVER = process.env.MCPAXLE_OAUTH_SERVER ?? path.join(root, 'target', 'release', 'examples', 'oauth_server')
 
 if (!fs.existsSync(EVERYTHING)) {
   throw new Error(`${EVERYTHING} is missing: run \`cargo build --release -p mcpaxle --examples\``)
@@ -58,6 +60,25 @@ export async function startEverything() {
   const proc = spawn(EVERYTHING, ['--http', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'inherit'] })
   await waitForPort(port)
   return { url: `http://127.0.0.1:${port}/mcp`, proc, stop: () => stop(proc) }
+}
+
+/**
+ * Starts the Rust OAuth server (`--token-ttl` seconds when given): `{url, issuer, proc,
+ * stats(), stop()}`; `stats()` fetches its counters (`authorizations`, `token_requests`,
+ * `refreshes`, `registrations`).
+ */
+export async function startOAuthServer({ tokenTtl } = {}) {
+  if (!fs.existsSync(OAUTH_SERVER)) {
+    throw new Error(`${OAUTH_SERVER} is missing: run \`cargo build --release -p mcpaxle --examples\``)
+  }
+  const port = await freePort()
+  const args = ['--http', `127.0.0.1:${port}`]
+  if (tokenTtl != null) args.push('--token-ttl', String(tokenTtl))
+  const proc = spawn(OAUTH_SERVER, args, { stdio: ['ignore', 'ignore', 'inherit'] })
+  await waitForPort(port)
+  const issuer = `http://127.0.0.1:${port}`
+  const stats = async () => (await fetch(`${issuer}/stats`)).json()
+  return { url: `${issuer}/mcp`, issuer, proc, stats, stop: () => stop(proc) }
 }
 
 /** Starts the JavaScript fixture server over HTTP in a child process: `{url, proc, stop()}`. */

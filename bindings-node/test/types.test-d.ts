@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type CallToolResult } from '../index'
+import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type CallToolResult, type OAuthOptions } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -38,6 +38,19 @@ async function client(): Promise<void> {
     if (e instanceof McpError && e.code === ErrorCode.INVALID_PARAMS) console.log(e.rpcCode)
   }
   await c.close()
+  const oauth: OAuthOptions = {
+    redirectUri: 'http://127.0.0.1:8765/callback',
+    authorize: async (authorizationUrl) => new URL(authorizationUrl).searchParams.get('redirect_uri') ?? '',
+    clientId: 'app',
+    clientSecret: 'secret',
+    issuer: 'https://auth.example.com',
+    clientMetadataUrl: 'https://app.example.com/oauth/client.json',
+    clientName: 'App',
+    maxAuthorizations: 2,
+  }
+  const authorized = await Client.connectHttp(new URL('https://mcp.example.com/mcp'), { oauth })
+  await Client.connectHttp('https://mcp.example.com/mcp', { oauth: { redirectUri: 'http://localhost:3000/callback' } })
+  await authorized.close()
   const s = await Client.connectStdio('node', ['server.js'], { env: { A: '1' }, cwd: '/tmp', stderr: 'ignore' })
   console.log(era, page.nextCursor, r.isError, s.pid, SUPPORTED_VERSIONS[0])
 }

@@ -70,7 +70,7 @@ test-c: c
 	bindings-c/build.sh check-header
 	bindings-c/tests/run.sh
 	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
-	tests/conformance/client_no_auth.sh "target/c-examples/everything_client" c
+	tests/conformance/client_all.sh "target/c-examples/everything_client" c
 
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
 # built into the workspace target/ (maturin develop --release), the stub drift check, the

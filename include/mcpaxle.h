@@ -184,13 +184,15 @@ typedef struct mcpaxle_cancel_token mcpaxle_cancel_token;
 typedef struct mcpaxle_client mcpaxle_client;
 
 /**
- * How a client connects and behaves, and its input handlers; from `mcpaxle_client_options_new`.
+ * How a client connects and behaves, its input handlers and its OAuth authorization; from
+ * `mcpaxle_client_options_new`.
  */
 typedef struct mcpaxle_client_options mcpaxle_client_options;
 
 /**
  * A pending call's completion handle. Complete it exactly once, from any thread, with
- * `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate`.
+ * `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
+ * OAuth authorization handler's with `mcpaxle_completion_redirect` or an error).
  */
 typedef struct mcpaxle_completion mcpaxle_completion;
 
@@ -254,6 +256,21 @@ typedef void (*mcpaxle_input_handler)(void *user_data,
 typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code, const char *json);
 
 /**
+ * The user-agent step of OAuth's authorization code flow: show `authorization_url` to the
+ * user (open it in a browser), and once the authorization server redirected back, complete
+ * `completion` with the URL it redirected to (`mcpaxle_completion_redirect`), or with an error
+ * (`mcpaxle_completion_error`: the request that needed the authorization fails with it).
+ * Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
+ * duration of the callback.
+ *
+ * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
+ * redirect on a loopback listener).
+ */
+typedef void (*mcpaxle_authorization_handler)(void *user_data,
+                                              const char *authorization_url,
+                                              struct mcpaxle_completion *completion);
+
+/**
  * A server handler: called once per request (and once per MRTR round) for the tool, resource,
  * resource template, prompt or completion it was registered for.
  *
@@ -286,7 +303,9 @@ extern "C" {
  * `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
  * `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
  * `CompleteResult` for a completion, the answer object for a client input handler. `resultType`
- * and the caching hints may be left out: the server fills them in.
+ * and the caching hints may be left out: the server fills them in. (An OAuth authorization
+ * handler's call completes with `mcpaxle_completion_redirect`; here it fails with
+ * `MCPAXLE_ERR_USAGE`.)
  *
  * Exactly once: the first completion of a handle wins; any later one returns
  * `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
@@ -299,6 +318,24 @@ extern "C" {
  */
 enum mcpaxle_result mcpaxle_completion_ok(struct mcpaxle_completion *completion,
                                           const char *result_json);
+
+/**
+ * Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
+ * authorization response: `redirect_url` is the URL the authorization server redirected the
+ * user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
+ * client checks it (`iss`, then `state`) before it reads the code; a refusal fails the
+ * request that needed the authorization. To give up instead (the user closed the window),
+ * complete with `mcpaxle_completion_error`.
+ *
+ * Exactly once, as `mcpaxle_completion_ok`. On a completion of another kind, or with a NULL or
+ * non-UTF-8 `redirect_url`, the call still completes (it fails) and this returns
+ * `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_UTF8`.
+ *
+ * Ownership: `redirect_url` is borrowed for the duration of the call. Thread: any, at any time
+ * after the callback started.
+ */
+enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *completion,
+                                                const char *redirect_url);
 
 /**
  * Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
@@ -335,8 +372,8 @@ enum mcpaxle_result mcpaxle_completion_error_data(struct mcpaxle_completion *com
  * `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
  * the answers; the handler then runs again from the start.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Client input handlers cannot use it
- * (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
+ * Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
+ * authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
  */
 enum mcpaxle_result mcpaxle_completion_input_required(struct mcpaxle_completion *completion);
 
@@ -839,6 +876,40 @@ enum mcpaxle_result mcpaxle_client_complete_async(struct mcpaxle_client *client,
                                                   const struct mcpaxle_call_options *options,
                                                   void *user_data,
                                                   mcpaxle_result_handler callback);
+
+/**
+ * Turns on OAuth 2.1 authorization for HTTP clients connected with these options (a stdio
+ * client ignores it): when the MCP server answers `401`, the client discovers its
+ * authorization server, gets a client id (pre-registered, else the Client ID Metadata
+ * Document URL where the server takes one, else Dynamic Client Registration), runs the
+ * authorization code flow with PKCE, and sends the request again with the access token; a
+ * `403 insufficient_scope` re-authorizes with the added scopes, and tokens are refreshed.
+ *
+ * `oauth_json` is an object: `"redirectUri"` (required: where the authorization server sends
+ * the user back), and optionally `"clientId"`, `"clientSecret"` and `"issuer"` (pre-registered
+ * credentials, used only with that issuer when it is given), `"clientMetadataUrl"` (the HTTPS
+ * URL of this client's metadata document), `"clientName"` (for registration; default the
+ * client's name) and `"maxAuthorizations"` (flows one request may trigger, default 3).
+ * Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member, or
+ * `clientSecret`/`issuer` without `clientId` is `MCPAXLE_ERR_INVALID_PARAMS`.
+ *
+ * `authorize` is the user-agent step (see `mcpaxle_authorization_handler`). NULL: the client
+ * fetches the authorization URL itself and takes the authorization server's redirect as the
+ * answer, for servers that approve without a user (tests, pre-approved machine clients).
+ *
+ * Setting it again replaces the earlier setting. `user_data` must stay valid until every
+ * client made from these options is freed (no callback runs after `mcpaxle_client_free`
+ * returns). Ownership: `oauth_json` is borrowed. Thread: any, before connecting.
+ *
+ * ```c
+ * mcpaxle_client_options_set_oauth(options,
+ *     "{\"redirectUri\":\"http://127.0.0.1:8765/callback\"}", open_browser, app);
+ * ```
+ */
+enum mcpaxle_result mcpaxle_client_options_set_oauth(struct mcpaxle_client_options *options,
+                                                     const char *oauth_json,
+                                                     mcpaxle_authorization_handler authorize,
+                                                     void *user_data);
 
 /**
  * Asks the client for input through elicitation (`elicitation/create`; `params_json` is an

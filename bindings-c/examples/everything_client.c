@@ -6,7 +6,13 @@
  *       everything_client http://localhost:3000/mcp
  *
  * The server URL is the last argument. MCP_CONFORMANCE_PROTOCOL_VERSION picks the wire;
- * MCP_CONFORMANCE_CONTEXT carries a scenario's test data (toolCalls).
+ * MCP_CONFORMANCE_CONTEXT carries a scenario's test data (toolCalls, pre-registered
+ * client_id/client_secret/issuer).
+ *
+ * OAuth is on for every scenario (it only acts on a 401): the suite's authorization servers
+ * approve without a user, so there is no authorization callback (NULL: the client follows the
+ * authorization server's redirect itself); the client offers a Client ID Metadata Document URL
+ * and falls back to dynamic registration.
  *
  * Build: cc everything_client.c $(pkg-config --cflags --libs mcpaxle) -o everything_client
  */
@@ -28,6 +34,11 @@ static char *fmt(const char *format, ...) {
     if (!s) abort();
     return s;
 }
+
+/* Where the suite's authorization servers send the user-agent back (never listened on: the
+ * redirect is read, not followed), and the metadata document URL it expects (never fetched). */
+#define REDIRECT_URI "http://localhost:3000/callback"
+#define CLIENT_METADATA_URL "https://conformance-test.local/client-metadata.json"
 
 static int fail(const char *what, mcpaxle_result r) {
     fprintf(stderr, "everything_client: %s: %s: %s\n", what, mcpaxle_result_name(r), mcpaxle_last_error_message());
@@ -318,6 +329,28 @@ static mcpaxle_result run(mcpaxle_client *client, const char *scenario, const ch
     return r;
 }
 
+/* OAuth with the redirect followed by the client, and the context's pre-registered
+ * credentials when it has them. */
+static mcpaxle_result set_oauth(mcpaxle_client_options *opts, const char *context) {
+    char *oauth = strdup("{\"redirectUri\":\"" REDIRECT_URI "\",\"clientMetadataUrl\":\"" CLIENT_METADATA_URL "\"");
+    const char *members[][2] = {{"/client_id", "clientId"}, {"/client_secret", "clientSecret"}, {"/issuer", "issuer"}};
+    char *id = context ? get(context, "/client_id") : NULL;
+    for (size_t i = 0; id && id[0] == '"' && i < sizeof members / sizeof members[0]; i++) {
+        char *value = get(context, members[i][0]); /* JSON text: a string is copied as it is */
+        if (value && value[0] == '"') {
+            char *next = fmt("%s,\"%s\":%s", oauth, members[i][1], value);
+            free(oauth);
+            oauth = next;
+        }
+        mcpaxle_string_free(value);
+    }
+    mcpaxle_string_free(id);
+    char *json = fmt("%s}", oauth);
+    mcpaxle_result r = mcpaxle_client_options_set_oauth(opts, json, NULL, NULL);
+    free(json), free(oauth);
+    return r;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: everything_client SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)\n");
@@ -347,6 +380,11 @@ int main(int argc, char **argv) {
     mcpaxle_client_options_on_elicitation(opts, on_elicitation, NULL);
     mcpaxle_client_options_on_sampling(opts, on_sampling, NULL);
     mcpaxle_client_options_on_roots(opts, on_roots, NULL);
+    r = set_oauth(opts, context);
+    if (r != MCPAXLE_OK) {
+        mcpaxle_client_options_free(opts);
+        return fail("oauth", r);
+    }
 
     mcpaxle_client *client = NULL;
     r = mcpaxle_client_connect_http(url, opts, &client);

@@ -26,7 +26,8 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
 /// A pending call's completion handle. Complete it exactly once, from any thread, with
-/// `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate`.
+/// `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
+/// OAuth authorization handler's with `mcpaxle_completion_redirect` or an error).
 pub struct mcpaxle_completion {
     _opaque: [u8; 0],
 }
@@ -49,6 +50,17 @@ pub(crate) enum Kind {
     /// A client's input handler: any JSON object (an ElicitResult, CreateMessageResult or
     /// ListRootsResult).
     Input,
+    /// A client's OAuth user-agent step: the URL the authorization server redirected to
+    /// (`mcpaxle_completion_redirect`).
+    Authorization,
+}
+
+impl Kind {
+    /// Whether the call is a server handler's, whose round may end with an
+    /// `InputRequiredResult` (a client's callbacks answer once, or fail).
+    fn has_rounds(self) -> bool {
+        !matches!(self, Kind::Input | Kind::Authorization)
+    }
 }
 
 /// A completed call's value, already checked against its kind's result type.
@@ -59,6 +71,7 @@ pub(crate) enum Payload {
     Prompt(GetPromptResult),
     Completion(CompleteResult),
     Input(Value),
+    Authorization(String),
 }
 
 type Outcome = Result<Payload, Error>;
@@ -158,12 +171,13 @@ impl Drop for Abandon {
 
 /// Calls into C on a blocking-pool thread (so a blocking callback never stalls the runtime)
 /// and waits for the call's completion. `call` receives the call's id (its completion and
-/// context handle) and the request's JSON text.
+/// context handle) and `request`, the text the callback is given (JSON, or the authorization
+/// URL).
 pub(crate) async fn invoke(
     owner: &Arc<Owner>,
     kind: Kind,
     ctx: Option<RequestContext>,
-    request: &Value,
+    request: String,
     call: impl FnOnce(usize, *const c_char) + Send + 'static,
 ) -> Result<Payload, Error> {
     let (tx, rx) = oneshot::channel();
@@ -177,8 +191,8 @@ pub(crate) async fn invoke(
     });
     calls().insert(id, entry);
     let _abandon = Abandon(id);
-    let json = CString::new(request.to_string())
-        .map_err(|_| Error::internal("the request JSON holds a NUL byte"))?;
+    let json =
+        CString::new(request).map_err(|_| Error::internal("the request holds a NUL byte"))?;
     let owner = owner.clone();
     let ran = tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await;
     match ran {
@@ -208,6 +222,11 @@ pub(crate) struct Target<F> {
 }
 
 fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
+    if kind == Kind::Authorization {
+        return Err(FfiError::usage(
+            "an authorization completes with mcpaxle_completion_redirect (or an error)",
+        ));
+    }
     let v = parse_json(json, "result_json")?;
     let bad = |e: serde_json::Error, what: &str| {
         FfiError::new(
@@ -229,7 +248,7 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?)
         }
         Kind::Input if v.is_object() => Payload::Input(v),
-        Kind::Input => {
+        Kind::Input | Kind::Authorization => {
             return Err(FfiError::new(
                 mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
                 "result_json must be a JSON object",
@@ -253,7 +272,9 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 /// `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
 /// `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
 /// `CompleteResult` for a completion, the answer object for a client input handler. `resultType`
-/// and the caching hints may be left out: the server fills them in.
+/// and the caching hints may be left out: the server fills them in. (An OAuth authorization
+/// handler's call completes with `mcpaxle_completion_redirect`; here it fails with
+/// `MCPAXLE_ERR_USAGE`.)
 ///
 /// Exactly once: the first completion of a handle wins; any later one returns
 /// `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
@@ -276,6 +297,45 @@ pub unsafe extern "C" fn mcpaxle_completion_ok(
         match parsed {
             Ok(p) => {
                 call.send(Ok(p));
+                Ok(())
+            }
+            Err(e) => fail_with(&call, e),
+        }
+    })
+}
+
+/// Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
+/// authorization response: `redirect_url` is the URL the authorization server redirected the
+/// user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
+/// client checks it (`iss`, then `state`) before it reads the code; a refusal fails the
+/// request that needed the authorization. To give up instead (the user closed the window),
+/// complete with `mcpaxle_completion_error`.
+///
+/// Exactly once, as `mcpaxle_completion_ok`. On a completion of another kind, or with a NULL or
+/// non-UTF-8 `redirect_url`, the call still completes (it fails) and this returns
+/// `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_UTF8`.
+///
+/// Ownership: `redirect_url` is borrowed for the duration of the call. Thread: any, at any time
+/// after the callback started.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_completion_redirect(
+    completion: *mut mcpaxle_completion,
+    redirect_url: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(completion)?;
+        if call.kind != Kind::Authorization {
+            return fail_with(
+                &call,
+                FfiError::usage(
+                    "mcpaxle_completion_redirect completes an authorization handler's call only",
+                ),
+            );
+        }
+        // SAFETY: redirect_url is NULL or a NUL-terminated string, per the contract.
+        match unsafe { crate::ffi::arg_str(redirect_url, "redirect_url") } {
+            Ok(url) => {
+                call.send(Ok(Payload::Authorization(url.to_owned())));
                 Ok(())
             }
             Err(e) => fail_with(&call, e),
@@ -347,10 +407,10 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
             Ok(a) => a,
             Err(e) => return fail_with(&call, e),
         };
-        if call.kind == Kind::Input && kind == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int {
+        if !call.kind.has_rounds() && kind == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int {
             return fail_with(
                 &call,
-                FfiError::usage("an input handler cannot end with MCPAXLE_INPUT_REQUIRED"),
+                FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"),
             );
         }
         match error_of(kind, message, data) {
@@ -373,18 +433,18 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
 /// `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
 /// the answers; the handler then runs again from the start.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. Client input handlers cannot use it
-/// (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
+/// Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
+/// authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_completion_input_required(
     completion: *mut mcpaxle_completion,
 ) -> mcpaxle_result {
     ffi_boundary!({
         let call = take(completion)?;
-        if call.kind == Kind::Input {
+        if !call.kind.has_rounds() {
             return fail_with(
                 &call,
-                FfiError::usage("an input handler cannot end with MCPAXLE_INPUT_REQUIRED"),
+                FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"),
             );
         }
         call.send(Err(Error::input_required()));
@@ -409,7 +469,7 @@ pub unsafe extern "C" fn mcpaxle_completion_propagate(
     let message = crate::ffi::last_message_owned();
     ffi_boundary!({
         let call = take(completion)?;
-        if code == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int && call.kind != Kind::Input {
+        if code == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int && call.kind.has_rounds() {
             call.send(Err(Error::input_required()));
             return Ok(());
         }

@@ -4,6 +4,7 @@
 //! completion handles; subscriptions deliver notifications to a callback.
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::client_oauth::OAuthSetting;
 use crate::ffi::{
     FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result,
     opt_json, opt_str, out_ptr, write_json,
@@ -325,13 +326,15 @@ struct ClientJson {
     shutdown_timeout_ms: Option<u64>,
 }
 
-/// How a client connects and behaves, and its input handlers; from `mcpaxle_client_options_new`.
+/// How a client connects and behaves, its input handlers and its OAuth authorization; from
+/// `mcpaxle_client_options_new`.
 pub struct mcpaxle_client_options {
     core: ClientOptions,
     elicitation: Option<Target<InputFn>>,
     sampling: Option<Target<InputFn>>,
     roots: Option<Target<InputFn>>,
     on_log: Option<Target<NotifyFn>>,
+    pub(crate) oauth: Option<OAuthSetting>,
 }
 
 /// Creates client options for a client named `name` at `version` (its `clientInfo`).
@@ -425,12 +428,15 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
             sampling: None,
             roots: None,
             on_log: None,
+            oauth: None,
         }));
         Ok(())
     })
 }
 
-fn options_mut<'a>(p: *mut mcpaxle_client_options) -> FfiResult<&'a mut mcpaxle_client_options> {
+pub(crate) fn options_mut<'a>(
+    p: *mut mcpaxle_client_options,
+) -> FfiResult<&'a mut mcpaxle_client_options> {
     // SAFETY: callers pass NULL or a live handle, per their contract.
     unsafe { p.as_mut() }.ok_or_else(|| FfiError::null("options"))
 }
@@ -518,12 +524,18 @@ fn input_handler(owner: &Arc<Owner>, target: Target<InputFn>) -> InputHandler {
     Arc::new(move |params: Value| {
         let owner = owner.clone();
         Box::pin(async move {
-            let payload = calls::invoke(&owner, Kind::Input, None, &params, move |id, json| {
-                // SAFETY: the function pointer and user data were registered together.
-                unsafe {
-                    (target.func)(target.user_data.get(), json, id as *mut mcpaxle_completion)
-                }
-            })
+            let payload = calls::invoke(
+                &owner,
+                Kind::Input,
+                None,
+                params.to_string(),
+                move |id, json| {
+                    // SAFETY: the function pointer and user data were registered together.
+                    unsafe {
+                        (target.func)(target.user_data.get(), json, id as *mut mcpaxle_completion)
+                    }
+                },
+            )
             .await?;
             match payload {
                 Payload::Input(v) => Ok(v),
@@ -564,6 +576,7 @@ fn connect(
         core.elicitation = o.elicitation.map(|t| input_handler(&owner, t));
         core.sampling = o.sampling.map(|t| input_handler(&owner, t));
         core.roots = o.roots.map(|t| input_handler(&owner, t));
+        core.oauth = o.oauth.as_ref().map(|s| s.for_client(&owner));
         if let Some(t) = o.on_log {
             let (tx, _task) = notifier(&owner, t)?;
             let sender = tx.clone();

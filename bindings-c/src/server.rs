@@ -89,18 +89,24 @@ impl CHandler {
         let me = self.clone();
         Box::pin(async move {
             let Target { func, user_data } = me.target;
-            calls::invoke(&me.owner, me.kind, Some(ctx), &request, move |id, json| {
-                // SAFETY: the C function pointer and user_data were given together at
-                // registration; the handle ids are opaque to C.
-                unsafe {
-                    func(
-                        user_data.get(),
-                        json,
-                        id as *mut mcpaxle_context,
-                        id as *mut mcpaxle_completion,
-                    )
-                }
-            })
+            calls::invoke(
+                &me.owner,
+                me.kind,
+                Some(ctx),
+                request.to_string(),
+                move |id, json| {
+                    // SAFETY: the C function pointer and user_data were given together at
+                    // registration; the handle ids are opaque to C.
+                    unsafe {
+                        func(
+                            user_data.get(),
+                            json,
+                            id as *mut mcpaxle_context,
+                            id as *mut mcpaxle_completion,
+                        )
+                    }
+                },
+            )
             .await
         })
     }

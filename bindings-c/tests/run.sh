@@ -2,6 +2,8 @@
 # Builds the C tests against the installed prefix (target/c-prefix, from bindings-c/build.sh)
 # and runs each under valgrind: any memory error or definite/indirect leak fails the run.
 # The tokio runtime keeps some "still reachable" memory for the life of the process by design.
+# The client tests authorize against the Rust OAuth fixture core/examples/oauth_server, built
+# here (release) unless MCPAXLE_OAUTH_SERVER already names one.
 # Prints "mcpaxle-c: N passed, N failed" (tests of all programs summed) last.
 #   MCPAXLE_NO_VALGRIND=1 bindings-c/tests/run.sh   runs them without valgrind
 set -uo pipefail
@@ -12,6 +14,10 @@ out="$root/target/c-tests"
 CC="${CC:-cc}"
 mkdir -p "$out"
 flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpaxle)" || exit 2
+if [[ -z "${MCPAXLE_OAUTH_SERVER:-}" ]]; then
+  "${CARGO:-cargo}" build --release --quiet -p mcpaxle --example oauth_server || exit 2
+  export MCPAXLE_OAUTH_SERVER="$root/target/release/examples/oauth_server"
+fi
 valgrind=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
   --show-leak-kinds=definite,indirect --child-silent-after-fork=yes --trace-children=no
   --suppressions="$here/valgrind.supp" --num-callers=30)

@@ -1,11 +1,16 @@
 /*
  * C tests of the client side of include/mcpaxle.h, against a C server in the same process
  * (HTTP) and in a child process (stdio): every client function, blocking and async, the input
- * handlers, subscriptions, call options, cancellation, and bad input.
+ * handlers, subscriptions, call options, cancellation, and bad input. OAuth runs against the
+ * Rust fixture core/examples/oauth_server (a child process; its path in MCPAXLE_OAUTH_SERVER,
+ * which bindings-c/tests/run.sh builds and sets).
  *
  * The last line printed is "N passed, N failed" (one count per test function).
  */
 #include "harness.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
 
 /* ---- the server under test --------------------------------------------------------------- */
 
@@ -513,6 +518,311 @@ TEST(stdio_client_against_a_c_server) {
     mcpaxle_client_free(c);
 }
 
+/* ---- OAuth, against core/examples/oauth_server -------------------------------------------- */
+
+static pid_t oauth_pid;
+static uint16_t oauth_port;
+static char oauth_log[] = "/tmp/mcpaxle-oauth-server-XXXXXX";
+
+/* Starts the fixture on a free port; its stderr goes to a file, where its first line says the
+ * port. */
+static bool start_oauth_server(void) {
+    const char *bin = getenv("MCPAXLE_OAUTH_SERVER");
+    if (!bin || access(bin, X_OK) != 0) {
+        fprintf(stderr, "  MCPAXLE_OAUTH_SERVER is not an executable (run bindings-c/tests/run.sh, which builds it)\n");
+        return false;
+    }
+    int fd = mkstemp(oauth_log);
+    if (fd < 0) return false;
+    close(fd);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, oauth_log, O_WRONLY | O_TRUNC, 0600);
+    char *argv[] = {(char *)bin, "--http", "127.0.0.1:0", NULL};
+    extern char **environ;
+    int rc = posix_spawn(&oauth_pid, bin, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return false;
+    for (int i = 0; i < 1000 && oauth_port == 0; i++) {
+        FILE *f = fopen(oauth_log, "r");
+        char line[256] = "";
+        unsigned p = 0;
+        if (f && fgets(line, sizeof line, f) && sscanf(line, "oauth_server: listening on http://127.0.0.1:%u/mcp", &p) == 1)
+            oauth_port = (uint16_t)p;
+        if (f) fclose(f);
+        if (oauth_port == 0) sleep_ms(20);
+    }
+    return oauth_port != 0;
+}
+
+static void stop_oauth_server(void) {
+    if (oauth_pid > 0) {
+        kill(oauth_pid, SIGTERM);
+        waitpid(oauth_pid, NULL, 0);
+    }
+    unlink(oauth_log);
+}
+
+/* GETs an http://127.0.0.1:PORT/... URL; returns the response head and body (free it). */
+static char *http_get(const char *url) {
+    unsigned p = 0;
+    int path_at = 0;
+    if (sscanf(url, "http://127.0.0.1:%u%n", &p, &path_at) != 1 || url[path_at] != '/') return NULL;
+    int fd = connect_port((uint16_t)p);
+    if (fd < 0) return NULL;
+    char *req = fmt("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n\r\n", url + path_at, p);
+    bool sent = write(fd, req, strlen(req)) == (ssize_t)strlen(req);
+    free(req);
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    for (ssize_t n; sent && (n = read(fd, buf + used, cap - used - 1)) > 0;) {
+        used += (size_t)n;
+        if (used + 1024 > cap) buf = realloc(buf, cap *= 2);
+    }
+    close(fd);
+    buf[used] = '\0';
+    return buf;
+}
+
+/* A header's value in a response head (free it), or NULL. */
+static char *header_value(const char *response, const char *name) {
+    char *key = fmt("\r\n%s:", name);
+    const char *at = strcasestr(response, key);
+    size_t skip = strlen(key);
+    free(key);
+    if (!at) return NULL;
+    at += skip;
+    while (*at == ' ') at++;
+    return strndup(at, strcspn(at, "\r\n"));
+}
+
+/* A counter of the fixture's GET /stats ("registrations", "authorizations", ...). */
+static unsigned long oauth_stat(const char *name) {
+    char *url = fmt("http://127.0.0.1:%u/stats", (unsigned)oauth_port), *resp = http_get(url);
+    char *body = resp ? strstr(resp, "\r\n\r\n") : NULL, *pointer = fmt("/%s", name), *v = NULL;
+    if (body) mcpaxle_json_get(body + 4, pointer, &v);
+    unsigned long n = v ? strtoul(v, NULL, 10) : 0;
+    mcpaxle_string_free(v), free(pointer), free(resp), free(url);
+    return n;
+}
+
+/* What an authorization handler of these tests does with the authorization URL. */
+enum auth_mode {
+    AUTH_BROWSER, /* as a browser would, on another thread: GET it, answer with the redirect */
+    AUTH_REFUSE,  /* give up: complete with an error */
+    AUTH_FORGE,   /* answer with a redirect the client did not ask for (another state) */
+    AUTH_MISUSE,  /* complete with mcpaxle_completion_ok, which is not how */
+};
+
+struct authorizer {
+    enum auth_mode mode;
+    atomic_int calls;
+    atomic_bool url_ok; /* the URL carried PKCE S256, state, resource */
+    mcpaxle_result misuse[2];
+    pthread_t threads[4];
+    atomic_int threads_started;
+};
+
+struct browser {
+    mcpaxle_completion *completion;
+    char *url;
+};
+
+static void *browse(void *arg) {
+    struct browser *b = arg;
+    char *resp = http_get(b->url), *location = resp ? header_value(resp, "Location") : NULL;
+    if (location)
+        mcpaxle_completion_redirect(b->completion, location);
+    else
+        mcpaxle_completion_error(b->completion, MCPAXLE_ERR_TRANSPORT, "the authorization server did not redirect");
+    free(location), free(resp), free(b->url), free(b);
+    return NULL;
+}
+
+static void on_authorize(void *ud, const char *url, mcpaxle_completion *c) {
+    struct authorizer *a = ud;
+    atomic_fetch_add(&a->calls, 1);
+    atomic_store(&a->url_ok, strstr(url, "code_challenge_method=S256") && strstr(url, "&state=") && strstr(url, "&resource="));
+    switch (a->mode) {
+    case AUTH_BROWSER: {
+        int i = atomic_fetch_add(&a->threads_started, 1);
+        struct browser *b = malloc(sizeof *b);
+        b->completion = c, b->url = strdup(url);
+        if (i < 4) {
+            pthread_create(&a->threads[i], NULL, browse, b);
+        } else {
+            browse(b);
+        }
+        break;
+    }
+    case AUTH_REFUSE:
+        mcpaxle_completion_error(c, MCPAXLE_ERR_CANCELLED, "the user closed the browser window");
+        break;
+    case AUTH_FORGE: {
+        char *forged = fmt("http://127.0.0.1:9/callback?code=forged&state=forged&iss=http%%3A%%2F%%2F127.0.0.1%%3A%u", (unsigned)oauth_port);
+        mcpaxle_completion_redirect(c, forged);
+        free(forged);
+        break;
+    }
+    case AUTH_MISUSE:
+        a->misuse[0] = mcpaxle_completion_ok(c, "{}");
+        a->misuse[1] = mcpaxle_completion_redirect(c, "http://127.0.0.1:9/callback");
+        break;
+    }
+}
+
+static void join_browsers(struct authorizer *a) {
+    int n = atomic_load(&a->threads_started);
+    for (int i = 0; i < n && i < 4; i++) pthread_join(a->threads[i], NULL);
+}
+
+/* Connects to the fixture with `oauth_json` and `authorize`, then calls `tool`: the first
+ * failing step's code, its message in `*error` and the tool's text in `*text` (free both). */
+static mcpaxle_result oauth_call(const char *oauth_json, mcpaxle_authorization_handler authorize, void *ud, const char *tool,
+                                 const char *args, char **text, char **error) {
+    *text = NULL, *error = NULL;
+    mcpaxle_client_options *o = NULL;
+    mcpaxle_client_options_new("c-oauth-tests", "1.0", "{\"requestTimeoutMs\":20000}", &o);
+    mcpaxle_result r = mcpaxle_client_options_set_oauth(o, oauth_json, authorize, ud);
+    char *url = fmt("http://127.0.0.1:%u/mcp", (unsigned)oauth_port), *out = NULL;
+    mcpaxle_client *c = NULL;
+    if (r == MCPAXLE_OK) r = mcpaxle_client_connect_http(url, o, &c);
+    mcpaxle_client_options_free(o); /* the client copied what it needs */
+    if (r == MCPAXLE_OK) r = mcpaxle_client_call_tool(c, tool, args, NULL, &out);
+    if (r == MCPAXLE_OK)
+        mcpaxle_json_get_string(out, "/content/0/text", text);
+    else
+        *error = strdup(mcpaxle_last_error_message());
+    mcpaxle_string_free(out), free(url);
+    mcpaxle_client_free(c);
+    return r;
+}
+
+static void free_both(char **text, char **error) {
+    mcpaxle_string_free(*text), free(*error);
+    *text = NULL, *error = NULL;
+}
+
+TEST(oauth_following_the_redirect) {
+    char *text = NULL, *error = NULL;
+    unsigned long registrations = oauth_stat("registrations"), authorizations = oauth_stat("authorizations");
+    /* NULL callback: the client follows the authorization server's redirect itself, registers
+     * dynamically, and steps up for write_note's scope. */
+    const char *json = "{\"redirectUri\":\"http://127.0.0.1:9/callback\",\"clientName\":\"c tests\",\"maxAuthorizations\":2}";
+    CHECK_RC(oauth_call(json, NULL, NULL, "whoami", "{}", &text, &error), MCPAXLE_OK);
+    CHECK(text && strncmp(text, "client ", 7) == 0 && strstr(text, "notes:read"));
+    free_both(&text, &error);
+    CHECK_RC(oauth_call(json, NULL, NULL, "write_note", "{\"text\":\"hi\"}", &text, &error), MCPAXLE_OK);
+    CHECK_STR(text, "saved: hi");
+    free_both(&text, &error);
+    CHECK(oauth_stat("registrations") == registrations + 2); /* one client per connection */
+    CHECK(oauth_stat("authorizations") == authorizations + 3); /* the second one stepped up */
+
+    /* maxAuthorizations 0: the server's refusal is the answer. */
+    json = "{\"redirectUri\":\"http://127.0.0.1:9/callback\",\"maxAuthorizations\":0}";
+    CHECK(oauth_call(json, NULL, NULL, "whoami", "{}", &text, &error) != MCPAXLE_OK);
+    free_both(&text, &error);
+}
+
+TEST(oauth_pre_registered_and_metadata_document_clients) {
+    char *text = NULL, *error = NULL;
+    unsigned long registrations = oauth_stat("registrations");
+    char *mine = fmt("{\"redirectUri\":\"http://127.0.0.1:9/callback\",\"clientId\":\"preregistered-client\","
+                     "\"clientSecret\":\"preregistered-secret\",\"issuer\":\"http://127.0.0.1:%u\"}",
+                     (unsigned)oauth_port);
+    CHECK_RC(oauth_call(mine, NULL, NULL, "whoami", "{}", &text, &error), MCPAXLE_OK);
+    CHECK(text && strncmp(text, "client preregistered-client,", 28) == 0);
+    free_both(&text, &error);
+    free(mine);
+    /* Credentials of another issuer are not used here: the client registers instead. */
+    const char *json = "{\"redirectUri\":\"http://127.0.0.1:9/callback\",\"clientId\":\"preregistered-client\","
+                       "\"clientSecret\":\"preregistered-secret\",\"issuer\":\"https://elsewhere.example\"}";
+    CHECK_RC(oauth_call(json, NULL, NULL, "whoami", "{}", &text, &error), MCPAXLE_OK);
+    CHECK(text && strncmp(text, "client ", 7) == 0 && !strstr(text, "preregistered-client"));
+    free_both(&text, &error);
+    json = "{\"redirectUri\":\"http://127.0.0.1:9/callback\",\"clientMetadataUrl\":\"https://app.example/oauth/client.json\"}";
+    CHECK_RC(oauth_call(json, NULL, NULL, "whoami", "{}", &text, &error), MCPAXLE_OK);
+    CHECK(text && strncmp(text, "client https://app.example/oauth/client.json,", 45) == 0);
+    free_both(&text, &error);
+    CHECK(oauth_stat("registrations") == registrations + 1); /* only the other issuer's */
+}
+
+TEST(oauth_authorization_handler) {
+    const char *json = "{\"redirectUri\":\"http://127.0.0.1:9/callback\"}";
+    char *text = NULL, *error = NULL;
+
+    /* The host's user-agent step, answered later from another thread; twice with a step-up. */
+    struct authorizer a = {.mode = AUTH_BROWSER};
+    CHECK_RC(oauth_call(json, on_authorize, &a, "write_note", "{\"text\":\"by hand\"}", &text, &error), MCPAXLE_OK);
+    CHECK_STR(text, "saved: by hand");
+    CHECK(atomic_load(&a.calls) == 2);
+    CHECK(atomic_load(&a.url_ok));
+    free_both(&text, &error);
+    join_browsers(&a);
+
+    /* Giving up fails the request with the handler's code and message. */
+    struct authorizer refuse = {.mode = AUTH_REFUSE};
+    CHECK_RC(oauth_call(json, on_authorize, &refuse, "whoami", "{}", &text, &error), MCPAXLE_ERR_CANCELLED);
+    CHECK(error && strstr(error, "the user closed the browser window"));
+    if (error && !strstr(error, "closed")) fprintf(stderr, "  error: %s\n", error);
+    free_both(&text, &error);
+
+    /* A redirect with another state is refused before its code is read. */
+    struct authorizer forge = {.mode = AUTH_FORGE};
+    CHECK(oauth_call(json, on_authorize, &forge, "whoami", "{}", &text, &error) != MCPAXLE_OK);
+    CHECK(error && strstr(error, "state does not match"));
+    if (error && !strstr(error, "state")) fprintf(stderr, "  error: %s\n", error);
+    free_both(&text, &error);
+
+    /* mcpaxle_completion_ok is not how an authorization completes: the call fails, and the
+     * handle is spent. */
+    struct authorizer misuse = {.mode = AUTH_MISUSE};
+    CHECK(oauth_call(json, on_authorize, &misuse, "whoami", "{}", &text, &error) != MCPAXLE_OK);
+    CHECK_RC(misuse.misuse[0], MCPAXLE_ERR_USAGE);
+    CHECK_RC(misuse.misuse[1], MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK(error && strstr(error, "mcpaxle_completion_redirect"));
+    free_both(&text, &error);
+}
+
+static void on_elicitation_redirect(void *ud, const char *params, mcpaxle_completion *c) {
+    (void)params;
+    *(mcpaxle_result *)ud = mcpaxle_completion_redirect(c, "http://127.0.0.1:9/callback");
+}
+
+TEST(oauth_bad_input) {
+    mcpaxle_client_options *o = NULL;
+    mcpaxle_client_options_new("n", "1", NULL, &o);
+    const char *ok = "{\"redirectUri\":\"http://127.0.0.1:9/callback\"}";
+    CHECK_RC(mcpaxle_client_options_set_oauth(NULL, ok, NULL, NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, NULL, NULL, NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{bad", NULL, NULL), MCPAXLE_ERR_INVALID_JSON);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK(strstr(mcpaxle_last_error_message(), "redirectUri") != NULL);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "[]", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"scopes\":[]}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"maxAuthorizations\":-1}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"clientSecret\":\"s\"}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK(strstr(mcpaxle_last_error_message(), "clientId") != NULL);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, NULL, NULL), MCPAXLE_OK);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, on_authorize, NULL), MCPAXLE_OK); /* replaces */
+    mcpaxle_client_options_free(o);
+    CHECK_RC(mcpaxle_completion_redirect(NULL, "http://127.0.0.1:9/callback"), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_completion_redirect((mcpaxle_completion *)(uintptr_t)0x7fffffff, "x"), MCPAXLE_ERR_ALREADY_COMPLETED);
+
+    /* An input handler's completion is not an authorization's. */
+    mcpaxle_result seen = MCPAXLE_OK;
+    mcpaxle_client_options_new("c-client-tests", "1.0", NULL, &o);
+    mcpaxle_client_options_on_elicitation(o, on_elicitation_redirect, &seen);
+    char *url = fmt("http://127.0.0.1:%u/mcp", (unsigned)port), *out = NULL;
+    mcpaxle_client *c = NULL;
+    CHECK_RC(mcpaxle_client_connect_http(url, o, &c), MCPAXLE_OK);
+    CHECK(mcpaxle_client_call_tool(c, "ask", "{}", NULL, &out) != MCPAXLE_OK);
+    CHECK_RC(seen, MCPAXLE_ERR_USAGE);
+    mcpaxle_string_free(out), free(url);
+    mcpaxle_client_free(c);
+    mcpaxle_client_options_free(o);
+}
+
 static int stdio_server(void) {
     mcpaxle_server *s = build_server();
     mcpaxle_result r = mcpaxle_server_serve_stdio(s, NULL);
@@ -532,6 +842,16 @@ int main(int argc, char **argv) {
     RUN(async_methods_and_cancellation);
     RUN(subscriptions);
     RUN(stdio_client_against_a_c_server);
+    if (start_oauth_server()) {
+        RUN(oauth_following_the_redirect);
+        RUN(oauth_pre_registered_and_metadata_document_clients);
+        RUN(oauth_authorization_handler);
+        RUN(oauth_bad_input);
+    } else {
+        tests_failed++;
+        printf("not ok - oauth (the fixture core/examples/oauth_server did not start)\n");
+    }
+    stop_oauth_server();
     mcpaxle_http_server_free(http);
     mcpaxle_server_free(server);
     return summary();

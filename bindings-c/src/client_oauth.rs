@@ -1,0 +1,155 @@
+//! `mcpaxle_client_options_set_oauth`: OAuth 2.1 authorization of an HTTP client, with the
+//! user-agent step as a C callback that finishes through a completion handle.
+
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::client::{mcpaxle_client_options, options_mut};
+use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
+use crate::owner::Owner;
+use mcpaxle_core::Error;
+use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions};
+use serde::Deserialize;
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+/// The user-agent step of OAuth's authorization code flow: show `authorization_url` to the
+/// user (open it in a browser), and once the authorization server redirected back, complete
+/// `completion` with the URL it redirected to (`mcpaxle_completion_redirect`), or with an error
+/// (`mcpaxle_completion_error`: the request that needed the authorization fails with it).
+/// Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
+/// duration of the callback.
+///
+/// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
+/// redirect on a loopback listener).
+pub type mcpaxle_authorization_handler = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        authorization_url: *const c_char,
+        completion: *mut mcpaxle_completion,
+    ),
+>;
+
+type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OAuthJson {
+    redirect_uri: String,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    issuer: Option<String>,
+    client_metadata_url: Option<String>,
+    client_name: Option<String>,
+    max_authorizations: Option<u32>,
+}
+
+/// OAuth as set on client options: the core options, and the C callback that becomes their
+/// user-agent step when a client connects (each client has its own owner).
+#[derive(Clone)]
+pub(crate) struct OAuthSetting {
+    options: OAuthOptions,
+    authorize: Option<Target<AuthorizeFn>>,
+}
+
+impl OAuthSetting {
+    /// The core options for a client whose callbacks belong to `owner`.
+    pub(crate) fn for_client(&self, owner: &Arc<Owner>) -> OAuthOptions {
+        let mut options = self.options.clone();
+        if let Some(t) = self.authorize {
+            options.authorize = authorization_handler(owner, t);
+        }
+        options
+    }
+}
+
+/// Turns on OAuth 2.1 authorization for HTTP clients connected with these options (a stdio
+/// client ignores it): when the MCP server answers `401`, the client discovers its
+/// authorization server, gets a client id (pre-registered, else the Client ID Metadata
+/// Document URL where the server takes one, else Dynamic Client Registration), runs the
+/// authorization code flow with PKCE, and sends the request again with the access token; a
+/// `403 insufficient_scope` re-authorizes with the added scopes, and tokens are refreshed.
+///
+/// `oauth_json` is an object: `"redirectUri"` (required: where the authorization server sends
+/// the user back), and optionally `"clientId"`, `"clientSecret"` and `"issuer"` (pre-registered
+/// credentials, used only with that issuer when it is given), `"clientMetadataUrl"` (the HTTPS
+/// URL of this client's metadata document), `"clientName"` (for registration; default the
+/// client's name) and `"maxAuthorizations"` (flows one request may trigger, default 3).
+/// Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member, or
+/// `clientSecret`/`issuer` without `clientId` is `MCPAXLE_ERR_INVALID_PARAMS`.
+///
+/// `authorize` is the user-agent step (see `mcpaxle_authorization_handler`). NULL: the client
+/// fetches the authorization URL itself and takes the authorization server's redirect as the
+/// answer, for servers that approve without a user (tests, pre-approved machine clients).
+///
+/// Setting it again replaces the earlier setting. `user_data` must stay valid until every
+/// client made from these options is freed (no callback runs after `mcpaxle_client_free`
+/// returns). Ownership: `oauth_json` is borrowed. Thread: any, before connecting.
+///
+/// ```c
+/// mcpaxle_client_options_set_oauth(options,
+///     "{\"redirectUri\":\"http://127.0.0.1:8765/callback\"}", open_browser, app);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
+    options: *mut mcpaxle_client_options,
+    oauth_json: *const c_char,
+    authorize: mcpaxle_authorization_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let o = options_mut(options)?;
+        // SAFETY: per the contract.
+        let json = unsafe { arg_json(oauth_json, "oauth_json")? };
+        let j: OAuthJson = from_json(json, "oauth_json")?;
+        if j.client_id.is_none() && (j.client_secret.is_some() || j.issuer.is_some()) {
+            return Err(FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                "oauth_json: \"clientSecret\" and \"issuer\" describe pre-registered credentials: give \"clientId\" too",
+            ));
+        }
+        let mut core = match authorize {
+            // The real handler needs the client's owner: `OAuthSetting::for_client` puts it in.
+            Some(_) => OAuthOptions::new(j.redirect_uri, |_| async {
+                Err(Error::internal(
+                    "the authorization handler is attached when connecting",
+                ))
+            }),
+            None => OAuthOptions::without_user(j.redirect_uri)?,
+        };
+        if let Some(id) = j.client_id {
+            core = core.pre_registered(id, j.client_secret, j.issuer);
+        }
+        core.client_metadata_url = j.client_metadata_url;
+        core.client_name = j.client_name;
+        if let Some(n) = j.max_authorizations {
+            core.max_authorizations = n;
+        }
+        o.oauth = Some(OAuthSetting {
+            options: core,
+            authorize: authorize.map(|func| Target {
+                func,
+                user_data: SendPtr(user_data),
+            }),
+        });
+        Ok(())
+    })
+}
+
+fn authorization_handler(owner: &Arc<Owner>, target: Target<AuthorizeFn>) -> AuthorizationHandler {
+    let owner = owner.clone();
+    Arc::new(move |url: String| {
+        let owner = owner.clone();
+        Box::pin(async move {
+            let payload = calls::invoke(&owner, Kind::Authorization, None, url, move |id, url| {
+                // SAFETY: the function pointer and user data were registered together.
+                unsafe { (target.func)(target.user_data.get(), url, id as *mut mcpaxle_completion) }
+            })
+            .await?;
+            match payload {
+                Payload::Authorization(redirect) => Ok(redirect),
+                _ => Err(Error::internal(
+                    "the authorization handler completed with a result of another kind",
+                )),
+            }
+        })
+    })
+}

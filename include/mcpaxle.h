@@ -966,6 +966,17 @@ enum mcpaxle_result mcpaxle_context_progress(struct mcpaxle_context *ctx,
                                              const char *message);
 
 /**
+ * Ends this request's SSE response stream now and asks the client to reconnect after
+ * `retry_ms` milliseconds (SEP-1699 polling: a long operation need not hold a connection
+ * open). The request goes on: what it sends afterwards, its completion included, reaches the
+ * client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
+ * sessions have resumable streams; elsewhere this does nothing.
+ *
+ * Thread: any, while the call is pending.
+ */
+enum mcpaxle_result mcpaxle_context_close_stream(struct mcpaxle_context *ctx, uint32_t retry_ms);
+
+/**
  * Sends `notifications/message` (a log message, `data_json` any JSON value) for this request,
  * only when the request asked for logs at `level` (an `mcpaxle_log_level`) or below; `logger`
  * may be NULL.

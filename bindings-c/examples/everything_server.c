@@ -169,6 +169,15 @@ static void with_progress(void *ud, const char *args, mcpaxle_context *ctx, mcpa
     complete_text(c, "Progress tool completed");
 }
 
+/* SEP-1699 polling: the response stream ends at once; the result reaches a legacy client
+ * after it reconnects with Last-Event-ID. */
+static void reconnection(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+    (void)ud, (void)args;
+    mcpaxle_context_close_stream(ctx, 500);
+    sleep_ms(100);
+    complete_text(c, "Reconnection test completed");
+}
+
 static void with_logging(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
     (void)ud, (void)args;
     const char *steps[] = {"\"Tool execution started\"", "\"Tool processing data\"", "\"Tool execution completed\""};
@@ -203,6 +212,8 @@ static void add_content_tools(mcpaxle_server *s) {
     add_tool(s, "test_multiple_content_types", "Returns text, image and a resource", NO_ARGS, multiple_content, NULL);
     add_tool(s, "test_error_handling", "Always fails with a tool error", NO_ARGS, error_handling, NULL);
     add_tool(s, "test_tool_with_progress", "Reports progress 0, 50, 100", NO_ARGS, with_progress, NULL);
+    add_tool(s, "test_reconnection", "Closes the response stream mid-call; the result comes after the client reconnects",
+             NO_ARGS, reconnection, NULL);
     add_tool(s, "test_logging_tool", "Logs three messages at info level (only when the request sets a log level)", NO_ARGS,
              with_logging, NULL);
     add_tool(s, "test_tool_with_logging", "Logs three messages at info level (only when the request sets a log level)",

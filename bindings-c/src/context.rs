@@ -195,6 +195,22 @@ pub unsafe extern "C" fn mcpaxle_context_progress(
     })
 }
 
+/// Ends this request's SSE response stream now and asks the client to reconnect after
+/// `retry_ms` milliseconds (SEP-1699 polling: a long operation need not hold a connection
+/// open). The request goes on: what it sends afterwards, its completion included, reaches the
+/// client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
+/// sessions have resumable streams; elsewhere this does nothing.
+///
+/// Thread: any, while the call is pending.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_context_close_stream(ctx: *mut mcpaxle_context, retry_ms: u32) -> mcpaxle_result {
+    ffi_boundary!({
+        let (_, rc) = server_ctx(ctx)?;
+        rc.close_stream(std::time::Duration::from_millis(u64::from(retry_ms)));
+        Ok(())
+    })
+}
+
 /// Sends `notifications/message` (a log message, `data_json` any JSON value) for this request,
 /// only when the request asked for logs at `level` (an `mcpaxle_log_level`) or below; `logger`
 /// may be NULL.

@@ -125,9 +125,13 @@ static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
         r->flags[5] = mcpaxle_context_client_supports(ctx, NULL);
         r->flags[6] = mcpaxle_context_is_cancelled(ctx);
         r->codes[9] = mcpaxle_context_info(ctx, NULL);
+        /* Not a legacy session: closing the stream does nothing, the call completes. */
+        r->codes[13] = mcpaxle_context_close_stream(ctx, 100);
+        r->codes[14] = mcpaxle_context_close_stream(NULL, 100);
         r->codes[10] = mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"info\"}]}");
         r->codes[11] = mcpaxle_context_info(ctx, &info);
         r->codes[12] = mcpaxle_context_request_state(ctx, &info);
+        r->codes[15] = mcpaxle_context_close_stream(ctx, 100);
     }
     mcpaxle_string_free(mode);
 }
@@ -574,6 +578,9 @@ TEST(completion_errors_and_bad_payloads) {
     CHECK_RC(r.codes[10], MCPAXLE_OK);
     CHECK_RC(r.codes[11], MCPAXLE_ERR_CLOSED);
     CHECK_RC(r.codes[12], MCPAXLE_ERR_CLOSED);
+    CHECK_RC(r.codes[13], MCPAXLE_OK);
+    CHECK_RC(r.codes[14], MCPAXLE_ERR_NULL);
+    CHECK_RC(r.codes[15], MCPAXLE_ERR_CLOSED);
     record_free(&r);
 
     /* Context functions with a NULL context. */

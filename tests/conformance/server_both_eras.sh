@@ -19,7 +19,7 @@ url="http://127.0.0.1:$port/mcp"
 status=0
 python3 "$here/run.py" server --requirements 2026-07-28 --url "$url" --extra @pending || status=1
 python3 "$here/run.py" server --requirements 2025-11-25 --url "$url" \
-  --extra json-schema-2020-12 --extra server-session-lifecycle || status=1
+  --extra json-schema-2020-12 --extra server-session-lifecycle --extra server-sse-polling || status=1
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "conformance ($label): the server died during the run; its output:"; tail -n 40 "$log"
   status=1

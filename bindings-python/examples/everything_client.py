@@ -7,8 +7,16 @@ a client, in one program (the Python twin of core/examples/everything_client.rs)
 
 The server URL is the last argument. ``MCP_CONFORMANCE_PROTOCOL_VERSION`` picks the wire
 (2026-07-28: per-request ``_meta``; 2025-11-25 and earlier: the ``initialize`` session);
-``MCP_CONFORMANCE_CONTEXT`` carries a scenario's test data (``toolCalls``); with
-``MCPAXLE_AUTO_ERA=1`` the client detects the era itself. Exits at once on SIGTERM or Ctrl-C.
+``MCP_CONFORMANCE_CONTEXT`` carries a scenario's test data (``toolCalls``, pre-registered
+client credentials); with ``MCPAXLE_AUTO_ERA=1`` the client detects the era itself. Exits at
+once on SIGTERM or Ctrl-C.
+
+OAuth is on for every scenario (it only acts on a ``401``). The suite's authorization servers
+approve at once, so the ``authorize`` callback is a plain GET of the authorization URL whose
+redirect is read, not followed: a Python callback on purpose, where the Rust twin lets the
+core do the same (``OAuthOptions::without_user``), so that the host-callback path is what
+the suite scores. The client offers a Client ID Metadata Document URL and uses the
+pre-registered credentials the scenario's context carries.
 """
 
 from __future__ import annotations
@@ -18,9 +26,11 @@ import json
 import os
 import signal
 import sys
+import urllib.error
+import urllib.request
 from typing import Any
 
-from mcpaxle import Client
+from mcpaxle import Client, OAuth
 from mcpaxle._native import protocol_versions
 
 
@@ -81,6 +91,55 @@ def roots(_params: dict[str, Any]) -> dict[str, Any]:
     return {"roots": [{"uri": "file:///tmp/mcpaxle-conformance", "name": "conformance"}]}
 
 
+#: Where the suite's authorization servers send the user-agent back (never listened on: the
+#: redirect is read, not followed).
+REDIRECT_URI = "http://localhost:3000/callback"
+#: The Client ID Metadata Document URL the suite expects (never fetched).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Hands a redirect back as the response instead of following it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
+def redirect_of(authorization_url: str) -> str:
+    """GETs the authorization URL and returns where the authorization server redirects."""
+    try:
+        response = _opener.open(authorization_url, timeout=20)
+        status = response.status
+    except urllib.error.HTTPError as e:  # a redirect not followed arrives as an HTTPError
+        response, status = e, e.code
+    with response:
+        location = response.headers.get("Location")
+        if 300 <= status < 400 and location:
+            return location
+        body = response.read(200).decode("utf-8", "replace")
+        raise RuntimeError(f"the authorization server answered {status} and no redirect: it needs a user ({body})")
+
+
+async def authorize(authorization_url: str) -> str:
+    print(f"authorizing at {authorization_url}", file=sys.stderr)
+    return await asyncio.to_thread(redirect_of, authorization_url)
+
+
+def oauth(context: Any) -> OAuth:
+    pre = context if isinstance(context, dict) and isinstance(context.get("client_id"), str) else {}
+    return OAuth(
+        redirect_uri=REDIRECT_URI,
+        authorize=authorize,
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_id=pre.get("client_id"),
+        client_secret=pre.get("client_secret"),
+        issuer=pre.get("issuer"),
+    )
+
+
 def find(tools: list[dict[str, Any]], name: str) -> dict[str, Any]:
     for t in tools:
         if t["name"] == name:
@@ -98,7 +157,7 @@ async def run(url: str, scenario: str, version: str, context: Any) -> None:
     versions = None if os.environ.get("MCPAXLE_AUTO_ERA") else [version]
     async with Client.connect_http(
         url, timeout=25, elicitation=elicit, sampling=sample, roots=roots, protocol_versions=versions,
-        client_name="mcpaxle-everything-client",
+        client_name="mcpaxle-everything-client", oauth=oauth(context),
     ) as client:
         print(f"connected: era {client.era}, protocol version {client.protocol_version}", file=sys.stderr)
         tools = await client.list_tools()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Tests the Python package: venv with the pinned dev tools, the extension built into the
-# workspace's target/ and installed into the venv, the stub drift check, the pytest suite, the
-# demo against the Python notes server, and the official conformance suite (both protocol eras against one server process, and the client
-# scenarios that need no authorization against examples/everything_client.py).
+# workspace's target/ and installed into the venv, the stub drift check, the pytest suite (the
+# OAuth tests run against the Rust oauth_server example, built here), the demo against the
+# Python notes server, and the official conformance suite (both protocol eras against one
+# server process, and every scored client scenario of both revisions, authorization included,
+# against examples/everything_client.py).
 #
 #   bash bindings-python/scripts/test.sh            # everything
 #   MCPAXLE_PY_SKIP_CONFORMANCE=1 bash bindings-python/scripts/test.sh
@@ -23,6 +25,9 @@ bash "$here/scripts/develop.sh"
 echo "== python: stub drift check"
 "$py" "$here/scripts/check_stubs.py"
 
+echo "== python: building the OAuth test server (core/examples/oauth_server.rs)"
+cargo build --release -p mcpaxle --example oauth_server --quiet
+
 echo "== python: pytest"
 "$py" -m pytest "$here/tests" -q -p no:cacheprovider
 
@@ -32,7 +37,7 @@ bash scripts/demo-check.sh "$py $here/examples/notes_server.py"
 if [ "${MCPAXLE_PY_SKIP_CONFORMANCE:-}" != "1" ]; then
   echo "== python: conformance (2026-07-28 and 2025-11-25 against one process)"
   tests/conformance/server_both_eras.sh "$py $here/examples/everything_server.py --http 127.0.0.1:{port}" python
-  echo "== python: conformance client scenarios (no authorization, both eras)"
-  tests/conformance/client_no_auth.sh "$py $here/examples/everything_client.py" python
+  echo "== python: conformance client scenarios (every scored one, authorization included, both eras)"
+  tests/conformance/client_all.sh "$py $here/examples/everything_client.py" python
 fi
 echo "python: all passed"

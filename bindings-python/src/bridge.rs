@@ -10,7 +10,9 @@
 //! * a core handler calls Python ([`call`]): the job creates an asyncio task for the
 //!   handler's coroutine; the task's done callback converts its result and completes the
 //!   Rust future. Dropping that Rust future (the client cancelled or went away) queues a
-//!   cancel job: the task is cancelled and the handler sees `asyncio.CancelledError`.
+//!   cancel job: the task is cancelled and the handler sees `asyncio.CancelledError`. Closing
+//!   the bridge cancels every handler task still running, since a cancel job could no
+//!   longer reach it.
 //! * Python awaits Rust ([`awaitable`]): the future is spawned on the runtime and its outcome
 //!   resolves an asyncio future of the loop; cancelling that asyncio future aborts the Rust
 //!   task.
@@ -24,10 +26,11 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::future::Future;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::oneshot;
 
 /// Builds the Python value of a completed Rust future, on the loop's thread.
@@ -94,6 +97,8 @@ pub struct BridgeInner {
     write_fd: RawFd,
     closed: AtomicBool,
     event_loop: Py<PyAny>,
+    /// The handler calls whose task runs, by slot address: cancelled when the bridge closes.
+    running: Mutex<HashMap<usize, Arc<Slot>>>,
 }
 
 impl BridgeInner {
@@ -109,6 +114,10 @@ impl BridgeInner {
             unsafe { libc::write(self.write_fd, (&byte as *const u8).cast(), 1) };
         }
         true
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Arc<Slot>>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether the bridge was closed (its loop ended).
@@ -162,13 +171,17 @@ impl BridgeInner {
             None => handler.bind(py).call1((payload.into_py(py)?,))?,
         };
         let task = self.event_loop.bind(py).call_method1(intern!(py, "create_task"), (coro,))?;
-        task.call_method1(intern!(py, "add_done_callback"), (Completer { slot: slot.clone() },))?;
+        task.call_method1(intern!(py, "add_done_callback"), (Completer { slot: slot.clone(), bridge: Arc::downgrade(this) },))?;
         let mut state = slot.lock();
         if state.cancelled {
             drop(state);
             task.call_method0(intern!(py, "cancel"))?;
         } else {
             state.task = Some(task.unbind());
+            drop(state);
+            // The task cannot finish before this returns to the loop: its Completer, which
+            // removes it, runs after this insert.
+            self.running().insert(slot_key(slot), slot.clone());
         }
         Ok(())
     }
@@ -215,6 +228,7 @@ impl Bridge {
                 write_fd: fds[1],
                 closed: AtomicBool::new(false),
                 event_loop,
+                running: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -246,11 +260,25 @@ impl Bridge {
         Ok(())
     }
 
-    /// Closes the bridge: later jobs are refused (their calls fail); queued ones are dropped.
-    fn close(&self) {
+    /// Closes the bridge: later jobs are refused (their calls fail); queued ones are dropped;
+    /// handler tasks still running are cancelled (a cancel job could no longer reach them).
+    fn close(&self, py: Python<'_>) {
         self.inner.closed.store(true, Ordering::Release);
         let jobs = std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
         drop(jobs);
+        let running = std::mem::take(&mut *self.inner.running());
+        let loop_closed = self.inner.event_loop.bind(py).call_method0(intern!(py, "is_closed")).and_then(|c| c.is_truthy()).unwrap_or(true);
+        if loop_closed {
+            return;
+        }
+        for slot in running.into_values() {
+            let task = slot.lock().task.take();
+            if let Some(task) = task {
+                if let Err(e) = task.bind(py).call_method0(intern!(py, "cancel")) {
+                    e.write_unraisable(py, None);
+                }
+            }
+        }
     }
 }
 
@@ -258,6 +286,12 @@ impl Bridge {
 #[pyclass(frozen, module = "mcpaxle._native")]
 struct Completer {
     slot: Arc<Slot>,
+    bridge: Weak<BridgeInner>,
+}
+
+/// A slot's key in [`BridgeInner::running`].
+fn slot_key(slot: &Arc<Slot>) -> usize {
+    Arc::as_ptr(slot) as usize
 }
 
 #[pymethods]
@@ -272,6 +306,9 @@ impl Completer {
             (state.tx.take(), state.task.take())
         };
         drop(task);
+        if let Some(bridge) = self.bridge.upgrade() {
+            bridge.running().remove(&slot_key(&self.slot));
+        }
         if let Some(tx) = tx {
             let _ = tx.send(outcome);
         }

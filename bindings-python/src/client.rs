@@ -1,12 +1,14 @@
 //! The MCP client of the core (`mcpaxle::client::Client`) for Python. Every call returns an
 //! awaitable made by [`bridge::awaitable`] (cancelling it drops the Rust future, and the core
 //! cancels the request); results are plain JSON objects. The server's asks (elicitation,
-//! sampling, roots) and progress notifications call Python callables on the loop that made
-//! the client, through the bridge ([`bridge::call_client`]): never on a runtime thread.
+//! sampling, roots), progress notifications and OAuth's user-agent step call Python
+//! callables on the loop that made the client, through the bridge ([`bridge::call_client`]):
+//! never on a runtime thread.
 
 use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::{convert, runtime};
-use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, Subscription};
+use futures_util::future::BoxFuture;
+use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, OAuthOptions, Subscription};
 use mcpaxle::schema::SubscriptionFilter;
 use mcpaxle::{Error, Result};
 use pyo3::exceptions::PyTypeError;
@@ -31,7 +33,7 @@ fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
     match s {
         None => Ok(None),
         Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(crate::errors::new_py_err("UsageError", format!("a timeout must be a positive number of seconds, not {s}"))),
+        Some(s) => Err(usage(format!("a timeout must be a positive number of seconds, not {s}"))),
     }
 }
 
@@ -40,6 +42,55 @@ fn input_handler(bridge: &Arc<BridgeInner>, handler: Py<PyAny>) -> InputHandler 
     let bridge = bridge.clone();
     let handler = Arc::new(handler);
     Arc::new(move |params: Value| Box::pin(bridge::call_client(bridge.clone(), handler.clone(), params)))
+}
+
+/// OAuth's user-agent step calling `authorize(authorization_url)` (a coroutine function
+/// returning the redirect URL) on the bridge's loop.
+fn authorization_handler(bridge: &Arc<BridgeInner>, authorize: Py<PyAny>) -> impl Fn(String) -> BoxFuture<'static, Result<String>> + Send + Sync + 'static {
+    let bridge = bridge.clone();
+    let authorize = Arc::new(authorize);
+    move |url: String| -> BoxFuture<'static, Result<String>> {
+        let call = bridge::call_client(bridge.clone(), authorize.clone(), Value::String(url));
+        Box::pin(async move {
+            match call.await? {
+                Value::String(redirect) => Ok(redirect),
+                other => Err(Error::usage(format!("the OAuth authorize callback must return the redirect URL as a str, not {other}"))),
+            }
+        })
+    }
+}
+
+/// The core's OAuth options from the dict `mcpaxle.OAuth` passes: `redirect_uri`, `authorize`
+/// (a coroutine function; absent: the authorization server's redirect is followed without a
+/// user), `client_id`/`client_secret`/`issuer` (pre-registered credentials),
+/// `client_metadata_url`, `client_name`, `max_authorizations`.
+fn oauth_options(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<OAuthOptions> {
+    let d = d.cast::<PyDict>().map_err(|_| usage("the oauth option must be a dict (build it with mcpaxle.OAuth)"))?;
+    let text = |key: &str| -> PyResult<Option<String>> {
+        get(Some(d), key)?.map(|v| v.extract::<String>().map_err(|_| usage(format!("OAuth {key} must be a str")))).transpose()
+    };
+    let redirect_uri = text("redirect_uri")?.ok_or_else(|| usage("OAuth needs a redirect_uri"))?;
+    let mut o = match get(Some(d), "authorize")? {
+        Some(authorize) => OAuthOptions::new(redirect_uri, authorization_handler(bridge, authorize.unbind())),
+        None => OAuthOptions::without_user(redirect_uri).map_err(|e| crate::errors::to_py_err(d.py(), &e))?,
+    };
+    if let Some(client_id) = text("client_id")? {
+        o = o.pre_registered(client_id, text("client_secret")?, text("issuer")?);
+    }
+    if let Some(url) = text("client_metadata_url")? {
+        o = o.client_metadata_url(url);
+    }
+    if let Some(name) = text("client_name")? {
+        o = o.client_name(name);
+    }
+    if let Some(n) = get(Some(d), "max_authorizations")? {
+        o.max_authorizations = n.extract().map_err(|_| usage("OAuth max_authorizations must be a non-negative int"))?;
+    }
+    Ok(o)
+}
+
+fn usage(message: impl Into<String>) -> PyErr {
+    crate::errors::new_py_err("UsageError", message.into())
 }
 
 fn get<'py>(d: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -83,6 +134,9 @@ fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> P
     }
     if let Some(h) = get(d, "roots")? {
         o.roots = Some(input_handler(bridge, h.unbind()));
+    }
+    if let Some(oauth) = get(d, "oauth")? {
+        o = o.oauth(oauth_options(bridge, &oauth)?);
     }
     Ok(o)
 }
@@ -141,7 +195,6 @@ fn make_option(v: Option<Value>) -> Make {
 }
 
 /// Connects to a Streamable HTTP endpoint: an awaitable resolving to a `Client`.
-/// Connects to a Streamable HTTP endpoint: an awaitable resolving to a `Client`.
 #[pyfunction]
 #[pyo3(signature = (bridge, url, options=None))]
 pub fn connect_http<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, url: String, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
@@ -157,7 +210,7 @@ pub fn connect_stdio<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, command:
     let b = &bridge.get().inner;
     let o = client_options(b, options)?;
     let Some((cmd, args)) = command.split_first() else {
-        return Err(crate::errors::new_py_err("UsageError", "connect_stdio needs a command: [program, *args]".to_owned()));
+        return Err(usage("connect_stdio needs a command: [program, *args]"));
     };
     let (cmd, args) = (cmd.clone(), args.to_vec());
     bridge::awaitable(py, b, async move { Client::connect_stdio(cmd, args, o).await }, make_client)

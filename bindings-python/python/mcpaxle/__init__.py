@@ -34,6 +34,7 @@ from __future__ import annotations
 from ._client import Client, Subscription
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
+from ._oauth import OAuth
 from ._schema import Field
 from ._server import CacheHint, Running, Server
 from .errors import InputRequired, McpError, ToolError
@@ -52,6 +53,7 @@ __all__ = [
     "InputRequired",
     "McpError",
     "Message",
+    "OAuth",
     "ResourceContents",
     "ResourceLink",
     "Root",

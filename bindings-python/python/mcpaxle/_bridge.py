@@ -3,7 +3,9 @@ jobs the Rust runtime queued for it (handler calls, completed Rust futures).
 
 A bridge lives while something on its loop is served: :func:`acquire` when a transport starts,
 :func:`release` when it has stopped. The last release unregisters and closes it; calls that
-still arrive then fail at once instead of waiting for a loop that no longer listens.
+still arrive then fail at once instead of waiting for a loop that no longer listens, and
+handler tasks still running (say, an input handler of a connect that was cancelled) are
+cancelled.
 """
 
 from __future__ import annotations

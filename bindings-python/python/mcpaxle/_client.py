@@ -12,6 +12,10 @@ Results are plain dicts (the JSON objects of the protocol). Input handlers (``el
 dict and returning the result dict; they run on the event loop that made the client.
 Cancelling the task awaiting a call cancels the request. Errors are the classes of
 :mod:`mcpaxle.errors`.
+
+A server that requires authorization (it answers ``401``) is reached with
+``connect_http(url, oauth=OAuth(...))``: the core runs the OAuth 2.1 flow and calls the
+:class:`~mcpaxle.OAuth` ``authorize`` callback for the user-agent step.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import inspect
 from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
 
 from . import _bridge, _native
+from ._oauth import OAuth
+from .errors import UsageError
 
 __all__ = ["Client", "Subscription"]
 
@@ -138,10 +144,22 @@ class Client:
         cache: bool = True,
         client_name: str | None = None,
         client_version: str | None = None,
+        oauth: OAuth | None = None,
     ) -> _Connect:
         """Connects to the Streamable HTTP endpoint ``url``. ``timeout``: seconds a request may
-        wait for its response (default 60). Await it, or use it with ``async with``."""
+        wait for its response (default 60). ``oauth``: how to obtain access tokens when the
+        server requires authorization (see :class:`~mcpaxle.OAuth`); a failed authorization
+        fails the call that needed it (often the connect). Await it, or use it with
+        ``async with``.
+
+        >>> oauth = OAuth(redirect_uri="http://127.0.0.1:8765/callback", authorize=open_browser)  # doctest: +SKIP
+        >>> client = await Client.connect_http("https://mcp.example.com/mcp", oauth=oauth)  # doctest: +SKIP
+        """
         options = cls._options(headers, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
+        if oauth is not None:
+            if not isinstance(oauth, OAuth):
+                raise UsageError(f"connect_http's oauth must be an mcpaxle.OAuth, not {type(oauth).__name__}")
+            options["oauth"] = oauth._native()
         return _Connect(lambda: cls._connect("http", url, options))
 
     @classmethod

@@ -115,7 +115,11 @@ class Server:
     def start_stdio(self, redirect_stdout: bool = True, drain_timeout_ms: int | None = None) -> Running: ...
 
 def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None) -> Awaitable[Client]:
-    """Connects to a Streamable HTTP endpoint (an awaitable on the bridge's loop)."""
+    """Connects to a Streamable HTTP endpoint (an awaitable on the bridge's loop).
+    ``options["oauth"]`` is ``mcpaxle.OAuth._native()``: ``redirect_uri``, ``authorize``
+    (``async def (authorization_url: str) -> str``; absent: the redirect is followed without
+    a user), ``client_id``/``client_secret``/``issuer``, ``client_metadata_url``,
+    ``client_name``, ``max_authorizations``."""
 
 def connect_stdio(bridge: Bridge, command: list[str], options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Spawns ``command[0]`` with the rest as arguments and connects over stdio."""

@@ -1,0 +1,122 @@
+"""OAuth 2.1 for a client of a Streamable HTTP server that requires authorization.
+
+>>> async def authorize(authorization_url: str) -> str:  # doctest: +SKIP
+...     # Open authorization_url in the user's browser, wait for the redirect to the
+...     # redirect_uri, and return the URL it came to (with its code and state).
+...     ...
+>>> oauth = OAuth(redirect_uri="http://127.0.0.1:8765/callback", authorize=authorize)
+>>> # client = await Client.connect_http(url, oauth=oauth)
+
+The core runs the flow the MCP authorization spec describes (discovery, client registration,
+PKCE, the token request, refresh, step-up on ``insufficient_scope``); this module only
+describes it and carries the user-agent step, which is the application's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from .errors import McpError, TransportError, UsageError
+
+__all__ = ["AuthorizeCallback", "OAuth"]
+
+#: The user-agent step: takes the authorization URL, returns the redirect URL (sync or async).
+AuthorizeCallback = Callable[[str], "str | Awaitable[str]"]
+
+
+@dataclass(frozen=True)
+class OAuth:
+    """How :meth:`Client.connect_http <mcpaxle.Client.connect_http>` obtains access tokens
+    from a server that answers ``401``. Nothing happens until the server asks for
+    authorization; tokens and client registrations live in memory, per client.
+
+    ``redirect_uri``
+        Where the authorization server sends the user back (a loopback URL for a native
+        application, e.g. ``http://127.0.0.1:8765/callback``).
+    ``authorize``
+        The user-agent step: called with the authorization URL (carrying ``code_challenge``,
+        ``state`` and ``resource``), it returns the URL the authorization server redirected
+        to (the ``redirect_uri`` with ``code``, ``state`` and maybe ``iss`` in its query). An
+        ``async def`` or a plain function; it runs on the event loop that made the client, so
+        do blocking work (waiting for the browser) in an ``async def``, e.g. with
+        ``asyncio.to_thread``. What it raises fails the call that needed authorization: an
+        :class:`~mcpaxle.errors.McpError` as it is, anything else as a
+        :class:`~mcpaxle.errors.TransportError` with the same message. ``None``: the
+        authorization URL is fetched and the authorization server's redirect taken as the
+        answer, without a user (servers that approve at once: tests, pre-approved machine
+        clients).
+    ``client_id``, ``client_secret``, ``issuer``
+        Credentials registered beforehand (``client_secret`` for a confidential client), used
+        before any other way of getting a client id; ``issuer`` limits them to that
+        authorization server (``None``: whichever the resource names).
+    ``client_metadata_url``
+        The HTTPS URL of this client's Client ID Metadata Document, used as the client id
+        where the authorization server takes one; otherwise the client registers itself
+        (Dynamic Client Registration).
+    ``client_name``
+        The ``client_name`` it registers with (default: the client's name).
+    ``max_authorizations``
+        How many authorization flows one request may start before its error is returned.
+
+    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    """
+
+    redirect_uri: str
+    authorize: AuthorizeCallback | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    issuer: str | None = None
+    client_metadata_url: str | None = None
+    client_name: str | None = None
+    max_authorizations: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.redirect_uri, str) or not self.redirect_uri:
+            raise UsageError(f"OAuth redirect_uri must be a non-empty str, not {self.redirect_uri!r}")
+        if self.authorize is not None and not callable(self.authorize):
+            raise UsageError(
+                f"OAuth authorize must be a callable (authorization_url: str) -> redirect_url: str, or None; "
+                f"got {type(self.authorize).__name__}"
+            )
+        for name in ("client_id", "client_secret", "issuer", "client_metadata_url", "client_name"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise UsageError(f"OAuth {name} must be a str or None, not {type(value).__name__}")
+        if self.client_id is None and (self.client_secret is not None or self.issuer is not None):
+            raise UsageError("OAuth client_secret and issuer belong to pre-registered credentials: set client_id too")
+        n = self.max_authorizations
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise UsageError(f"OAuth max_authorizations must be a positive int, not {n!r}")
+
+    def _native(self) -> dict[str, Any]:
+        """The options dict of the native module."""
+        o: dict[str, Any] = {"redirect_uri": self.redirect_uri, "max_authorizations": self.max_authorizations}
+        if self.authorize is not None:
+            o["authorize"] = _authorize(self.authorize)
+        for name in ("client_id", "client_secret", "issuer", "client_metadata_url", "client_name"):
+            value = getattr(self, name)
+            if value is not None:
+                o[name] = value
+        return o
+
+
+def _authorize(fn: AuthorizeCallback) -> Callable[[str], Awaitable[str]]:
+    """``fn`` as the coroutine function the bridge calls: its message kept when it fails, its
+    answer checked to be a str."""
+
+    async def invoke(authorization_url: str) -> str:
+        try:
+            redirect = fn(authorization_url)
+            if inspect.isawaitable(redirect):
+                redirect = await redirect
+        except McpError:
+            raise
+        except Exception as e:
+            raise TransportError(str(e) or type(e).__name__) from e
+        if not isinstance(redirect, str):
+            raise UsageError(f"the OAuth authorize callback must return the redirect URL as a str, not {type(redirect).__name__}")
+        return redirect
+
+    return invoke

@@ -87,6 +87,15 @@ async def test_tool_with_progress(ctx: Context) -> str:
     return "Progress tool completed"
 
 
+@server.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Closes the response stream mid-call; the result comes after the client reconnects"""
+    # SEP-1699 polling: a legacy client resumes with Last-Event-ID and gets the result.
+    ctx.close_stream(0.5)
+    await asyncio.sleep(0.1)
+    return "Reconnection test completed"
+
+
 async def logging_tool(ctx: Context) -> str:
     """Logs three messages at info level (only when the request sets a log level)"""
     for step in ("Tool execution started", "Tool processing data", "Tool execution completed"):

@@ -103,6 +103,12 @@ impl PyRequestContext {
         self.ctx.progress(progress, total, message);
     }
 
+    /// Ends the request's SSE response stream now; the client reconnects after `retry_ms`
+    /// (legacy sessions only; elsewhere a no-op).
+    fn close_stream(&self, retry_ms: u64) {
+        self.ctx.close_stream(std::time::Duration::from_millis(retry_ms));
+    }
+
     /// Whether a log message at `level` would be sent.
     fn log_enabled(&self, level: &str) -> PyResult<bool> {
         Ok(self.ctx.log_enabled(self::level(level)?))

@@ -272,3 +272,34 @@ async def test_against_a_python_server_on_the_same_loop() -> None:
                 assert r["content"][0]["text"] == "Hello, Lin!"
     finally:
         await running.stop()
+
+
+async def test_a_stream_closed_mid_call_is_resumed() -> None:
+    """ctx.close_stream: a legacy client reconnects with Last-Event-ID and gets what followed
+    (progress and the result); a modern one just gets the result."""
+    from mcpaxle import Context, Server
+    from mcpaxle.errors import UsageError
+
+    server = Server("polling", version="1.0.0")
+
+    @server.tool()
+    async def poll(ctx: Context) -> str:
+        """Closes its stream mid-call."""
+        await ctx.progress(1, 2, "before the close")
+        ctx.close_stream(0.05)
+        await asyncio.sleep(0.2)
+        await ctx.progress(2, 2, "after it")
+        with pytest.raises(UsageError):
+            ctx.close_stream(-1)
+        return "polled"
+
+    running = await server.start_http("127.0.0.1", 0)
+    try:
+        for versions in (["2025-11-25"], ["2026-07-28"]):
+            async with Client.connect_http(running.url or "", protocol_versions=versions) as client:
+                seen: list[Any] = []
+                r = await client.call_tool("poll", on_progress=lambda p: seen.append(p["message"]))
+                assert r["content"][0]["text"] == "polled", versions
+                assert seen == ["before the close", "after it"], versions
+    finally:
+        await running.stop()

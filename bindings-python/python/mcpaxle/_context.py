@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import typing
 from typing import Any, Generator, Literal
 
 from . import _native
-from .errors import InputRequired
+from .errors import InputRequired, UsageError
 
 __all__ = ["Context", "ElicitResult", "Root", "SampleResult"]
 
@@ -232,6 +233,17 @@ class Context:
         progress token. ``progress`` should grow from one call to the next."""
         self._n.progress(float(progress), None if total is None else float(total), message)
         return _DONE
+
+    def close_stream(self, retry: float | datetime.timedelta = 1.0) -> None:
+        """Ends this request's response stream now and has the client reconnect after
+        ``retry`` seconds (SEP-1699 polling: a long operation need not hold a connection
+        open). The handler goes on; what it sends afterwards, its result included, reaches
+        the client when it resumes with ``Last-Event-ID``. Only legacy (2025-11-25) HTTP
+        sessions have resumable streams; elsewhere this does nothing."""
+        seconds = retry.total_seconds() if isinstance(retry, datetime.timedelta) else float(retry)
+        if not seconds >= 0:
+            raise UsageError(f"close_stream: retry must be a number of seconds >= 0, not {retry!r}")
+        self._n.close_stream(int(seconds * 1000))
 
     def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> _Done:
         """Sends a log message (``notifications/message``) if the request asked for logs at

@@ -336,8 +336,9 @@ pub async fn call(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Pa
     call_inner(bridge, handler, payload, Some(ctx)).await
 }
 
-/// Calls a client-side Python callable (`handler(value)` returning a coroutine: an input
-/// handler or a progress callback) on the bridge's loop, the same way as [`call`].
+/// Calls a Python callable that takes no context (`handler(value)` returning a coroutine: a
+/// client's input handler, progress callback or OAuth authorize step, a server's token
+/// verifier) on the bridge's loop, the same way as [`call`].
 pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, value: Value) -> Result<Value> {
     call_inner(bridge, handler, Payload::Tool(value), None).await
 }

@@ -2,6 +2,7 @@
 //! bridge between the tokio runtime and asyncio, nothing else: every protocol rule lives in
 //! the core. The public Python API is the pure-Python package `mcpaxle` around it.
 
+mod auth;
 mod bridge;
 mod client;
 mod context;

@@ -1,7 +1,7 @@
 //! The native server (`mcpaxle._native.Server`): the core's `Server`, its registries fed with
 //! Python handlers, and its two transports started on the process's runtime.
 
-use crate::bridge::{self, Bridge, Make};
+use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::handlers::{Home, PyHandler};
 use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
@@ -255,11 +255,13 @@ impl PyServer {
     }
 
     /// Starts serving Streamable HTTP on `host:port`: an awaitable resolving to a
-    /// [`Running`] once the port is bound.
+    /// [`Running`] once the port is bound. `options`: `path`, `max_body`, `allowed_hosts`,
+    /// `allowed_origins`, `keep_alive_ms`, `drain_timeout_ms`, and `auth` (the dict of
+    /// `mcpaxle.BearerAuth`, whose verifier runs on `bridge`'s loop).
     #[pyo3(signature = (bridge, host, port, options=None))]
     fn start_http<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, host: String, port: u16, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         check_fork()?;
-        let options = http_options(options)?;
+        let options = http_options(&bridge.get().inner, options)?;
         let addr: SocketAddr = (host.as_str(), port)
             .to_socket_addrs()
             .ok()
@@ -316,7 +318,9 @@ fn completion_ref(kind: &str, name: String) -> PyResult<CompletionRef> {
     }
 }
 
-fn http_options(d: Option<&Bound<'_, PyDict>>) -> PyResult<HttpOptions> {
+/// The core's HTTP options from the dict `Server.start_http` passes; the verifier of `auth`
+/// runs on `bridge`'s loop.
+fn http_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<HttpOptions> {
     let mut o = HttpOptions::default();
     let Some(d) = d else { return Ok(o) };
     for (k, v) in d.iter() {
@@ -331,6 +335,7 @@ fn http_options(d: Option<&Bound<'_, PyDict>>) -> PyResult<HttpOptions> {
             "allowed_origins" => o.allowed_origins = v.extract()?,
             "keep_alive_ms" => o.keep_alive = Duration::from_millis(v.extract()?),
             "drain_timeout_ms" => o.drain_timeout = Duration::from_millis(v.extract()?),
+            "auth" => o.auth = Some(crate::auth::bearer_auth(bridge, &v)?),
             other => return Err(PyTypeError::new_err(format!("unknown HTTP option {other:?}"))),
         }
     }

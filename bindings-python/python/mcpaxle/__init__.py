@@ -25,12 +25,20 @@ the ask raises :class:`~mcpaxle.errors.InputRequired` (let it propagate), the cl
 start** with the answers available. Code before an ask therefore runs once per round: keep
 side effects after the asks or make them idempotent (see :class:`Context`).
 
+Authorization: ``server.run("http", auth=BearerAuth(...))`` makes the server an OAuth 2.1
+resource server: every request needs a bearer token your ``verify`` function accepts (it
+returns a :class:`TokenInfo`), the server publishes its protected resource metadata, answers
+``401``/``403`` challenges that start a client's authorization flow (or step-up), and hands
+handlers the token's subject as ``ctx.principal``. Issuing tokens is the authorization
+server's job, not this library's (see :class:`BearerAuth`).
+
 Processes: the library starts one Rust runtime per process on first use. A child forked
 after that cannot use it and gets :class:`~mcpaxle.errors.ForkError`.
 """
 
 from __future__ import annotations
 
+from ._auth import BearerAuth, TokenInfo
 from ._client import Client, Subscription
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
@@ -43,6 +51,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Audio",
+    "BearerAuth",
     "CacheHint",
     "Client",
     "Context",
@@ -61,6 +70,7 @@ __all__ = [
     "SampleResult",
     "Server",
     "Subscription",
+    "TokenInfo",
     "ToolError",
     "ToolResult",
     "assistant",

@@ -205,7 +205,8 @@ class Context:
 
     @property
     def principal(self) -> str | None:
-        """The authenticated principal, when the transport established one."""
+        """The authenticated principal, when the transport established one: with
+        :class:`~mcpaxle.BearerAuth`, the access token's subject."""
         return self._n.principal
 
     @property

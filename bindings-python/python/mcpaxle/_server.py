@@ -14,6 +14,7 @@ import typing
 from typing import Any, Callable, Literal, TypeVar
 
 from . import _bridge, _native
+from ._auth import BearerAuth
 from ._convert import AUTO, STRUCTURED, WRAPPED, completion_result, prompt_result, resource_result, tool_result
 from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
@@ -537,20 +538,29 @@ class Server:
         max_body: int | None = None,
         keep_alive: float | None = None,
         drain_timeout: float | None = None,
+        auth: BearerAuth | None = None,
     ) -> Running:
         """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
         picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
-        with ``await running.stop()`` or ``async with await server.start_http(...):``."""
-        loop = asyncio.get_running_loop()
-        bridge = self._acquire(loop)
-        options = {
+        with ``await running.stop()`` or ``async with await server.start_http(...):``.
+
+        ``auth`` (a :class:`~mcpaxle.BearerAuth`) requires an OAuth bearer token on every
+        request and publishes the protected resource metadata at
+        ``/.well-known/oauth-protected-resource<path>``; handlers see the token's subject as
+        ``ctx.principal``."""
+        if auth is not None and not isinstance(auth, BearerAuth):
+            raise UsageError(f"auth must be a mcpaxle.BearerAuth or None, not {type(auth).__name__}")
+        options: dict[str, Any] = {
             "path": path,
             "allowed_hosts": allowed_hosts,
             "allowed_origins": allowed_origins,
             "max_body": max_body,
             "keep_alive_ms": _ms(keep_alive),
             "drain_timeout_ms": _ms(drain_timeout),
+            "auth": auth._native(self._pool) if auth is not None else None,
         }
+        loop = asyncio.get_running_loop()
+        bridge = self._acquire(loop)
         try:
             native = await self._native.start_http(bridge, host, port, options)
         except BaseException:
@@ -595,7 +605,7 @@ class Server:
     def run(self, transport: Literal["stdio", "http"] = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serves until stdin closes (stdio) or Ctrl-C / SIGTERM, then stops cleanly. Blocks;
         it runs its own asyncio loop. ``transport="http"`` serves on ``http://host:port/mcp``
-        (options as :meth:`start_http`)."""
+        (options as :meth:`start_http`, ``auth=BearerAuth(...)`` included)."""
         if transport not in ("stdio", "http"):
             raise UsageError(f"transport must be 'stdio' or 'http', not {transport!r}")
 

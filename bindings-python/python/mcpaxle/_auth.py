@@ -1,0 +1,191 @@
+"""Bearer-token protection of a server's Streamable HTTP endpoint: the MCP server as an OAuth
+2.1 resource server.
+
+>>> from mcpaxle import BearerAuth, Server, TokenInfo
+>>> async def verify(token: str) -> TokenInfo | None:
+...     claims = await check_jwt(token)                      # your JWT check or introspection
+...     if claims is None:
+...         return None                                      # invalid or expired: 401
+...     return TokenInfo(subject=claims["sub"], scopes=claims["scope"].split())
+>>> auth = BearerAuth(
+...     resource="https://mcp.example.com/mcp",
+...     authorization_servers=["https://auth.example.com"],
+...     verify=verify,
+...     required_scopes=["notes:read"],
+...     tool_scopes={"write_note": ["notes:write"]},
+... )
+>>> # server.run("http", host="127.0.0.1", port=8000, auth=auth)
+
+What the server does for you (in the core): it publishes the protected resource metadata
+(RFC 9728) at ``/.well-known/oauth-protected-resource<path>``, answers a request without a
+token, or with one ``verify`` rejects, with ``401`` and a ``WWW-Authenticate: Bearer``
+challenge naming that document and the scopes needed (which starts a client's authorization
+flow), answers a token without the required scopes, or without those of the tool called, with
+``403 insufficient_scope`` (the client re-authorizes with more: step-up), and makes the
+token's subject the request's principal: handlers read it as ``ctx.principal``, and MRTR
+``requestState`` is bound to it. What it does not do: issue tokens. That is the
+authorization server's job (Keycloak, Auth0, Entra ID, ...); ``verify`` only checks the tokens
+it issued (signature, expiry, and that their audience is this ``resource``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from ._handlers import Pool, is_async
+from .errors import InternalError, UsageError
+
+__all__ = ["BearerAuth", "TokenInfo", "TokenVerifier"]
+
+logger = logging.getLogger("mcpaxle")
+
+
+def _scope_list(value: Any, what: str) -> tuple[str, ...]:
+    """``value`` as a tuple of scope tokens, or UsageError naming ``what``."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise UsageError(f"{what} must be a list of scope strings, not {type(value).__name__}")
+    for s in value:
+        if not isinstance(s, str) or not s or any(c.isspace() or c in '"\\' for c in s):
+            raise UsageError(f"{what}: each scope must be a non-empty str without spaces, quotes or backslashes, not {s!r}")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """What a verified access token grants: returned by :attr:`BearerAuth.verify`.
+
+    ``subject``
+        Who the token stands for (a user or client id, the JWT ``sub``): the request's
+        principal, which handlers read as :attr:`Context.principal <mcpaxle.Context.principal>`.
+    ``scopes``
+        The scopes granted (a list of str; kept as a tuple), e.g.
+        ``claims["scope"].split()``.
+
+    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    """
+
+    subject: str
+    scopes: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.subject, str) or not self.subject:
+            raise UsageError(f"TokenInfo subject must be a non-empty str, not {self.subject!r}")
+        object.__setattr__(self, "scopes", _scope_list(self.scopes, "TokenInfo scopes"))
+
+
+#: Checks an access token: a :class:`TokenInfo` for a valid one, ``None`` for an invalid one
+#: (``async def`` or a plain function).
+TokenVerifier = Callable[[str], "TokenInfo | None | Awaitable[TokenInfo | None]"]
+
+
+@dataclass(frozen=True)
+class BearerAuth:
+    """How :meth:`Server.start_http <mcpaxle.Server.start_http>` (``serve_http``,
+    ``run("http")``) protects its endpoint: every request must carry ``Authorization: Bearer
+    <token>`` that ``verify`` accepts (see the module's documentation for what the server does
+    with it).
+
+    ``resource``
+        The canonical URL of this MCP server (``https://mcp.example.com/mcp``): the metadata's
+        ``resource``, the audience tokens must be issued for, and the origin the challenges'
+        ``resource_metadata`` URL is built on.
+    ``authorization_servers``
+        The issuers of the authorization servers that issue tokens for it (at least one).
+    ``verify``
+        ``(token: str) -> TokenInfo | None``: a :class:`TokenInfo` for a valid token, ``None``
+        for an invalid or expired one (``401 invalid_token``). An ``async def`` runs on the
+        event loop that serves the server; a plain function on the thread pool of plain
+        ``def`` handlers. If it raises (say, the introspection endpoint is down) or returns
+        anything else, the request gets ``503`` and the problem is logged (``logging`` logger
+        "mcpaxle", with the traceback).
+    ``required_scopes``
+        Scopes every request needs (``403 insufficient_scope`` without them); also published
+        as ``scopes_supported`` unless that is set.
+    ``scopes_supported``
+        The metadata's ``scopes_supported``: the scopes a client asks for by default.
+    ``tool_scopes``
+        Scopes a ``tools/call`` of a given tool needs besides the required ones:
+        ``{"write_note": ["notes:write"]}``.
+
+    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    """
+
+    resource: str
+    authorization_servers: Sequence[str]
+    verify: TokenVerifier = field(repr=False)
+    required_scopes: Sequence[str] = ()
+    scopes_supported: Sequence[str] | None = None
+    tool_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        r = self.resource
+        if not isinstance(r, str) or not r.startswith(("https://", "http://")) or "#" in r:
+            raise UsageError(f"BearerAuth resource must be the server's absolute http(s) URL without a fragment, not {r!r}")
+        servers = self.authorization_servers
+        if isinstance(servers, str) or not isinstance(servers, (list, tuple)):
+            raise UsageError(f"BearerAuth authorization_servers must be a list of issuer URLs, not {type(servers).__name__}")
+        if not servers or not all(isinstance(s, str) and s for s in servers):
+            raise UsageError(f"BearerAuth authorization_servers must name at least one issuer URL (non-empty str), not {servers!r}")
+        if not callable(self.verify):
+            raise UsageError(f"BearerAuth verify must be a callable (token: str) -> TokenInfo | None, not {type(self.verify).__name__}")
+        object.__setattr__(self, "authorization_servers", tuple(servers))
+        object.__setattr__(self, "required_scopes", _scope_list(self.required_scopes, "BearerAuth required_scopes"))
+        if self.scopes_supported is not None:
+            object.__setattr__(self, "scopes_supported", _scope_list(self.scopes_supported, "BearerAuth scopes_supported"))
+        tools = self.tool_scopes
+        if not isinstance(tools, Mapping):
+            raise UsageError(f"BearerAuth tool_scopes must be a dict of tool name to scopes, not {type(tools).__name__}")
+        checked = {}
+        for name, scopes in tools.items():
+            if not isinstance(name, str) or not name:
+                raise UsageError(f"BearerAuth tool_scopes: a tool name must be a non-empty str, not {name!r}")
+            checked[name] = _scope_list(scopes, f"BearerAuth tool_scopes[{name!r}]")
+        object.__setattr__(self, "tool_scopes", checked)
+
+    def _native(self, pool: Pool) -> dict[str, Any]:
+        """The ``auth`` option of the native module; plain-function verifiers run on ``pool``."""
+        return {
+            "resource": self.resource,
+            "authorization_servers": list(self.authorization_servers),
+            "scopes_supported": None if self.scopes_supported is None else list(self.scopes_supported),
+            "required_scopes": list(self.required_scopes),
+            "tool_scopes": {k: list(v) for k, v in self.tool_scopes.items()},
+            "verify": _verifier(self.verify, pool),
+        }
+
+
+def _verifier(fn: TokenVerifier, pool: Pool) -> Callable[[str], Awaitable[dict[str, Any] | None]]:
+    """``fn`` as the coroutine function the native verifier calls on the serving loop: a
+    plain function run on ``pool``, its answer checked and turned into a dict (``None`` kept),
+    anything it raises logged and turned into an :class:`~mcpaxle.errors.InternalError` (the
+    request gets 503)."""
+    what = f"the token verifier {getattr(fn, '__qualname__', type(fn).__name__)}"
+    sync = not is_async(fn)
+
+    async def invoke(token: str) -> dict[str, Any] | None:
+        try:
+            if sync:
+                loop = asyncio.get_running_loop()
+                call = functools.partial(fn, token)
+                info = await loop.run_in_executor(pool.executor(), contextvars.copy_context().run, call)
+            else:
+                info = fn(token)
+            if inspect.isawaitable(info):
+                info = await info
+        except Exception as e:
+            logger.error("%s raised %s; the request gets 503", what, type(e).__name__, exc_info=e)
+            raise InternalError(f"Internal error in {what}") from None
+        if info is None:
+            return None
+        if not isinstance(info, TokenInfo):
+            logger.error("%s returned %s; it must return a TokenInfo, or None for an invalid token. The request gets 503", what, type(info).__name__)
+            raise InternalError(f"Internal error in {what}: it returned {type(info).__name__}, not a TokenInfo or None")
+        return {"subject": info.subject, "scopes": list(info.scopes)}
+
+    return invoke

@@ -528,6 +528,13 @@ export declare class RequestContext {
   /** Sends a request-scoped notification. */
   notify(method: string, params?: JsonObject): void
   /**
+   * Ends this request's SSE response stream now and asks the client to reconnect after
+   * `retryMs` milliseconds (SEP-1699 polling); the handler goes on and its result reaches the
+   * client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
+   * sessions have resumable streams; elsewhere this does nothing.
+   */
+  closeStream(retryMs: number): void
+  /**
    * Asks the client for input (MRTR). Rejects with code `INPUT_REQUIRED` until the answer is
    * there: let it propagate, the handler is run again from the start with the answer.
    */

@@ -137,6 +137,14 @@ export declare class RequestCtx {
   /** Sends any request-scoped notification. */
   notify(method: string, paramsJson?: string | undefined | null): void
   /**
+   * Ends this request's SSE response stream now and asks the client to reconnect after
+   * `retryMs` milliseconds (SEP-1699 polling). The request goes on; what it sends afterwards,
+   * its response included, reaches the client when it resumes with `Last-Event-ID`. Only
+   * legacy (2025-11-25) Streamable HTTP sessions have resumable streams; elsewhere this does
+   * nothing.
+   */
+  closeStream(retryMs: number): void
+  /**
    * An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key`, answered with an
    * envelope: at once (a string) when the answer is known or the ask was recorded for the
    * next round (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real

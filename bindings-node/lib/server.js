@@ -88,6 +88,17 @@ class RequestContext {
     sync(() => this.#native.notify(String(method), params == null ? undefined : JSON.stringify(params)))
   }
 
+  /**
+   * Ends this request's SSE response stream now and asks the client to reconnect after
+   * `retryMs` milliseconds (SEP-1699 polling: a long operation need not hold a connection
+   * open). The handler goes on; what it sends afterwards, its result included, reaches the
+   * client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
+   * sessions have resumable streams; elsewhere this does nothing.
+   */
+  closeStream(retryMs) {
+    sync(() => this.#native.closeStream(Number(retryMs)))
+  }
+
   #ask(kind, key, params) {
     let r
     try {

@@ -2,8 +2,10 @@
 # Tests the Node package: install the pinned dev tools (npm ci, with the committed
 # package-lock.json), check the committed type declarations (which also builds the native module,
 # release, into the workspace's target/), build it into the package directory, run the node:test
-# suite, then every scored client scenario of the official conformance suite, both revisions, with
-# examples/everything_client.mjs (tests/conformance/client_all.sh).
+# suite, then the official conformance suite: its server scenarios of both revisions against one
+# process of examples/everything_server.mjs (tests/conformance/server_both_eras.sh), and every
+# scored client scenario, both revisions, with examples/everything_client.mjs
+# (tests/conformance/client_all.sh).
 #
 #   bash bindings-node/scripts/test.sh
 #   MCPAXLE_NODE_SKIP_CONFORMANCE=1 bash bindings-node/scripts/test.sh
@@ -31,6 +33,8 @@ echo "== node: node --test"
 (cd "$here" && npm test --silent)
 
 if [ "${MCPAXLE_NODE_SKIP_CONFORMANCE:-}" != "1" ]; then
+  echo "== node: conformance server (2026-07-28 and 2025-11-25 against one process, SSE polling included)"
+  bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --http 127.0.0.1:{port}" node
   echo "== node: conformance client, every scored scenario of both revisions (authorization included)"
   bash tests/conformance/client_all.sh "node bindings-node/examples/everything_client.mjs" node
   echo "== node: conformance client, 2025-11-25, era detected by the client (MCPAXLE_AUTO_ERA=1)"

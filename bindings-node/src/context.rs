@@ -12,6 +12,7 @@ use napi_derive::napi;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The context of one request being handled by a JavaScript handler.
@@ -89,6 +90,23 @@ impl RequestCtx {
     pub fn notify(&self, method: String, params_json: Option<String>) -> Result<()> {
         let params = parse_json(params_json.as_deref(), "the notification params")?;
         self.ctx.notify(&method, params);
+        Ok(())
+    }
+
+    /// Ends this request's SSE response stream now and asks the client to reconnect after
+    /// `retryMs` milliseconds (SEP-1699 polling). The request goes on; what it sends afterwards,
+    /// its response included, reaches the client when it resumes with `Last-Event-ID`. Only
+    /// legacy (2025-11-25) Streamable HTTP sessions have resumable streams; elsewhere this does
+    /// nothing.
+    #[napi]
+    pub fn close_stream(&self, retry_ms: f64) -> Result<()> {
+        if !retry_ms.is_finite() || retry_ms < 0.0 {
+            return Err(usage(
+                "retryMs must be a non-negative number of milliseconds",
+            ));
+        }
+        self.ctx
+            .close_stream(Duration::from_secs_f64(retry_ms / 1000.0));
         Ok(())
     }
 

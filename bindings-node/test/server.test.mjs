@@ -1,6 +1,6 @@
 // A JavaScript server served over HTTP (in this process) and called by the JavaScript client:
 // handlers and their results, errors, MRTR asks, progress, cancellation, dynamic registries,
-// caching (expiry and invalidation), and a legacy session.
+// caching (expiry and invalidation), a legacy session, and a response stream closed mid-call.
 
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -69,6 +69,15 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
         await new Promise((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', resolve)))
         counts.cancelled++
         return 'cancelled'
+      })
+      .tool({ name: 'poll' }, async (_args, ctx) => {
+        ctx.progress(1, 3, 'before the close')
+        ctx.closeStream(50)
+        await sleep(150)
+        ctx.progress(2, 3, 'while parked')
+        await sleep(100)
+        ctx.progress(3, 3, 'after the resume')
+        return 'polled'
       })
       .tool({ name: 'slow' }, async ({ ms }) => {
         await sleep(ms)
@@ -259,6 +268,55 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
       assert.equal(text(await c.callTool('add', { a: 1, b: 1 })), '2')
     } finally {
       await c.close()
+    }
+  })
+
+  test('closeStream: a legacy client resumes the closed stream and gets what followed; elsewhere a no-op', async () => {
+    for (const protocolVersions of [['2025-11-25'], ['2026-07-28']]) {
+      const c = await Client.connectHttp(handle.url, { protocolVersions })
+      try {
+        const seen = []
+        const r = await c.callTool('poll', {}, { onProgress: (p) => seen.push(p.message) })
+        assert.equal(text(r), 'polled', protocolVersions[0])
+        assert.deepEqual(seen, ['before the close', 'while parked', 'after the resume'], protocolVersions[0])
+      } finally {
+        await c.close()
+      }
+    }
+  })
+
+  test('closeStream on the wire: the POST stream ends with its retry; a GET with Last-Event-ID resumes it', async () => {
+    const signal = AbortSignal.timeout(5000)
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    const post = (body, extra) => fetch(handle.url, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body), signal })
+    const clientInfo = { name: 'raw', version: '1' }
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo } })
+    await init.text()
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id'), 'mcp-protocol-version': '2025-11-25' }
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text()
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'poll', arguments: {}, _meta: { progressToken: 'p' } } }
+    const closed = await (await post(call, session)).text()
+    assert.match(closed, /^retry: 50$/m)
+    assert.match(closed, /before the close/)
+    assert.doesNotMatch(closed, /"result"/)
+    const lastEventId = [...closed.matchAll(/^id: (.+)$/gm)].at(-1)[1]
+    const resumed = await fetch(handle.url, { headers: { accept: 'text/event-stream', ...session, 'last-event-id': lastEventId }, signal })
+    const rest = await resumed.text()
+    assert.match(rest, /while parked[\s\S]*after the resume[\s\S]*"id":2,"result".*"polled"/)
+    await fetch(handle.url, { method: 'DELETE', headers: session, signal })
+  })
+
+  test('closeStream: a bad retry is a usage error', async () => {
+    server.tool({ name: 'bad_close' }, async (_args, ctx) => {
+      ctx.closeStream(-1)
+      return 'unreachable'
+    })
+    try {
+      const r = await client.callTool('bad_close')
+      assert.equal(r.isError, true)
+      assert.match(text(r), /retryMs/)
+    } finally {
+      server.removeTool('bad_close')
     }
   })
 

@@ -59,6 +59,7 @@ async function server(): Promise<void> {
   const s = new Server({ name: 'demo', version: '1.0.0', instructions: 'Say hi' })
   s.tool({ name: 'add', inputSchema: { type: 'object' } }, async (args, ctx) => {
     ctx.progress(1, 2, 'half')
+    ctx.closeStream(500)
     const answer = await ctx.elicit('name', { message: 'Name?', requestedSchema: { type: 'object' } })
     if (answer.action !== 'accept') throw new ToolError('declined')
     ctx.signal.addEventListener('abort', () => {})

@@ -192,7 +192,8 @@ typedef struct mcpaxle_client_options mcpaxle_client_options;
 /**
  * A pending call's completion handle. Complete it exactly once, from any thread, with
  * `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
- * OAuth authorization handler's with `mcpaxle_completion_redirect` or an error).
+ * OAuth authorization handler's with `mcpaxle_completion_redirect` or an error; a token
+ * verifier's with `mcpaxle_completion_ok` or an error).
  */
 typedef struct mcpaxle_completion mcpaxle_completion;
 
@@ -293,6 +294,29 @@ typedef void (*mcpaxle_handler)(void *user_data,
                                 struct mcpaxle_context *ctx,
                                 struct mcpaxle_completion *completion);
 
+/**
+ * Checks a bearer access token presented to the server's HTTP endpoint, once per request that
+ * carries one. Complete `completion` exactly once, now or later, from any thread, with
+ * `mcpaxle_completion_ok`:
+ *
+ * - `{"subject": "alice", "scopes": ["notes:read"]}` for a valid token (its signature, expiry,
+ *   and that it was issued for this resource, its audience): `subject` becomes the request's
+ *   principal (`"principal"` of `mcpaxle_context_info`), `scopes` (default none) are checked
+ *   against the required and per-tool scopes;
+ * - `null` for an invalid or expired token: the request gets `401` `invalid_token`.
+ *
+ * Complete with `mcpaxle_completion_error` (any error kind) when the token cannot be checked
+ * right now (the introspection endpoint is down): the request gets `503`. So does an answer
+ * that is not of the shape above. `token` is borrowed for the duration of the callback.
+ *
+ * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
+ * request); the HTTP request waits for the completion, so complete promptly and cache
+ * expensive checks.
+ */
+typedef void (*mcpaxle_token_verifier)(void *user_data,
+                                       const char *token,
+                                       struct mcpaxle_completion *completion);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -302,10 +326,11 @@ extern "C" {
  *
  * `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
  * `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
- * `CompleteResult` for a completion, the answer object for a client input handler. `resultType`
- * and the caching hints may be left out: the server fills them in. (An OAuth authorization
- * handler's call completes with `mcpaxle_completion_redirect`; here it fails with
- * `MCPAXLE_ERR_USAGE`.)
+ * `CompleteResult` for a completion, the answer object for a client input handler, and for a
+ * token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
+ * one). `resultType` and the caching hints may be left out: the server fills them in. (An
+ * OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
+ * fails with `MCPAXLE_ERR_USAGE`.)
  *
  * Exactly once: the first completion of a handle wins; any later one returns
  * `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
@@ -1186,7 +1211,8 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
  * "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
  * "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`. It installs no signal
- * handler: stop it from another thread.
+ * handler: stop it from another thread. The bearer protection set with
+ * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
  *
  * Ownership: borrows the server for the duration of the call. Thread: as
  * `mcpaxle_server_serve_stdio`.
@@ -1393,6 +1419,46 @@ enum mcpaxle_result mcpaxle_server_notify_resource_updated(struct mcpaxle_server
  */
 enum mcpaxle_result mcpaxle_server_notify_list_changed(struct mcpaxle_server *server,
                                                        const char *list);
+
+/**
+ * Protects the Streamable HTTP endpoint of every HTTP transport started afterwards
+ * (`mcpaxle_server_serve_http`, `mcpaxle_http_server_start`) with OAuth bearer tokens checked
+ * by `verify`. The endpoint then publishes its protected resource metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource<path>` (`/.well-known/oauth-protected-resource/mcp`
+ * for the default path), and every request must carry `Authorization: Bearer <token>`:
+ * without one, or with one `verify` rejects, it gets `401` with a `WWW-Authenticate`
+ * challenge naming the metadata (`resource_metadata="…"`), which starts a client's
+ * authorization flow; with a token lacking the scopes needed, `403` `insufficient_scope`
+ * (step-up). The token's subject is the request's principal, seen by handlers in
+ * `mcpaxle_context_info` and bound into MRTR `requestState`.
+ *
+ * `auth_json` is an object: `"resource"` (required: this server's canonical URI,
+ * `"https://mcp.example.com/mcp"`, the audience its tokens are issued for; the challenge's
+ * metadata URL is its origin with the well-known path), `"authorizationServers"` (required:
+ * the issuer URLs of the authorization servers that issue them), and optionally
+ * `"requiredScopes"` (scopes every request needs), `"scopesSupported"` (published in the
+ * metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
+ * scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
+ * `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, or an
+ * unknown member is `MCPAXLE_ERR_INVALID_PARAMS`.
+ *
+ * Setting it again replaces the earlier setting for the transports started afterwards; those
+ * already running keep theirs. stdio transports are not affected (they have no HTTP requests).
+ * `user_data` must stay valid until `mcpaxle_server_free` returns (no callback runs after it
+ * returns). Ownership: `auth_json` is borrowed. Thread: any.
+ *
+ * ```c
+ * mcpaxle_server_set_bearer_auth(server,
+ *     "{\"resource\":\"https://mcp.example.com/mcp\","
+ *     "\"authorizationServers\":[\"https://auth.example.com\"],"
+ *     "\"requiredScopes\":[\"notes:read\"],\"toolScopes\":{\"write_note\":[\"notes:write\"]}}",
+ *     check_token, app);
+ * ```
+ */
+enum mcpaxle_result mcpaxle_server_set_bearer_auth(struct mcpaxle_server *server,
+                                                   const char *auth_json,
+                                                   mcpaxle_token_verifier verify,
+                                                   void *user_data);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -17,7 +17,9 @@ use crate::ffi::{FfiError, FfiResult, SendPtr, ffi_boundary, mcpaxle_result, par
 use crate::owner::Owner;
 use mcpaxle_core::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
 use mcpaxle_core::server::RequestContext;
+use mcpaxle_core::transport::auth::TokenInfo;
 use mcpaxle_core::{Error, ErrorKind};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int};
@@ -27,7 +29,8 @@ use tokio::sync::oneshot;
 
 /// A pending call's completion handle. Complete it exactly once, from any thread, with
 /// `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
-/// OAuth authorization handler's with `mcpaxle_completion_redirect` or an error).
+/// OAuth authorization handler's with `mcpaxle_completion_redirect` or an error; a token
+/// verifier's with `mcpaxle_completion_ok` or an error).
 pub struct mcpaxle_completion {
     _opaque: [u8; 0],
 }
@@ -53,13 +56,15 @@ pub(crate) enum Kind {
     /// A client's OAuth user-agent step: the URL the authorization server redirected to
     /// (`mcpaxle_completion_redirect`).
     Authorization,
+    /// A server's bearer token verifier: `{"subject": ..., "scopes": [...]}` or `null`.
+    Token,
 }
 
 impl Kind {
     /// Whether the call is a server handler's, whose round may end with an
-    /// `InputRequiredResult` (a client's callbacks answer once, or fail).
+    /// `InputRequiredResult` (a client's callbacks and a token verifier answer once, or fail).
     fn has_rounds(self) -> bool {
-        !matches!(self, Kind::Input | Kind::Authorization)
+        !matches!(self, Kind::Input | Kind::Authorization | Kind::Token)
     }
 }
 
@@ -72,6 +77,17 @@ pub(crate) enum Payload {
     Completion(CompleteResult),
     Input(Value),
     Authorization(String),
+    /// A token verifier's answer: what a valid token grants, `None` for an invalid one.
+    Token(Option<TokenInfo>),
+}
+
+/// A token verifier's answer for a valid token.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenJson {
+    subject: String,
+    #[serde(default)]
+    scopes: Vec<String>,
 }
 
 type Outcome = Result<Payload, Error>;
@@ -248,6 +264,15 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?)
         }
         Kind::Input if v.is_object() => Payload::Input(v),
+        Kind::Token if v.is_null() => Payload::Token(None),
+        Kind::Token => {
+            let t: TokenJson = serde_json::from_value(v)
+                .map_err(|e| bad(e, "token answer ({\"subject\", \"scopes\"} or null)"))?;
+            Payload::Token(Some(TokenInfo {
+                subject: t.subject,
+                scopes: t.scopes,
+            }))
+        }
         Kind::Input | Kind::Authorization => {
             return Err(FfiError::new(
                 mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
@@ -271,10 +296,11 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 ///
 /// `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
 /// `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
-/// `CompleteResult` for a completion, the answer object for a client input handler. `resultType`
-/// and the caching hints may be left out: the server fills them in. (An OAuth authorization
-/// handler's call completes with `mcpaxle_completion_redirect`; here it fails with
-/// `MCPAXLE_ERR_USAGE`.)
+/// `CompleteResult` for a completion, the answer object for a client input handler, and for a
+/// token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
+/// one). `resultType` and the caching hints may be left out: the server fills them in. (An
+/// OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
+/// fails with `MCPAXLE_ERR_USAGE`.)
 ///
 /// Exactly once: the first completion of a handle wins; any later one returns
 /// `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the

@@ -26,3 +26,4 @@ mod owner;
 mod runtime;
 pub mod serve;
 pub mod server;
+pub mod server_auth;

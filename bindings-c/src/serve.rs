@@ -62,12 +62,19 @@ fn stdio_options(
     Ok(o)
 }
 
-fn http_options(json: Option<serde_json::Value>) -> FfiResult<HttpOptions> {
+/// The HTTP options of `options_json`, with the server's bearer protection.
+fn http_options(
+    json: Option<serde_json::Value>,
+    server: &mcpaxle_server,
+) -> FfiResult<HttpOptions> {
     let j: HttpJson = json
         .map(|v| from_json(v, "options_json"))
         .transpose()?
         .unwrap_or_default();
-    let mut o = HttpOptions::default();
+    let mut o = HttpOptions {
+        auth: server.bearer_auth(),
+        ..HttpOptions::default()
+    };
     if let Some(p) = j.path {
         o.path = p;
     }
@@ -316,7 +323,8 @@ impl AsyncWrite for FdStream {
 /// `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
 /// "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
 /// "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`. It installs no signal
-/// handler: stop it from another thread.
+/// handler: stop it from another thread. The bearer protection set with
+/// `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
 ///
 /// Ownership: borrows the server for the duration of the call. Thread: as
 /// `mcpaxle_server_serve_stdio`.
@@ -340,7 +348,7 @@ pub unsafe extern "C" fn mcpaxle_server_serve_http(
                 s.server.clone(),
                 s.stop_token(),
                 socket_addr(addr)?,
-                http_options(options)?,
+                http_options(options, s)?,
             )
         };
         runtime::block_on(async move {
@@ -390,7 +398,7 @@ pub unsafe extern "C" fn mcpaxle_http_server_start(
                 opt_json(options_json, "options_json")?,
             )
         };
-        let (addr, options) = (socket_addr(addr)?, http_options(options)?);
+        let (addr, options) = (socket_addr(addr)?, http_options(options, s)?);
         let (srv, stop) = (s.server.clone(), s.stop_token());
         let running = runtime::block_on(HttpServer::bind(srv, addr, options))??;
         let token = running.shutdown_token();

@@ -15,6 +15,7 @@ use mcpaxle_core::server::{
     BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
     PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, ToolHandler,
 };
+use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -60,11 +61,19 @@ pub struct mcpaxle_server {
     /// Cancelled by `mcpaxle_server_stop` (then replaced) and by `mcpaxle_server_free`: every
     /// transport serving this server watches the generation current when it started.
     pub(crate) stop: Mutex<CancellationToken>,
+    /// The bearer protection of the HTTP transports started from now on
+    /// (`mcpaxle_server_set_bearer_auth`).
+    pub(crate) auth: Mutex<Option<BearerAuth>>,
 }
 
 impl mcpaxle_server {
     pub(crate) fn stop_token(&self) -> CancellationToken {
         self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The bearer protection of an HTTP transport starting now.
+    pub(crate) fn bearer_auth(&self) -> Option<BearerAuth> {
+        self.auth.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -361,6 +370,7 @@ pub unsafe extern "C" fn mcpaxle_server_new(
             server,
             owner: Arc::new(Owner::new()),
             stop: Mutex::new(CancellationToken::new()),
+            auth: Mutex::new(None),
         };
         *out = Box::into_raw(Box::new(s));
         Ok(())

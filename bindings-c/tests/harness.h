@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 static int tests_passed, tests_failed, current_failures;
-static const char *self_path;
+__attribute__((unused)) static const char *self_path;
 
 #define CHECK(cond)                                                                                  \
     do {                                                                                             \
@@ -197,16 +197,47 @@ __attribute__((unused)) static void dechunk(char *body) {
     *out = '\0';
 }
 
-/* POSTs `json` to http://127.0.0.1:port/mcp with the given extra headers; returns the body
- * (free it) or NULL when the connection failed. */
-__attribute__((unused)) static char *http_post(uint16_t port, const char *headers, const char *json) {
+/* An HTTP response: its status (0 when the exchange failed), its header lines and its body
+ * (dechunked). Free it with http_response_free. */
+struct http_response {
+    int status;
+    char *head;
+    char *body;
+};
+
+__attribute__((unused)) static void http_response_free(struct http_response *r) {
+    free(r->head), free(r->body);
+    memset(r, 0, sizeof *r);
+}
+
+/* The value of header `name` in a response (free it), or NULL. */
+__attribute__((unused)) static char *http_header(const struct http_response *r, const char *name) {
+    size_t n = strlen(name);
+    for (const char *line = r->head; line && *line;) {
+        if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+            const char *v = line + n + 1;
+            while (*v == ' ') v++;
+            return strndup(v, strcspn(v, "\r\n"));
+        }
+        line = strstr(line, "\r\n");
+        if (line) line += 2;
+    }
+    return NULL;
+}
+
+/* Sends `method` `path` to 127.0.0.1:port with the given extra headers ("Name: value\r\n" each)
+ * and body (NULL for none); reads the whole response. */
+__attribute__((unused)) static struct http_response http_request(uint16_t port, const char *method, const char *path, const char *headers,
+                                                                 const char *body) {
+    struct http_response r = {0};
     int fd = connect_port(port);
-    if (fd < 0) return NULL;
+    if (fd < 0) return r;
     struct timeval tv = {30, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char *req = fmt("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
-                    "Accept: application/json, text/event-stream\r\nConnection: close\r\n%sContent-Length: %zu\r\n\r\n%s",
-                    (unsigned)port, headers, strlen(json), json);
+    char *length = body ? fmt("Content-Length: %zu\r\n", strlen(body)) : strdup("");
+    char *req = fmt("%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nConnection: close\r\n%s%s\r\n%s", method, path, (unsigned)port,
+                    headers, length, body ? body : "");
+    free(length);
     size_t len = strlen(req), sent = 0;
     while (sent < len) {
         ssize_t n = write(fd, req + sent, len - sent);
@@ -225,33 +256,49 @@ __attribute__((unused)) static char *http_post(uint16_t port, const char *header
     close(fd);
     buf[used] = '\0';
     char *sep = strstr(buf, "\r\n\r\n");
-    if (!sep) {
+    if (!sep || sscanf(buf, "HTTP/1.1 %d", &r.status) != 1) {
         free(buf);
-        return NULL;
+        r.status = 0;
+        return r;
     }
     *sep = '\0';
-    bool chunked = strcasestr(buf, "transfer-encoding: chunked") != NULL;
-    char *body = strdup(sep + 4);
+    r.body = strdup(sep + 4);
+    char *eol = strstr(buf, "\r\n");
+    r.head = strdup(eol ? eol + 2 : "");
     free(buf);
-    if (chunked) dechunk(body);
-    return body;
+    char *te = http_header(&r, "transfer-encoding");
+    if (te && strcasecmp(te, "chunked") == 0) dechunk(r.body);
+    free(te);
+    return r;
 }
 
 static atomic_int next_id = 1;
 
-/* An MCP request of the 2026-07-28 revision: `params` are the members of `params` (without
- * `_meta`), `meta` extra `_meta` members (or NULL), `caps` the client capabilities. */
-__attribute__((unused)) static char *mcp_full(uint16_t port, const char *method, const char *name, const char *params, const char *meta, const char *caps) {
-    char *headers = fmt("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s", method, name ? "Mcp-Name: " : "",
-                        name ? name : "", name ? "\r\n" : "");
+/* An MCP request of the 2026-07-28 revision, with `extra` headers ("Name: value\r\n" each):
+ * `params` are the members of `params` (without `_meta`), `meta` extra `_meta` members (or
+ * NULL), `caps` the client capabilities. Returns the whole response. */
+__attribute__((unused)) static struct http_response mcp_exchange(uint16_t port, const char *extra, const char *method, const char *name,
+                                                                 const char *params, const char *meta, const char *caps) {
+    char *headers = fmt("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s%s",
+                        method, name ? "Mcp-Name: " : "", name ? name : "", name ? "\r\n" : "", extra);
     char *body = fmt("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
                      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
                      "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c-tests\",\"version\":\"1\"},"
                      "\"io.modelcontextprotocol/clientCapabilities\":%s%s%s}}}",
                      atomic_fetch_add(&next_id, 1), method, params, params[0] ? "," : "", caps, meta ? "," : "", meta ? meta : "");
-    char *resp = http_post(port, headers, body);
+    struct http_response r = http_request(port, "POST", "/mcp", headers, body);
     free(headers), free(body);
-    return resp;
+    return r;
+}
+
+/* The body of an MCP request's response (free it), or NULL when the exchange failed. */
+__attribute__((unused)) static char *mcp_full(uint16_t port, const char *method, const char *name, const char *params, const char *meta, const char *caps) {
+    struct http_response r = mcp_exchange(port, "", method, name, params, meta, caps);
+    char *body = r.body;
+    r.body = NULL;
+    http_response_free(&r);
+    return body;
 }
 
 __attribute__((unused)) static char *mcp(uint16_t port, const char *method, const char *name, const char *params, const char *meta) {

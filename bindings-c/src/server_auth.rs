@@ -1,0 +1,137 @@
+//! `mcpaxle_server_set_bearer_auth`: a server's Streamable HTTP endpoint as an OAuth 2.1
+//! resource server, with the token check as a C callback that finishes through a completion
+//! handle.
+
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
+use crate::owner::Owner;
+use crate::server::{mcpaxle_server, server_ref};
+use mcpaxle_core::Error;
+use mcpaxle_core::transport::auth::{BearerAuth, TokenVerifier};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+/// Checks a bearer access token presented to the server's HTTP endpoint, once per request that
+/// carries one. Complete `completion` exactly once, now or later, from any thread, with
+/// `mcpaxle_completion_ok`:
+///
+/// - `{"subject": "alice", "scopes": ["notes:read"]}` for a valid token (its signature, expiry,
+///   and that it was issued for this resource, its audience): `subject` becomes the request's
+///   principal (`"principal"` of `mcpaxle_context_info`), `scopes` (default none) are checked
+///   against the required and per-tool scopes;
+/// - `null` for an invalid or expired token: the request gets `401` `invalid_token`.
+///
+/// Complete with `mcpaxle_completion_error` (any error kind) when the token cannot be checked
+/// right now (the introspection endpoint is down): the request gets `503`. So does an answer
+/// that is not of the shape above. `token` is borrowed for the duration of the callback.
+///
+/// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
+/// request); the HTTP request waits for the completion, so complete promptly and cache
+/// expensive checks.
+pub type mcpaxle_token_verifier = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        token: *const c_char,
+        completion: *mut mcpaxle_completion,
+    ),
+>;
+
+type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct BearerAuthJson {
+    resource: String,
+    authorization_servers: Vec<String>,
+    scopes_supported: Option<Vec<String>>,
+    #[serde(default)]
+    required_scopes: Vec<String>,
+    #[serde(default)]
+    tool_scopes: HashMap<String, Vec<String>>,
+}
+
+/// Protects the Streamable HTTP endpoint of every HTTP transport started afterwards
+/// (`mcpaxle_server_serve_http`, `mcpaxle_http_server_start`) with OAuth bearer tokens checked
+/// by `verify`. The endpoint then publishes its protected resource metadata (RFC 9728) at
+/// `/.well-known/oauth-protected-resource<path>` (`/.well-known/oauth-protected-resource/mcp`
+/// for the default path), and every request must carry `Authorization: Bearer <token>`:
+/// without one, or with one `verify` rejects, it gets `401` with a `WWW-Authenticate`
+/// challenge naming the metadata (`resource_metadata="…"`), which starts a client's
+/// authorization flow; with a token lacking the scopes needed, `403` `insufficient_scope`
+/// (step-up). The token's subject is the request's principal, seen by handlers in
+/// `mcpaxle_context_info` and bound into MRTR `requestState`.
+///
+/// `auth_json` is an object: `"resource"` (required: this server's canonical URI,
+/// `"https://mcp.example.com/mcp"`, the audience its tokens are issued for; the challenge's
+/// metadata URL is its origin with the well-known path), `"authorizationServers"` (required:
+/// the issuer URLs of the authorization servers that issue them), and optionally
+/// `"requiredScopes"` (scopes every request needs), `"scopesSupported"` (published in the
+/// metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
+/// scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
+/// `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, or an
+/// unknown member is `MCPAXLE_ERR_INVALID_PARAMS`.
+///
+/// Setting it again replaces the earlier setting for the transports started afterwards; those
+/// already running keep theirs. stdio transports are not affected (they have no HTTP requests).
+/// `user_data` must stay valid until `mcpaxle_server_free` returns (no callback runs after it
+/// returns). Ownership: `auth_json` is borrowed. Thread: any.
+///
+/// ```c
+/// mcpaxle_server_set_bearer_auth(server,
+///     "{\"resource\":\"https://mcp.example.com/mcp\","
+///     "\"authorizationServers\":[\"https://auth.example.com\"],"
+///     "\"requiredScopes\":[\"notes:read\"],\"toolScopes\":{\"write_note\":[\"notes:write\"]}}",
+///     check_token, app);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_set_bearer_auth(
+    server: *mut mcpaxle_server,
+    auth_json: *const c_char,
+    verify: mcpaxle_token_verifier,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, json) = unsafe { (server_ref(server)?, arg_json(auth_json, "auth_json")?) };
+        let func = verify.ok_or_else(|| FfiError::null("verify"))?;
+        let j: BearerAuthJson = from_json(json, "auth_json")?;
+        let target = Target {
+            func,
+            user_data: SendPtr(user_data),
+        };
+        let auth = BearerAuth {
+            resource: j.resource,
+            authorization_servers: j.authorization_servers,
+            scopes_supported: j.scopes_supported,
+            required_scopes: j.required_scopes,
+            tool_scopes: j.tool_scopes,
+            verifier: token_verifier(&s.owner, target),
+        };
+        *s.auth.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
+        Ok(())
+    })
+}
+
+fn token_verifier(owner: &Arc<Owner>, target: Target<VerifyFn>) -> TokenVerifier {
+    let owner = owner.clone();
+    Arc::new(move |token: String| {
+        let owner = owner.clone();
+        Box::pin(async move {
+            let payload = calls::invoke(&owner, Kind::Token, None, token, move |id, token| {
+                // SAFETY: the function pointer and user data were registered together.
+                unsafe {
+                    (target.func)(target.user_data.get(), token, id as *mut mcpaxle_completion)
+                }
+            })
+            .await?;
+            match payload {
+                Payload::Token(info) => Ok(info),
+                _ => Err(Error::internal(
+                    "the token verifier completed with a result of another kind",
+                )),
+            }
+        })
+    })
+}

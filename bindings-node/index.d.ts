@@ -563,6 +563,42 @@ export declare class ServerHandle {
 
 type Awaitable<T> = T | Promise<T>
 
+/** What a verified access token grants: what `BearerAuthOptions.verify` resolves with. */
+export interface TokenInfo {
+  /** Who the token stands for (a user or client id, the JWT `sub`): the handlers' `ctx.principal`. */
+  subject: string
+  /** The scopes granted (default none), e.g. `claims.scope.split(' ')`. */
+  scopes?: string[]
+}
+
+/**
+ * How `serveHttp` protects its endpoint with OAuth bearer tokens (the server as an OAuth 2.1
+ * resource server): every request must carry `Authorization: Bearer <token>` that `verify`
+ * accepts. The server publishes its protected resource metadata (RFC 9728) at
+ * `/.well-known/oauth-protected-resource<path>`; a missing or rejected token gets `401` with a
+ * `WWW-Authenticate` challenge, a token without the scopes needed `403 insufficient_scope`.
+ * Bad option types reject `serveHttp` with code `USAGE`.
+ */
+export interface BearerAuthOptions {
+  /** The canonical URL of this MCP server (`https://mcp.example.com/mcp`): the audience tokens must be issued for. */
+  resource: string
+  /** The issuers of the authorization servers that issue tokens for it (at least one). */
+  authorizationServers: string[]
+  /**
+   * Checks a token (signature, expiry, audience): a `TokenInfo` for a valid one, `null` for an
+   * invalid or expired one (`401 invalid_token`). If it throws (say, the introspection endpoint
+   * is down) or answers another shape, the request gets `503` and the failure is reported on
+   * `console.error`.
+   */
+  verify: (token: string) => Awaitable<TokenInfo | null | undefined>
+  /** Scopes every request needs; also published as `scopes_supported` unless that is set. */
+  requiredScopes?: string[]
+  /** The metadata's `scopes_supported`: the scopes a client asks for by default. */
+  scopesSupported?: string[]
+  /** Scopes a `tools/call` of a given tool needs besides the required ones: `{ write_note: ['notes:write'] }`. */
+  toolScopes?: Record<string, string[]>
+}
+
 /** An MCP server with JavaScript handlers; registries can change at any time (clients are told). */
 export declare class Server {
   constructor(options: ServerOptions)
@@ -603,7 +639,10 @@ export declare class Server {
    * the resources a template serves.
    */
   notifyListChanged(list: 'tools' | 'prompts' | 'resources'): void
-  /** Serves over Streamable HTTP (default `127.0.0.1`, a free port, path `/mcp`). Keeps the process alive until closed. */
+  /**
+   * Serves over Streamable HTTP (default `127.0.0.1`, a free port, path `/mcp`). Keeps the
+   * process alive until closed. With `auth`, requests need a bearer token `auth.verify` accepts.
+   */
   serveHttp(options?: {
     host?: string
     port?: number
@@ -612,6 +651,8 @@ export declare class Server {
     allowedOrigins?: string[]
     maxBody?: number
     drainTimeoutMs?: number
+    /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
+    auth?: BearerAuthOptions
   }): Promise<ServerHandle>
   /** Serves on this process's stdin/stdout until stdin closes (log with `console.error`). */
   serveStdio(): ServerHandle

@@ -170,6 +170,25 @@ export declare class RequestCtx {
  */
 export declare function applySchemaDefaults(requestedSchemaJson: string, contentJson?: string | undefined | null): string
 
+/** How the HTTP endpoint is protected (the core's [`BearerAuth`]). */
+export interface AuthConfig {
+  /** The canonical URL of this MCP server: the metadata's `resource`, the tokens' audience. */
+  resource: string
+  /** The issuers of the authorization servers that issue tokens for it. */
+  authorizationServers: Array<string>
+  /** The metadata's `scopes_supported` (default: `requiredScopes`, when any). */
+  scopesSupported?: Array<string>
+  /** Scopes every request needs. */
+  requiredScopes?: Array<string>
+  /** Scopes a `tools/call` of a given tool needs besides the required ones. */
+  toolScopes?: Record<string, Array<string>>
+  /**
+   * `(token) => Promise<envelope>` whose `ok` is `{subject, scopes}`, or `null` for an
+   * invalid token; an `error` envelope (the user's function failed) answers `503`.
+   */
+  verify: (token: string) => Promise<string>
+}
+
 /** Options of one call. */
 export interface CallConfig {
   /** Timeout of each round trip of this call, in milliseconds. */
@@ -252,6 +271,8 @@ export interface HttpConfig {
   maxBody?: number
   /** How long `close()` waits for requests in flight, in milliseconds. */
   drainTimeoutMs?: number
+  /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
+  auth?: AuthConfig
 }
 
 /** How a client obtains access tokens (the core's [`OAuthOptions`]). */

@@ -4,7 +4,7 @@
 // delivery) are called on this thread by the native side.
 
 const native = require('../native.js')
-const { ErrorCode, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, usage } = require('./errors.js')
+const { ErrorCode, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
@@ -108,14 +108,6 @@ async function answerAuthorize(authorize, url) {
   } catch (e) {
     return errorEnvelope(e, ErrorCode.TRANSPORT)
   }
-}
-
-function typeName(v) {
-  if (v == null) return String(v)
-  if (Array.isArray(v)) return 'an array'
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`
 }
 
 async function answerInput(handlers, kind, paramsJson) {

@@ -128,8 +128,17 @@ function openEnvelope(text) {
   return v.ok
 }
 
+/** How a wrong value is named in a usage error: its type, or the value of a primitive. */
+function typeName(v) {
+  if (v == null) return String(v)
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`
+}
+
 function usage(message) {
   return new McpError(ErrorCode.USAGE, message)
 }
 
-module.exports = { ErrorCode, McpError, ToolError, fromNative, rethrow, attempt, sync, okEnvelope, errorEnvelope, openEnvelope, usage }
+module.exports = { ErrorCode, McpError, ToolError, fromNative, rethrow, attempt, sync, okEnvelope, errorEnvelope, openEnvelope, typeName, usage }

@@ -4,6 +4,7 @@
 // thread, sync or async; what it returns (or throws) goes back to the core as an envelope.
 
 const native = require('../native.js')
+const { authConfig } = require('./auth.js')
 const { ErrorCode, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
@@ -366,12 +367,22 @@ class Server {
    * Serves over Streamable HTTP (`host` default `127.0.0.1`, `port` default 0: a free port).
    * Resolves once listening, with a handle (`url`, `port`, `close()`, `closed`). A running
    * server keeps the process alive until closed.
+   *
+   * `auth` protects the endpoint with OAuth bearer tokens: `{resource, authorizationServers,
+   * verify, requiredScopes?, scopesSupported?, toolScopes?}`, where `verify` is
+   * `async (token) => ({subject, scopes}) | null`. The server publishes its protected resource
+   * metadata (RFC 9728) at `/.well-known/oauth-protected-resource<path>`, answers a missing or
+   * rejected token with `401` and a `WWW-Authenticate` challenge, a token without the required
+   * scopes (or without the tool's `toolScopes`) with `403 insufficient_scope`, and a `verify`
+   * that throws or answers another shape with `503` (reported on `console.error`). The token's
+   * subject is the handlers' `ctx.principal`.
    */
   async serveHttp(options = {}) {
     const config = {}
     for (const key of ['path', 'allowedHosts', 'allowedOrigins', 'maxBody', 'drainTimeoutMs']) {
       if (options[key] != null) config[key] = options[key]
     }
+    if (options.auth != null) config.auth = authConfig(options.auth)
     const host = options.host ?? '127.0.0.1'
     const n = await sync(() => this.#native.serveHttp(String(host), Number(options.port ?? 0), config)).catch(rethrow)
     const closed = n.wait().catch(rethrow)

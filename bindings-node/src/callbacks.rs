@@ -30,6 +30,10 @@ pub type InputFn = ThreadsafeFunction<
 /// `ok` is the URL the authorization server redirected to.
 pub type AuthorizeFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
+/// `(token) => Promise<envelopeJson>`: a server's token verifier, whose envelope's `ok` is
+/// `{subject, scopes}` or `null` (see [`crate::auth`]).
+pub type VerifyFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
 /// `(json) => void`: progress, log messages.
 pub type EventFn = ThreadsafeFunction<String, Unknown<'static>, String, Status, false, true>;
 

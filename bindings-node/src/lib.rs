@@ -6,7 +6,8 @@
 //!
 //! * [`runtime`]: the one choke point through which every Rust future becomes a `Promise`.
 //! * [`client`], [`subscription`], [`cancel`]: the client.
-//! * [`server`], [`handlers`], [`context`]: the server and its JavaScript handlers.
+//! * [`server`], [`handlers`], [`context`], [`auth`]: the server, its JavaScript handlers and
+//!   its bearer-token protection.
 //! * [`callbacks`]: JavaScript functions as the core's callbacks (threadsafe functions).
 //! * [`errors`]: the core's error kinds as stable `code` strings, both ways.
 
@@ -14,6 +15,7 @@
 // (which `cargo clippy --all-targets` checks), where they would all look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod auth;
 mod callbacks;
 mod cancel;
 mod client;

@@ -2,6 +2,7 @@
 //! JavaScript handlers) and serves it over Streamable HTTP ([`NativeHttpServer`]) or this
 //! process's stdin/stdout.
 
+use crate::auth::{self, AuthConfig};
 use crate::cancel::CancelToken;
 use crate::errors::{self, usage};
 use crate::handlers::{HandlerFn, JsHandler};
@@ -59,6 +60,8 @@ pub struct HttpConfig {
     pub max_body: Option<u32>,
     /// How long `close()` waits for requests in flight, in milliseconds.
     pub drain_timeout_ms: Option<f64>,
+    /// Bearer-token protection (OAuth 2.1 resource server); none by default.
+    pub auth: Option<AuthConfig>,
 }
 
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
@@ -325,6 +328,7 @@ impl NativeServer {
                 }
                 options.drain_timeout = Duration::from_secs_f64(ms / 1000.0);
             }
+            options.auth = c.auth.map(auth::bearer_auth);
         }
         let path = options.path.clone();
         let server = self.server.clone();

@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type CallToolResult, type OAuthOptions } from '../index'
+import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type OAuthOptions } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -73,6 +73,15 @@ async function server(): Promise<void> {
   const h = await s.serveHttp({ port: 0 })
   console.log(h.url, h.port)
   await h.close()
+  const auth: BearerAuthOptions = {
+    resource: 'https://mcp.example.com/mcp',
+    authorizationServers: ['https://auth.example.com'],
+    verify: async (token) => (token === 't' ? { subject: 'alice', scopes: ['notes:read'] } : null),
+    requiredScopes: ['notes:read'],
+    toolScopes: { write_note: ['notes:write'] },
+  }
+  s.tool({ name: 'whoami' }, async (_args, ctx) => ctx.principal ?? 'anonymous')
+  await (await s.serveHttp({ port: 0, auth })).close()
   await s.serveStdio().closed
 }
 

@@ -53,6 +53,7 @@ lint:
 bench:
 	$(CARGO) build --release -p mcpaxle-bench
 	bash bindings-node/scripts/build.sh
+	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)
 	$(PYTHON) bench/run.py --no-build
 

@@ -79,29 +79,26 @@ class Field:
         return s
 
 
-_FORMATS: dict[type, dict[str, Any]] = {}
+#: Standard-library value types, by (module, name): looked up without importing their modules
+#: (decimal, uuid and pathlib cost memory in every server that never uses them).
+_FORMATS: dict[tuple[str, str], dict[str, Any]] = {
+    ("datetime", "datetime"): {"type": "string", "format": "date-time"},
+    ("datetime", "date"): {"type": "string", "format": "date"},
+    ("datetime", "time"): {"type": "string", "format": "time"},
+    ("datetime", "timedelta"): {"type": "string", "format": "duration"},
+    ("uuid", "UUID"): {"type": "string", "format": "uuid"},
+    ("pathlib", "Path"): {"type": "string"},
+    ("pathlib", "PurePath"): {"type": "string"},
+    ("decimal", "Decimal"): {"type": "number"},
+}
 
 
-def _formats() -> dict[type, dict[str, Any]]:
-    if not _FORMATS:
-        import datetime
-        import decimal
-        import pathlib
-        import uuid
-
-        _FORMATS.update(
-            {
-                datetime.datetime: {"type": "string", "format": "date-time"},
-                datetime.date: {"type": "string", "format": "date"},
-                datetime.time: {"type": "string", "format": "time"},
-                datetime.timedelta: {"type": "string", "format": "duration"},
-                uuid.UUID: {"type": "string", "format": "uuid"},
-                pathlib.Path: {"type": "string"},
-                pathlib.PurePath: {"type": "string"},
-                decimal.Decimal: {"type": "number"},
-            }
-        )
-    return _FORMATS
+def _format_of(tp: Any) -> dict[str, Any] | None:
+    """The schema of a standard-library value type (datetime, UUID, Path, Decimal), if ``tp``
+    is one."""
+    if not isinstance(tp, type):
+        return None
+    return _FORMATS.get((tp.__module__, tp.__qualname__))
 
 
 _SIMPLE: dict[Any, dict[str, Any]] = {
@@ -197,8 +194,9 @@ class _Builder:
             if args and args[1] not in (Any, object):
                 return {"type": "object", "additionalProperties": self.schema(args[1])}
             return {"type": "object"}
-        if isinstance(tp, type) and tp in _formats():
-            return dict(_formats()[tp])
+        fmt = _format_of(tp)
+        if fmt is not None:
+            return dict(fmt)
         if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or _is_typeddict(tp)):
             return self.structure(tp)
         if _is_model(tp):
@@ -599,7 +597,7 @@ def converter(tp: Any, localns: dict[str, Any] | None = None) -> Callable[[Any],
     if origin in _MAPS and args:
         c = converter(args[1], localns)
         return (lambda v: {k: c(x) for k, x in v.items()}) if c else None
-    if isinstance(tp, type) and tp in _formats():
+    if _format_of(tp) is not None:
         return _format_converter(tp)
     if _is_model(tp):
         return tp.model_validate

@@ -451,3 +451,32 @@ async fn streams_closed_by_the_handler_are_resumed() {
     }
     http.shutdown().await;
 }
+
+/// A legacy client resuming a response stream that cannot be resumed (the client went away,
+/// the request was cancelled) gets a 400 at once, not the session stream to wait on.
+#[tokio::test]
+async fn resuming_a_stream_that_is_gone_fails_at_once() {
+    use http_body_util::{BodyExt, Full};
+    let (http, url) = serve_http(Server::builder("gone", "1").build()).await;
+    let client = Client::connect_http(&url, options().protocol_versions(["2025-11-25"])).await.unwrap();
+    let session = client.session_id().unwrap();
+    let hyper = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<bytes::Bytes>>();
+    let get = |last: &'static str| {
+        http::Request::get(&url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", last)
+            .body(Full::default())
+            .unwrap()
+    };
+    let r = hyper.request(get("41-3")).await.unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("cannot be resumed"), "{body:?}");
+    // An id of another shape is not ours: the session stream, as without one.
+    let r = hyper.request(get("opaque")).await.unwrap();
+    assert_eq!(r.status(), 200);
+    client.close().await;
+    http.shutdown().await;
+}

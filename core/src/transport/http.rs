@@ -303,6 +303,15 @@ impl McpService {
             if let Some(events) = self.streams.resume(id, last) {
                 return stream_response(Box::pin(events));
             }
+            // One of our response streams, but not one that can be resumed: say so at once
+            // rather than hand out the session stream, where its response would never come.
+            if resume::is_stream_event_id(last) {
+                let message = format!(
+                    "Bad Request: the response stream of Last-Event-ID {last:?} cannot be resumed: it was delivered, expired, or \
+                     broke before the server ended it (a disconnect cancels a request; send it again)"
+                );
+                return rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, message));
+            }
         }
         let tc = TransportContext { principal: None, headers: None, shutdown: self.shutdown.clone() };
         let exchange = self.server.legacy_stream(&session, &tc);

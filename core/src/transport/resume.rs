@@ -56,6 +56,11 @@ pub(crate) fn priming(stream: u64, retry: Duration) -> Bytes {
     Bytes::from(format!("id: {stream}-0\nretry: {}\ndata: \n\n", retry.as_millis()))
 }
 
+/// Whether an event id has the form of this module's ids (`<stream>-<seq>`).
+pub(crate) fn is_stream_event_id(id: &str) -> bool {
+    id.trim().split_once('-').is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok())
+}
+
 impl ResumableStreams {
     /// A new stream number.
     pub fn open(&self) -> u64 {
@@ -171,6 +176,14 @@ mod tests {
         assert!(text.starts_with(&format!("id: {stream}-3\nevent: message\ndata: {{")), "{text}");
         // Delivered in full: it cannot be replayed again.
         assert!(streams.resume("session-a", &id).is_none());
+    }
+
+    #[test]
+    fn stream_event_ids() {
+        assert!(is_stream_event_id("3-0"));
+        assert!(is_stream_event_id(" 12-7 "));
+        assert!(!is_stream_event_id("abc"));
+        assert!(!is_stream_event_id("3-x"));
     }
 
     #[test]

@@ -363,6 +363,17 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(v: Value, what: &str) ->
     })
 }
 
+/// Writes `value` through an optional out-parameter (`removed`, ...): nothing when it is NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for writes.
+pub(crate) unsafe fn set_opt_out<T>(out: *mut T, value: T) {
+    // SAFETY: per this function's contract.
+    if let Some(slot) = unsafe { out.as_mut() } {
+        *slot = value;
+    }
+}
+
 /// Checks an out-parameter and sets it to NULL, so that a failure leaves NULL behind.
 ///
 /// # Safety

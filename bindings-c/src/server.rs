@@ -3,7 +3,7 @@
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion, mcpaxle_context};
 use crate::ffi::{
     FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result,
-    opt_json, out_ptr,
+    opt_json, out_ptr, set_opt_out,
 };
 use crate::owner::Owner;
 use mcpaxle_core::legacy::LegacyOptions;
@@ -442,10 +442,8 @@ pub unsafe extern "C" fn mcpaxle_server_remove_tool(
         // SAFETY: per the documented contract.
         let (s, name) = unsafe { (server_ref(server)?, arg_str(name, "name")?) };
         let r = s.server.remove_tool(name);
-        // SAFETY: NULL or writable.
-        if let Some(out) = unsafe { removed.as_mut() } {
-            *out = r;
-        }
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(removed, r) };
         Ok(())
     })
 }
@@ -497,10 +495,8 @@ pub unsafe extern "C" fn mcpaxle_server_remove_resource(
         // SAFETY: per the documented contract.
         let (s, uri) = unsafe { (server_ref(server)?, arg_str(uri, "uri")?) };
         let r = s.server.remove_resource(uri);
-        // SAFETY: NULL or writable.
-        if let Some(out) = unsafe { removed.as_mut() } {
-            *out = r;
-        }
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(removed, r) };
         Ok(())
     })
 }
@@ -546,10 +542,8 @@ pub unsafe extern "C" fn mcpaxle_server_remove_resource_template(
         // SAFETY: per the documented contract.
         let (s, t) = unsafe { (server_ref(server)?, arg_str(uri_template, "uri_template")?) };
         let r = s.server.remove_resource_template(t);
-        // SAFETY: NULL or writable.
-        if let Some(out) = unsafe { removed.as_mut() } {
-            *out = r;
-        }
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(removed, r) };
         Ok(())
     })
 }
@@ -586,10 +580,8 @@ pub unsafe extern "C" fn mcpaxle_server_remove_prompt(
         // SAFETY: per the documented contract.
         let (s, name) = unsafe { (server_ref(server)?, arg_str(name, "name")?) };
         let r = s.server.remove_prompt(name);
-        // SAFETY: NULL or writable.
-        if let Some(out) = unsafe { removed.as_mut() } {
-            *out = r;
-        }
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(removed, r) };
         Ok(())
     })
 }
@@ -647,10 +639,8 @@ pub unsafe extern "C" fn mcpaxle_server_remove_completion(
         let (s, r) = unsafe { (server_ref(server)?, arg_json(ref_json, "ref_json")?) };
         let reference = completion_ref(r)?;
         let r = s.server.remove_completion(&reference);
-        // SAFETY: NULL or writable.
-        if let Some(out) = unsafe { removed.as_mut() } {
-            *out = r;
-        }
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(removed, r) };
         Ok(())
     })
 }

@@ -71,6 +71,11 @@ impl SseParser {
     /// Feeds bytes; returns the events they complete.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, SseTooLarge> {
         let mut events = Vec::new();
+        if bytes.is_empty() {
+            // An empty chunk (an empty HTTP/2 DATA frame) between a `\r` and its `\n` must not
+            // make that `\n` a line of its own.
+            return Ok(events);
+        }
         let mut rest = bytes;
         if self.after_cr {
             self.after_cr = false;
@@ -115,7 +120,8 @@ impl SseParser {
         };
         match field {
             "data" => {
-                if self.data.len() + value.len() > self.max_event {
+                // The `\n` joining this line to the previous ones counts too.
+                if self.data.len() + usize::from(self.has_data) + value.len() > self.max_event {
                     return Err(SseTooLarge { limit: self.max_event });
                 }
                 if self.has_data {
@@ -182,6 +188,26 @@ mod tests {
         let (ev, _) = all(&[b"da", b"ta: one\r", b"\n\r", b"\ndata:two\r\rdata: three\n", b"\n"]);
         let data: Vec<_> = ev.iter().map(|e| e.data.as_str()).collect();
         assert_eq!(data, ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_is_no_line() {
+        // Found by the sse fuzz target (fuzz/regressions/sse/empty-chunk-after-cr): the empty
+        // chunk used to forget the pending `\r`, so the `\n` ended the event early.
+        let (ev, _) = all(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
+        let data: Vec<_> = ev.iter().map(|e| e.data.as_str()).collect();
+        assert_eq!(data, ["a\nb"]);
+    }
+
+    #[test]
+    fn the_newlines_joining_data_lines_count_against_the_limit() {
+        // Found by the sse fuzz target: an event of `max_event + 1` bytes used to pass.
+        let mut p = SseParser::new(8);
+        assert!(p.push(b"data: 1234\ndata: 5678\n").is_err());
+        let mut p = SseParser::new(8);
+        assert_eq!(p.push(b"data: 1234\ndata: 567\n\n").unwrap()[0].data, "1234\n567");
+        let mut p = SseParser::new(8);
+        assert!(p.push(&b"data:\n".repeat(10)).is_err());
     }
 
     #[test]

@@ -8,12 +8,13 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench c test-c test-python test-node
+.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench fuzz c test-c test-python test-node
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
 	@echo "make test   install what the tests need and run every test"
 	@echo "make bench  run the benchmarks"
+	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
 
 build-release:
 	$(CARGO) build --release -p mcpaxle --examples
@@ -56,6 +57,13 @@ bench:
 	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)
 	$(PYTHON) bench/run.py --no-build
+
+# The cargo-fuzz targets (fuzz/README.md), one after the other, FUZZ_SECONDS each (FUZZ_TARGETS:
+# a subset). Not part of `make test`: it needs nightly (or RUSTC_BOOTSTRAP) and time.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh $(FUZZ_TARGETS)
 
 conformance-client: build-release
 	tests/conformance/client_all.sh "target/release/examples/everything_client" rust

@@ -11,6 +11,10 @@
 
 pub mod client;
 pub mod error;
+/// Entry points of the fuzz targets in `fuzz/` (see `make fuzz`); not public API.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod headers;
 pub mod jsonrpc;
 pub mod legacy;

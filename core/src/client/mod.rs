@@ -38,7 +38,7 @@ mod era;
 mod http;
 mod mrtr;
 mod options;
-mod sse;
+pub(crate) mod sse;
 mod stdio;
 mod subscriptions;
 mod transport;

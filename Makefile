@@ -8,12 +8,13 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench fuzz c test-c test-python test-node
+.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
 	@echo "make test   install what the tests need and run every test"
 	@echo "make bench  run the benchmarks"
+	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
 
 build-release:
@@ -57,6 +58,14 @@ bench:
 	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)
 	$(PYTHON) bench/run.py --no-build
+
+# 1,000,000 tools/call over keep-alive per server, RSS sampled every 100,000 (bench/soak.py,
+# bench/README.md); SOAK_SERVERS=rust skips the Python package build. A benchmark, not a test.
+SOAK_SERVERS ?= rust python
+soak:
+	$(CARGO) build --release -p mcpaxle-bench --bins
+	$(if $(filter python,$(SOAK_SERVERS)),bash bindings-python/scripts/develop.sh)
+	$(PYTHON) bench/soak.py --no-build $(addprefix --server ,$(SOAK_SERVERS))
 
 # The cargo-fuzz targets (fuzz/README.md), one after the other, FUZZ_SECONDS each (FUZZ_TARGETS:
 # a subset). Not part of `make test`: it needs nightly (or RUSTC_BOOTSTRAP) and time.

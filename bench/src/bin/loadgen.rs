@@ -4,7 +4,7 @@
 //! loadgen --http http://127.0.0.1:8080/mcp [--connections 8]     # closed loop per connection
 //! loadgen --stdio-fds IN,OUT [--window 64]                        # a server whose pipes we were handed
 //! loadgen [--window 64] --stdio CMD ARG...                        # spawn the server ourselves
-//! common: [--warmup 1] [--duration 5] [--tool echo] [--text hello]
+//! common: [--warmup 1] [--duration 5] [--tool echo] [--text hello] [--count N] [--progress N]
 //! ```
 //!
 //! HTTP: N keep-alive connections (hyper's `client::conn::http1`), each sending one request,
@@ -17,6 +17,10 @@
 //! then `{"event":"result", ...}` with the figures of the window. Only requests completed inside
 //! the window are counted. The runtime is single-threaded, to leave the other core(s) to the
 //! server.
+//!
+//! `--count N` ends the window after N successful requests (`--duration` is then only a time
+//! cap), and `--progress N` prints `{"event":"progress","count":K}` after every N of them (the
+//! soak benchmark, `bench/soak.py`, samples the server's memory on these lines).
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, header};
@@ -26,7 +30,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -43,6 +47,14 @@ const STOPPED: u8 = 2;
 fn phase() -> u8 {
     PHASE.load(Ordering::Relaxed)
 }
+
+/// `--count` and `--progress` (0: not given), read by [`record`].
+static COUNT: AtomicU64 = AtomicU64::new(0);
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+/// Successful requests completed inside the window so far.
+static COMPLETED: AtomicU64 = AtomicU64::new(0);
+/// Notified when `--count` requests have completed.
+static COUNT_REACHED: tokio::sync::Notify = tokio::sync::Notify::const_new();
 
 // ---------------------------------------------------------------------------------------------
 // Latency histogram: log-linear buckets over nanoseconds, exact below 128 ns, then 64 linear
@@ -168,7 +180,19 @@ fn record(stats: &SharedStats, latency: Duration, outcome: Result<(), String>) {
         Err(e) => {
             s.errors += 1;
             s.first_error.get_or_insert(e);
+            return;
         }
+    }
+    drop(s);
+    let done = COMPLETED.fetch_add(1, Ordering::Relaxed) + 1;
+    let every = PROGRESS.load(Ordering::Relaxed);
+    if every != 0 && done % every == 0 {
+        emit(&serde_json::json!({ "event": "progress", "count": done }));
+    }
+    if done == COUNT.load(Ordering::Relaxed) {
+        // Stop at exactly `--count`: answers still in flight are no longer counted.
+        PHASE.store(STOPPED, Ordering::Relaxed);
+        COUNT_REACHED.notify_one();
     }
 }
 
@@ -471,12 +495,16 @@ struct Args {
     duration: f64,
     tool: String,
     text: String,
+    /// Stop after this many successful requests in the window (then `duration` is a time cap).
+    count: Option<u64>,
+    /// Print a `progress` line after every this many successful requests.
+    progress: Option<u64>,
 }
 
 fn die(msg: &str) -> ! {
     eprintln!("loadgen: {msg}");
     eprintln!(
-        "usage: loadgen (--http URL | --stdio-fds IN,OUT | --stdio CMD ARG...) [--connections 8] [--window 64] [--warmup 1] [--duration 5] [--tool echo] [--text hello]"
+        "usage: loadgen (--http URL | --stdio-fds IN,OUT | --stdio CMD ARG...) [--connections 8] [--window 64] [--warmup 1] [--duration 5] [--tool echo] [--text hello] [--count N] [--progress N]"
     );
     std::process::exit(2)
 }
@@ -490,6 +518,8 @@ fn parse_args() -> Args {
         duration: 5.0,
         tool: "echo".into(),
         text: "hello".into(),
+        count: None,
+        progress: None,
     };
     let mut mode = None;
     let mut it = std::env::args().skip(1);
@@ -530,6 +560,24 @@ fn parse_args() -> Args {
                     .parse()
                     .unwrap_or_else(|_| die("bad --duration"))
             }
+            "--count" => {
+                a.count = Some(
+                    val("a number")
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .unwrap_or_else(|| die("bad --count")),
+                )
+            }
+            "--progress" => {
+                a.progress = Some(
+                    val("a number")
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .unwrap_or_else(|| die("bad --progress")),
+                )
+            }
             "--tool" => a.tool = val("a name"),
             "--text" => a.text = val("a string"),
             "--stdio" => {
@@ -560,6 +608,8 @@ fn emit(line: &serde_json::Value) {
 
 fn main() {
     let args = parse_args();
+    COUNT.store(args.count.unwrap_or(0), Ordering::Relaxed);
+    PROGRESS.store(args.progress.unwrap_or(0), Ordering::Relaxed);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -648,7 +698,15 @@ async fn run(args: Args) {
     PHASE.store(MEASURE, Ordering::Relaxed);
     let t0 = Instant::now();
     emit(&serde_json::json!({ "event": "warmup_done" }));
-    tokio::time::sleep(Duration::from_secs_f64(args.duration)).await;
+    let window = tokio::time::sleep(Duration::from_secs_f64(args.duration));
+    if args.count.is_some() {
+        tokio::select! {
+            _ = COUNT_REACHED.notified() => {}
+            _ = window => {}
+        }
+    } else {
+        window.await;
+    }
     PHASE.store(STOPPED, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
     emit(&serde_json::json!({ "event": "measure_done" }));

@@ -63,9 +63,14 @@ pub fn mcp_param(data: &[u8]) {
             for body in [json!(decoded), json!(42), json!(-7.0), json!(1e300), json!(true), Value::Null] {
                 let _ = headers::header_matches(&param, &decoded, &body);
             }
-            let arguments = json!({ "x": decoded });
-            if let Some(value) = headers::header_value_for(&param, &arguments) {
-                assert!(headers::header_matches(&param, &value, &arguments["x"]), "the header a client sends for {decoded:?} does not match its own body");
+            // The text as an argument, and as the JSON value it spells (`42`, `4.2e1`, `true`).
+            for argument in [json!(decoded), serde_json::from_str(&decoded).unwrap_or(Value::Null)] {
+                let arguments = json!({ "x": argument });
+                if let Some(value) = headers::header_value_for(&param, &arguments) {
+                    let received = headers::decode_value(&headers::encode_value(&value));
+                    let received = received.unwrap_or_else(|e| panic!("the header a client sends for {argument} does not decode: {e}"));
+                    assert!(headers::header_matches(&param, &received, &arguments["x"]), "the header a client sends for {argument} does not match it");
+                }
             }
         }
     }

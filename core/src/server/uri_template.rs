@@ -857,7 +857,13 @@ fn extract_named(vars: &[&VarSpec], separator: char, body: &str) -> Option<Vec<(
     for pair in body.split(separator).filter(|p| !p.is_empty()) {
         let (raw_name, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
         let value = decode(raw_value)?;
-        match vars.iter().position(|v| v.name == raw_name) {
+        // A name the section repeats (`{?x}{&x}`) fills its expressions in turn;
+        // `match_uri` then checks that their values agree.
+        let slot = (0..vars.len())
+            .filter(|&i| vars[i].name == raw_name)
+            .find(|&i| collected[i].is_none() || vars[i].modifier == Modifier::Explode)
+            .or_else(|| vars.iter().position(|v| v.name == raw_name));
+        match slot {
             Some(i) => {
                 collected[i] = Some(match (vars[i].modifier, collected[i].take()) {
                     (Modifier::Explode, None) => Collected::List(vec![Value::String(value)]),
@@ -1219,6 +1225,17 @@ mod tests {
     fn repeated_variables_must_agree() {
         assert_eq!(matched("{x}/{x}", "a/a"), Some(json!({"x": "a"})));
         assert_eq!(matched("{x}/{x}", "a/b"), None);
+    }
+
+    #[test]
+    fn a_query_section_may_repeat_a_variable() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/
+        // query-repeats-a-variable): the second `F=` used to fail the match.
+        let uri = template("{F}{&F}{&F}").expand(&vars(json!({"F": "c&o"})));
+        assert_eq!(uri, "c%26o&F=c%26o&F=c%26o");
+        assert_eq!(matched("{F}{&F}{&F}", &uri), Some(json!({"F": "c&o"})));
+        assert_eq!(matched("{?x}{&x}", "?x=1&x=1"), Some(json!({"x": "1"})));
+        assert_eq!(matched("{?x}{&x}", "?x=1&x=2"), None);
     }
 
     #[test]

@@ -51,6 +51,9 @@ for t in "${TARGETS[@]}"; do
         -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" >"$log" 2>&1
     rc=$?
     took=$(( $(date +%s) - start ))
+    # libFuzzer's own figure leaves out a rebuild by cargo fuzz run; a crash prints none.
+    fuzzed="$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)"
+    took="${fuzzed:-$took}"
     execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
     rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
     units="$(find "$work" -type f | wc -l)"

@@ -160,8 +160,10 @@ pub fn input_schema(data: &[u8]) {
 mod tests {
     use std::path::PathBuf;
 
+    type Target = (&'static str, fn(&[u8]));
+
     /// Every target with its entry point, by the name of its directory under `fuzz/corpus`.
-    const TARGETS: [(&str, fn(&[u8])); 5] = [
+    const TARGETS: [Target; 5] = [
         ("jsonrpc_envelope", super::jsonrpc_envelope),
         ("mcp_param", super::mcp_param),
         ("uri_template", super::uri_template),

@@ -179,7 +179,7 @@ fn a_client_that_does_not_read_stops_the_server_reading() {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     // The test harness of the child prints a few lines of its own before the server starts.
-    let mut answer = |stdout: &mut std::io::BufReader<std::process::ChildStdout>| -> Value {
+    let answer = |stdout: &mut std::io::BufReader<std::process::ChildStdout>| -> Value {
         loop {
             let mut line = String::new();
             assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
@@ -245,20 +245,64 @@ async fn progress_and_answers_never_deadlock_on_a_full_output() {
         input.write_all(line.as_bytes()).await.unwrap();
     }
     let mut output = BufReader::new(output).lines();
-    let (mut answers, mut progress) = (0, [0; 10]);
+    // Progress not read yet is coalesced: values may be skipped, never reordered.
+    let (mut answers, mut progress) = (0, [-1.0; 10]);
     while answers < 10 {
         let line = tokio::time::timeout(Duration::from_secs(10), output.next_line()).await.expect("the server is stuck").unwrap().unwrap();
         let m: Value = serde_json::from_str(&line).unwrap();
         if m["method"] == "notifications/progress" {
             let token = m["params"]["progressToken"].as_u64().unwrap() as usize;
-            assert_eq!(m["params"]["progress"].as_f64(), Some(progress[token] as f64), "progress of {token} in order");
-            progress[token] += 1;
+            let p = m["params"]["progress"].as_f64().unwrap();
+            assert!(p > progress[token], "progress of {token} in order");
+            progress[token] = p;
         } else {
             assert_eq!(m["result"]["content"][0]["text"], json!("done"), "{m}");
-            assert_eq!(progress[m["id"].as_u64().unwrap() as usize], 50, "progress comes before the answer");
+            assert_eq!(progress[m["id"].as_u64().unwrap() as usize], 49.0, "the last progress comes before the answer");
             answers += 1;
         }
     }
     drop(input);
     tokio::time::timeout(Duration::from_secs(2), done).await.unwrap().unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn progress_sent_faster_than_it_is_read_is_coalesced_to_the_latest() {
+    let server = Server::builder("t", "1").build();
+    let emitted = Arc::new(tokio::sync::Notify::new());
+    let done = emitted.clone();
+    server
+        .add_tool(Tool::new("burst", "Reports 100,000 steps at once", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
+            let done = done.clone();
+            async move {
+                for i in 0..100_000 {
+                    ctx.progress(i as f64, None, None);
+                }
+                done.notify_one();
+                Ok(CallToolResult::text("done"))
+            }
+        })
+        .unwrap();
+    let (mut input, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, output) = tokio::io::duplex(1024);
+    let serving = tokio::spawn(serve_with(server, server_in, server_out, StdioOptions::default()));
+    let line = request(1, "tools/call", json!({ "name": "burst" })).replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\",");
+    input.write_all(line.as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), emitted.notified()).await.expect("the handler ran");
+    let mut output = BufReader::new(output).lines();
+    let mut progress = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), output.next_line()).await.unwrap().unwrap().unwrap();
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["method"] == "notifications/progress" {
+            progress.push(m["params"]["progress"].as_f64().unwrap());
+        } else {
+            assert_eq!(m["result"]["content"][0]["text"], json!("done"), "{m}");
+            break;
+        }
+    }
+    assert!(progress.len() < 1000, "{} progress notifications were queued", progress.len());
+    assert_eq!(progress.last(), Some(&99_999.0), "the latest progress arrives");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "in order");
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(2), serving).await.unwrap().unwrap().unwrap();
 }

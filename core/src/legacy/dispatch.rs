@@ -12,7 +12,6 @@ use crate::server::subscriptions::{ServerEvent, event_queue};
 use crate::server::{Server, TransportContext};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 impl Server {
@@ -114,7 +113,7 @@ impl Server {
             _ => true,
         });
         self.inner.bus.subscribe(sink);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let guard = session.stream_opened();
         let session = session.clone();
         let shutdown = tc.shutdown.clone();

@@ -21,7 +21,6 @@ use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use crate::legacy::Session;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The HTTP request-metadata headers of a Streamable HTTP request, as the transport read them
@@ -295,7 +294,7 @@ impl Server {
     where
         F: Fn(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + Sync + 'static,
     {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let cancel = CancellationToken::new();
         let (digest, round) = match mrtr {
             Some((d, r)) => (Some(d), r),
@@ -508,7 +507,7 @@ impl Server {
         let filter_for_sink = filter.clone();
         let (sink, mut events) = event_queue(move |e| filter_for_sink.accepts(e));
         self.inner.bus.subscribe(sink);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let id = req.id;
         let shutdown = tc.shutdown.clone();
         let mut closed = Map::new();

@@ -31,11 +31,11 @@ pub struct StdioOptions {
     pub shutdown: CancellationToken,
     /// How long to wait for requests in flight after `shutdown` (default 5 s).
     pub drain_timeout: Duration,
-    /// The most messages owed to the client at once (default 1024): messages written but not
-    /// yet taken by the output, plus requests read whose first message (a notification or the
-    /// answer) is not written yet. At the limit, input is not read until the client reads its
-    /// output; so memory stays bounded when a client stops reading, and at most this many
-    /// requests run at once.
+    /// The most messages owed to the client at once (default 1024, at least 1): messages
+    /// queued but not yet written to the output, plus requests read whose first message (a
+    /// notification or the answer) is not queued yet. At the limit, no request is read until
+    /// the client reads its output, so memory stays bounded when a client stops reading;
+    /// notifications and responses from the client are still acted on as they are read.
     pub max_outbound_queue: usize,
 }
 

@@ -106,7 +106,8 @@ impl NotificationBus for LocalBus {
 }
 
 /// Which events a listener wants; checked when an event is pushed, so that nothing else is
-/// ever queued for it.
+/// ever queued for it. It runs inside [`NotificationBus::publish`]: it must be quick and must
+/// not publish.
 pub type EventFilter = Box<dyn Fn(&ServerEvent) -> bool + Send + Sync>;
 
 /// A listener's queue of events not read yet, coalesced: an event already pending is not

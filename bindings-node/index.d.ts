@@ -350,8 +350,17 @@ export interface HttpClientOptions extends ClientOptions {
 }
 
 export interface StdioClientOptions extends ClientOptions {
-  /** Environment variables added to the server's environment. */
+  /**
+   * Environment variables given to the server. By default the server inherits only `HOME`,
+   * `LOGNAME`, `PATH`, `SHELL`, `TERM` and `USER` from this process (as the official MCP SDKs
+   * do), plus these; a value here wins over an inherited one.
+   */
   env?: Record<string, string>
+  /**
+   * Whether the server inherits this process's whole environment (default false, so that
+   * secrets in it do not leak into every server started).
+   */
+  inheritEnv?: boolean
   /** The server's working directory. */
   cwd?: string
   /** What happens to the server's standard error (default `'inherit'`). */

@@ -238,8 +238,14 @@ export interface ClientConfig {
   legacyGetStream?: boolean
   /** The largest message accepted from the server, in bytes. */
   maxMessageSize?: number
-  /** stdio: environment variables added to the server's environment. */
+  /** stdio: environment variables given to the server, on top of the few it inherits. */
   env?: Record<string, string>
+  /**
+   * stdio: whether the server inherits this process's whole environment (default false:
+   * only HOME, LOGNAME, PATH, SHELL, TERM and USER, plus `env`, so the host's secrets do not
+   * leak into every server it starts).
+   */
+  inheritEnv?: boolean
   /** stdio: the server's working directory. */
   cwd?: string
   /** stdio: `"inherit"` (default) or `"ignore"` for the server's standard error. */

@@ -487,8 +487,11 @@ void mcpaxle_call_options_free(struct mcpaxle_call_options *options);
  * input handlers set), `"requestTimeoutMs"`, `"resetTimeoutOnProgress"`,
  * `"maxRequestTimeoutMs"`, `"probeTimeoutMs"`, `"cache"` (bool), `"headers"` (HTTP, an object),
  * `"maxInputRounds"`, `"logLevel"`, `"legacyGetStream"`, `"maxMessageSize"`, and for stdio
- * `"env"` (an object added to the child's environment), `"cwd"`, `"stderr"`
- * ("inherit" | "null" | "tracing"), `"shutdownTimeoutMs"`.
+ * `"env"` (an object of variables given to the child), `"inheritEnv"` (bool, default false:
+ * the child inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER from this process, plus
+ * `"env"`, so the host's secrets do not leak into every server it starts; true passes the
+ * whole environment), `"cwd"`, `"stderr"` ("inherit" | "null" | "tracing"),
+ * `"shutdownTimeoutMs"`.
  *
  * Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
  * it, so it may be freed or reused after. Thread: any.
@@ -1180,8 +1183,11 @@ enum mcpaxle_result mcpaxle_server_stop(struct mcpaxle_server *server);
  * Serves the server on this process's stdin and stdout (newline-delimited JSON-RPC) until
  * stdin closes or `mcpaxle_server_stop`/`mcpaxle_server_free` is called. Blocking.
  *
- * `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms}`. Nothing
- * but MCP messages is written to stdout: log to stderr.
+ * `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
+ * "maxOutboundQueue": messages}`. `maxOutboundQueue` (default 1024) bounds the messages owed
+ * to the client (written but not read yet, plus requests read whose first message is not
+ * written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
+ * MCP messages is written to stdout: log to stderr.
  *
  * Ownership: borrows the server for the duration of the call. Thread: any thread that is not
  * an async runtime worker; handler callbacks run on other threads meanwhile.

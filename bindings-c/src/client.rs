@@ -321,6 +321,7 @@ struct ClientJson {
     legacy_get_stream: Option<bool>,
     max_message_size: Option<usize>,
     env: Option<BTreeMap<String, String>>,
+    inherit_env: Option<bool>,
     cwd: Option<String>,
     stderr: Option<String>,
     shutdown_timeout_ms: Option<u64>,
@@ -343,8 +344,11 @@ pub struct mcpaxle_client_options {
 /// input handlers set), `"requestTimeoutMs"`, `"resetTimeoutOnProgress"`,
 /// `"maxRequestTimeoutMs"`, `"probeTimeoutMs"`, `"cache"` (bool), `"headers"` (HTTP, an object),
 /// `"maxInputRounds"`, `"logLevel"`, `"legacyGetStream"`, `"maxMessageSize"`, and for stdio
-/// `"env"` (an object added to the child's environment), `"cwd"`, `"stderr"`
-/// ("inherit" | "null" | "tracing"), `"shutdownTimeoutMs"`.
+/// `"env"` (an object of variables given to the child), `"inheritEnv"` (bool, default false:
+/// the child inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER from this process, plus
+/// `"env"`, so the host's secrets do not leak into every server it starts; true passes the
+/// whole environment), `"cwd"`, `"stderr"` ("inherit" | "null" | "tracing"),
+/// `"shutdownTimeoutMs"`.
 ///
 /// Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
 /// it, so it may be freed or reused after. Thread: any.
@@ -407,6 +411,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
+        o.inherit_env = j.inherit_env.unwrap_or(false);
         o.cwd = j.cwd.map(Into::into);
         o.stderr = match j.stderr.as_deref() {
             None | Some("inherit") => StderrMode::Inherit,

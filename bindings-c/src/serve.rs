@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 struct StdioJson {
     max_message_size: Option<usize>,
     drain_timeout_ms: Option<u64>,
+    max_outbound_queue: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -58,6 +59,9 @@ fn stdio_options(
     }
     if let Some(ms) = j.drain_timeout_ms {
         o.drain_timeout = Duration::from_millis(ms);
+    }
+    if let Some(n) = j.max_outbound_queue {
+        o.max_outbound_queue = n;
     }
     Ok(o)
 }
@@ -156,8 +160,11 @@ where
 /// Serves the server on this process's stdin and stdout (newline-delimited JSON-RPC) until
 /// stdin closes or `mcpaxle_server_stop`/`mcpaxle_server_free` is called. Blocking.
 ///
-/// `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms}`. Nothing
-/// but MCP messages is written to stdout: log to stderr.
+/// `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
+/// "maxOutboundQueue": messages}`. `maxOutboundQueue` (default 1024) bounds the messages owed
+/// to the client (written but not read yet, plus requests read whose first message is not
+/// written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
+/// MCP messages is written to stdout: log to stderr.
 ///
 /// Ownership: borrows the server for the duration of the call. Thread: any thread that is not
 /// an async runtime worker; handler callbacks run on other threads meanwhile.

@@ -51,7 +51,7 @@ function clientConfig(options, handlers, http) {
   }
   if (o.protocolVersions != null) config.protocolVersions = [...o.protocolVersions]
   for (const key of ['timeoutMs', 'maxTimeoutMs', 'resetTimeoutOnProgress', 'probeTimeoutMs', 'cache', 'logLevel', 'maxInputRounds',
-    'legacyGetStream', 'maxMessageSize', 'cwd', 'stderr', 'shutdownTimeoutMs']) {
+    'legacyGetStream', 'maxMessageSize', 'cwd', 'stderr', 'shutdownTimeoutMs', 'inheritEnv']) {
     if (o[key] != null) config[key] = o[key]
   }
   if (o.headers != null) config.headers = { ...o.headers }

@@ -58,8 +58,12 @@ pub struct ClientConfig {
     pub legacy_get_stream: Option<bool>,
     /// The largest message accepted from the server, in bytes.
     pub max_message_size: Option<u32>,
-    /// stdio: environment variables added to the server's environment.
+    /// stdio: environment variables given to the server, on top of the few it inherits.
     pub env: Option<HashMap<String, String>>,
+    /// stdio: whether the server inherits this process's whole environment (default false:
+    /// only HOME, LOGNAME, PATH, SHELL, TERM and USER, plus `env`, so the host's secrets do not
+    /// leak into every server it starts).
+    pub inherit_env: Option<bool>,
     /// stdio: the server's working directory.
     pub cwd: Option<String>,
     /// stdio: `"inherit"` (default) or `"ignore"` for the server's standard error.
@@ -218,6 +222,7 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
         .into_iter()
         .map(|(k, v)| (k.into(), v.into()))
         .collect();
+    o.inherit_env = c.inherit_env.unwrap_or(false);
     o.cwd = c.cwd.map(Into::into);
     o.stderr = match c.stderr.as_deref() {
         None | Some("inherit") => StderrMode::Inherit,

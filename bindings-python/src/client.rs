@@ -123,6 +123,9 @@ fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> P
         let env: Vec<(String, String)> = env.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
         o.env = env.into_iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect();
     }
+    if let Some(inherit) = get(d, "inherit_env")? {
+        o.inherit_env = inherit.extract()?;
+    }
     if let Some(cwd) = get(d, "cwd")? {
         o.cwd = Some(cwd.extract::<PathBuf>()?);
     }

@@ -200,6 +200,24 @@ async def test_cancel_reaches_the_server(capfd: pytest.CaptureFixture[str]) -> N
         assert "handler saw CancelledError" in seen
 
 
+async def test_stdio_server_gets_a_small_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPAXLE_TEST_SECRET", "s3cret")
+    command = [sys.executable, str(SERVERS / "stdio_server.py")]
+
+    async def environment(**kw: Any) -> dict[str, str]:
+        async with Client.connect_stdio(command, env={"GIVEN": "yes"}, **kw) as client:
+            r = await client.call_tool("environment")
+            return r["structuredContent"]
+
+    small = await environment()
+    assert small["GIVEN"] == "yes"
+    assert small["PATH"] == os.environ["PATH"]
+    assert "MCPAXLE_TEST_SECRET" not in small, small
+    everything = await environment(inherit_env=True)
+    assert everything["MCPAXLE_TEST_SECRET"] == "s3cret"
+    assert everything["GIVEN"] == "yes"
+
+
 async def test_call_timeout(tmp_path: Path) -> None:
     async with Client.connect_stdio([sys.executable, str(SERVERS / "stdio_server.py")]) as client:
         with pytest.raises(McpError) as e:

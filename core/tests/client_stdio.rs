@@ -284,3 +284,37 @@ async fn a_server_ignoring_end_of_input_gets_sigterm() {
     let _ = std::fs::remove_file(&pid_file);
     assert!(wait_for(|| !alive(pid)).await, "the server survived");
 }
+
+#[tokio::test]
+async fn a_child_server_gets_a_small_environment_unless_told_to_inherit() {
+    // cargo sets CARGO_PKG_NAME for the tests it runs: it stands for a secret of the host.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let path = everything_server();
+    let dump = |inherit: bool| {
+        let path = path.clone();
+        async move {
+            let file = std::env::temp_dir().join(format!("mcpaxle-env-{}-{inherit}", std::process::id()));
+            let script = format!("env > '{}'; exec '{}' --stdio", file.display(), path.display());
+            let mut opts = ClientOptions::new("env-test", "1");
+            opts.env = vec![("MCPAXLE_GIVEN".into(), "yes".into()), ("HOME".into(), "/given/home".into())];
+            opts.inherit_env = inherit;
+            let client = Client::connect_stdio("sh", ["-c", script.as_str()], opts).await.unwrap();
+            client.close().await;
+            let text = std::fs::read_to_string(&file).unwrap();
+            let _ = std::fs::remove_file(&file);
+            text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect::<BTreeMap<String, String>>()
+        }
+    };
+    let small = dump(false).await;
+    assert_eq!(small.get("MCPAXLE_GIVEN").map(String::as_str), Some("yes"), "what the caller passes");
+    assert_eq!(small.get("HOME").map(String::as_str), Some("/given/home"), "the caller's value wins");
+    assert_eq!(small.get("PATH"), std::env::var("PATH").ok().as_ref(), "PATH is inherited");
+    assert!(!small.contains_key("CARGO_PKG_NAME"), "the host's other variables stay out: {small:?}");
+    let allowed = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "MCPAXLE_GIVEN", "PWD", "SHLVL", "_", "OLDPWD"];
+    assert!(small.keys().all(|k| allowed.contains(&k.as_str())), "{small:?}");
+
+    let all = dump(true).await;
+    eprintln!("child environment: {} variables by default, {} inherited with inherit_env", small.len(), all.len());
+    assert_eq!(all.get("CARGO_PKG_NAME").map(String::as_str), Some("mcpaxle"));
+    assert_eq!(all.get("MCPAXLE_GIVEN").map(String::as_str), Some("yes"));
+}

@@ -532,3 +532,78 @@ async fn bearer_auth_protects_the_endpoint() {
     let h = vec![("Authorization".to_owned(), "Bearer reader".to_owned())];
     assert_eq!(raw(addr, "POST", &h, &serde_json::to_vec(&init).unwrap()).await.status, 200);
 }
+
+#[tokio::test]
+async fn a_listen_stream_that_is_not_read_still_learns_every_change() {
+    use mcpaxle::server::ServerEvent;
+    use std::collections::HashSet;
+    let server = test_server();
+    let padding = "p".repeat(200);
+    // 10 URIs that change all the time, 1,400 that change once, and the tool list.
+    let hot: Vec<String> = (0..10).map(|i| format!("hot://{i}/{padding}")).collect();
+    let once: Vec<String> = (0..1400).map(|i| format!("once://{i}/{padding}")).collect();
+    server
+        .add_resource(mcpaxle::schema::Resource::new("test://r", "r"), None, |r: mcpaxle::server::ResourceRequest, _c| async move {
+            Ok(mcpaxle::schema::ReadResourceResult::new(vec![mcpaxle::schema::TextResourceContents::new(r.uri, "text/plain", "x").into()]))
+        })
+        .unwrap();
+    let http = start(server.clone()).await;
+    let a = http.local_addr();
+    let all: Vec<&String> = hot.iter().chain(&once).collect();
+    let b = body(9, "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true, "resourceSubscriptions": all } }));
+    let payload = serde_json::to_vec(&b).unwrap();
+
+    // A client with a tiny receive window that reads the acknowledgment, then nothing.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut s = socket.connect(a).await.unwrap();
+    let mut req = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n", a.port(), payload.len());
+    for (n, v) in headers_for(&b) {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    s.write_all(&payload).await.unwrap();
+    let mut received = Vec::new();
+    let mut buf = vec![0; 4096];
+    while !String::from_utf8_lossy(&received).contains("notifications/subscriptions/acknowledged") {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await.unwrap().unwrap();
+        assert!(n > 0, "the server closed the listen stream");
+        received.extend_from_slice(&buf[..n]);
+    }
+
+    // 20,000 changes in ten rounds, the server's writes blocked by the unread socket in between.
+    for round in 0..10 {
+        for i in 0..2000 {
+            match i % 100 {
+                0 => server.publish(ServerEvent::ToolsListChanged),
+                n if n % 11 == 0 => server.notify_resource_updated(&once[(round * 2000 + i) * 1400 / 20_000]),
+                n => server.notify_resource_updated(&hot[n % 10]),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Now the client reads: every URI that changed, and the tool list, arrive.
+    let mut want: HashSet<String> = all.iter().map(|u| u.to_string()).collect();
+    want.insert("notifications/tools/list_changed".into());
+    let mut scanned = 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !want.is_empty() {
+        let read = tokio::time::timeout_at(deadline, s.read(&mut buf)).await;
+        let n = read.unwrap_or_else(|_| panic!("{} of {} changes never arrived", want.len(), all.len() + 1)).unwrap();
+        assert!(n > 0, "the server closed the listen stream with {} changes missing", want.len());
+        received.extend_from_slice(&buf[..n]);
+        let Some(end) = received.iter().rposition(|&c| c == b'\n') else { continue };
+        for line in received[scanned..end].split(|&c| c == b'\n') {
+            let Some(data) = line.strip_prefix(b"data: ") else { continue };
+            let m: Value = serde_json::from_slice(data).unwrap();
+            match m["params"]["uri"].as_str() {
+                Some(uri) => want.remove(uri),
+                None => want.remove(m["method"].as_str().unwrap_or_default()),
+            };
+        }
+        scanned = end;
+    }
+    http.shutdown().await;
+}

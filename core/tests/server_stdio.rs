@@ -135,3 +135,174 @@ async fn dropping_the_server_future_stops_its_work_and_closes_the_output() {
     assert!(matches!(end, Ok(None)), "no more output after the server is dropped: {end:?}");
     assert!(h.cancelled.load(Ordering::SeqCst), "the request in flight was cancelled");
 }
+
+/// Set in the environment of the child process that [`a_client_that_does_not_read_stops_the_server_reading`]
+/// starts from this very test binary: that child serves on its real stdin and stdout.
+const STDIO_CHILD: &str = "MCPAXLE_TEST_STDIO_CHILD";
+
+/// The server side of [`a_client_that_does_not_read_stops_the_server_reading`]; does nothing
+/// unless started as its child.
+#[test]
+fn stdio_child_server() {
+    if std::env::var_os(STDIO_CHILD).is_none() {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let server = Server::builder("t", "1").build();
+        server.add_tool(Tool::new("fast", "Answers at once", json!({ "type": "object" })), |_a, _c| async { Ok(CallToolResult::text("fast done")) }).unwrap();
+        mcpaxle::transport::stdio::serve(server).await.unwrap();
+    });
+    std::process::exit(0);
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_client_that_does_not_read_stops_the_server_reading() {
+    use std::io::{BufRead, Write};
+    use std::sync::atomic::AtomicUsize;
+    const N: usize = 20_000;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "stdio_child_server", "--test-threads=1", "-q"])
+        .env(STDIO_CHILD, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    // The test harness of the child prints a few lines of its own before the server starts.
+    let answer = |stdout: &mut std::io::BufReader<std::process::ChildStdout>| -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+            if line.starts_with('{') {
+                return serde_json::from_str(&line).unwrap();
+            }
+        }
+    };
+    stdin.write_all(request(0, "tools/call", json!({ "name": "fast" })).as_bytes()).unwrap();
+    assert_eq!(answer(&mut stdout)["id"], json!(0));
+    let baseline = rss_kib(pid);
+
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    let writer = std::thread::spawn(move || {
+        for i in 1..=N {
+            stdin.write_all(request(i as i64, "tools/call", json!({ "name": "fast" })).as_bytes()).unwrap();
+            count.store(i, Ordering::SeqCst);
+        }
+        stdin
+    });
+    // Wait until the writer is done or blocked (the server stopped reading): no progress for 500 ms.
+    let mut last = usize::MAX;
+    while written.load(Ordering::SeqCst) != last && last != N {
+        last = written.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let stalled = rss_kib(pid);
+    let stalled_at = written.load(Ordering::SeqCst);
+    eprintln!("RSS {baseline} KiB before, {stalled} KiB with the output unread ({stalled_at} of {N} requests accepted)");
+    assert!(stalled_at < N, "the server kept reading all {N} requests while nobody read its answers");
+    assert!(stalled - baseline < 8 * 1024, "RSS grew by {} KiB", stalled - baseline);
+
+    let mut ids = std::collections::HashSet::new();
+    while ids.len() < N {
+        let a = answer(&mut stdout);
+        assert_eq!(a["result"]["content"][0]["text"], json!("fast done"), "{a}");
+        ids.insert(a["id"].as_u64().unwrap());
+    }
+    drop(writer.join().unwrap());
+    assert!(child.wait().unwrap().success());
+}
+
+#[tokio::test]
+async fn progress_and_answers_never_deadlock_on_a_full_output() {
+    // Room for one message: every request's progress and answer still get through, in order.
+    let server = Server::builder("t", "1").build();
+    server
+        .add_tool(Tool::new("steps", "Reports 50 steps", json!({ "type": "object" })), |_a, ctx: RequestContext| async move {
+            for i in 0..50 {
+                ctx.progress(i as f64, Some(50.0), None);
+                tokio::task::yield_now().await;
+            }
+            Ok(CallToolResult::text("done"))
+        })
+        .unwrap();
+    let (mut input, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, output) = tokio::io::duplex(64);
+    let done = tokio::spawn(serve_with(server, server_in, server_out, StdioOptions { max_outbound_queue: 1, ..Default::default() }));
+    for id in 0..10 {
+        let mut line = request(id, "tools/call", json!({ "name": "steps" }));
+        line = line.replace("\"_meta\":{", &format!("\"_meta\":{{\"progressToken\":{id},"));
+        input.write_all(line.as_bytes()).await.unwrap();
+    }
+    let mut output = BufReader::new(output).lines();
+    // Progress not read yet is coalesced: values may be skipped, never reordered.
+    let (mut answers, mut progress) = (0, [-1.0; 10]);
+    while answers < 10 {
+        let line = tokio::time::timeout(Duration::from_secs(10), output.next_line()).await.expect("the server is stuck").unwrap().unwrap();
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["method"] == "notifications/progress" {
+            let token = m["params"]["progressToken"].as_u64().unwrap() as usize;
+            let p = m["params"]["progress"].as_f64().unwrap();
+            assert!(p > progress[token], "progress of {token} in order");
+            progress[token] = p;
+        } else {
+            assert_eq!(m["result"]["content"][0]["text"], json!("done"), "{m}");
+            assert_eq!(progress[m["id"].as_u64().unwrap() as usize], 49.0, "the last progress comes before the answer");
+            answers += 1;
+        }
+    }
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(2), done).await.unwrap().unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn progress_sent_faster_than_it_is_read_is_coalesced_to_the_latest() {
+    let server = Server::builder("t", "1").build();
+    let emitted = Arc::new(tokio::sync::Notify::new());
+    let done = emitted.clone();
+    server
+        .add_tool(Tool::new("burst", "Reports 100,000 steps at once", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
+            let done = done.clone();
+            async move {
+                for i in 0..100_000 {
+                    ctx.progress(i as f64, None, None);
+                }
+                done.notify_one();
+                Ok(CallToolResult::text("done"))
+            }
+        })
+        .unwrap();
+    let (mut input, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, output) = tokio::io::duplex(1024);
+    let serving = tokio::spawn(serve_with(server, server_in, server_out, StdioOptions::default()));
+    let line = request(1, "tools/call", json!({ "name": "burst" })).replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\",");
+    input.write_all(line.as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), emitted.notified()).await.expect("the handler ran");
+    let mut output = BufReader::new(output).lines();
+    let mut progress = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), output.next_line()).await.unwrap().unwrap().unwrap();
+        let m: Value = serde_json::from_str(&line).unwrap();
+        if m["method"] == "notifications/progress" {
+            progress.push(m["params"]["progress"].as_f64().unwrap());
+        } else {
+            assert_eq!(m["result"]["content"][0]["text"], json!("done"), "{m}");
+            break;
+        }
+    }
+    assert!(progress.len() < 1000, "{} progress notifications were queued", progress.len());
+    assert_eq!(progress.last(), Some(&99_999.0), "the latest progress arrives");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "in order");
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(2), serving).await.unwrap().unwrap().unwrap();
+}

@@ -177,12 +177,19 @@ class Client:
         cache: bool = True,
         client_name: str | None = None,
         client_version: str | None = None,
+        inherit_env: bool = False,
     ) -> _Connect:
         """Starts ``command`` (``[program, *args]``) as the server and connects over stdio.
-        ``env`` is added to this process's environment. :meth:`close` shuts the server down."""
+        The server gets a small environment: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``
+        and ``USER`` from this process (as the official MCP SDKs do), plus ``env`` (whose values
+        win), so that secrets in this process's environment do not leak into every server it
+        starts; ``inherit_env=True`` passes the whole environment instead. :meth:`close` shuts
+        the server down."""
         options = cls._options(None, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
         if env:
             options["env"] = dict(env)
+        if inherit_env:
+            options["inherit_env"] = True
         if cwd is not None:
             options["cwd"] = str(cwd)
         return _Connect(lambda: cls._connect("stdio", [str(c) for c in command], options))

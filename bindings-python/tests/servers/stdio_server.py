@@ -29,6 +29,12 @@ async def wait_for_cancel(ctx: Context) -> str:
     return "never"
 
 
+@server.tool()
+def environment() -> dict[str, str]:
+    """The server's whole environment."""
+    return dict(os.environ)
+
+
 if __name__ == "__main__":
     print("before serving: a print to stdout is fine here", file=sys.stderr)
     server.run()

@@ -45,6 +45,7 @@ mod transport;
 
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
+pub use stdio::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use options::{CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode, is_legacy_version};
 pub use subscriptions::Subscription;
 

@@ -116,8 +116,17 @@ pub struct ClientOptions {
     pub legacy_get_stream: bool,
     /// The largest message accepted from the server, in bytes (default 16 MiB).
     pub max_message_size: usize,
-    /// stdio: environment variables added to the child's environment.
+    /// stdio: environment variables given to the child, on top of the few it inherits (see
+    /// `inherit_env`). A variable set here wins over an inherited one.
     pub env: Vec<(OsString, OsString)>,
+    /// stdio: whether the child inherits this process's whole environment (default false).
+    ///
+    /// By default a server started by the client sees only `env` plus
+    /// [`DEFAULT_INHERITED_ENV_VARS`](super::DEFAULT_INHERITED_ENV_VARS) (`HOME`,
+    /// `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`; on Windows the variables a process needs to
+    /// run), as the official MCP SDKs do: secrets in the host's environment (API keys, tokens)
+    /// do not leak into every server it launches. Set it for a trusted server that needs more.
+    pub inherit_env: bool,
     /// stdio: the child's working directory.
     pub cwd: Option<PathBuf>,
     /// stdio: what happens to the child's standard error.
@@ -171,6 +180,7 @@ impl ClientOptions {
             legacy_get_stream: true,
             max_message_size: 16 << 20,
             env: Vec::new(),
+            inherit_env: false,
             cwd: None,
             stderr: StderrMode::default(),
             shutdown_timeout: Duration::from_secs(2),

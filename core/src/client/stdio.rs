@@ -28,6 +28,29 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+/// The variables of this process's environment a stdio server inherits unless
+/// [`ClientOptions::inherit_env`] is set (the official MCP SDKs' list).
+#[cfg(not(windows))]
+pub const DEFAULT_INHERITED_ENV_VARS: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// The variables of this process's environment a stdio server inherits unless
+/// [`ClientOptions::inherit_env`] is set (the official MCP SDKs' list).
+#[cfg(windows)]
+pub const DEFAULT_INHERITED_ENV_VARS: &[&str] = &[
+    "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP",
+    "USERNAME", "USERPROFILE",
+];
+
+/// What a stdio server inherits by default: [`DEFAULT_INHERITED_ENV_VARS`] that are set,
+/// except values starting with `()` (shell functions, which a shell would run).
+pub fn default_environment() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    DEFAULT_INHERITED_ENV_VARS
+        .iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| (std::ffi::OsString::from(k), v)))
+        .filter(|(_, v)| !v.as_encoded_bytes().starts_with(b"()"))
+        .collect()
+}
+
 struct Route {
     tx: mpsc::UnboundedSender<Result<Inbound>>,
     progress_token: Option<String>,
@@ -152,6 +175,10 @@ impl LineTransport {
             StderrMode::Tracing => Stdio::piped(),
             StderrMode::Null => Stdio::null(),
         });
+        if !options.inherit_env {
+            cmd.env_clear();
+            cmd.envs(default_environment());
+        }
         for (k, v) in &options.env {
             cmd.env(k, v);
         }

@@ -8,11 +8,10 @@ use crate::schema::LoggingLevel;
 use crate::server::dispatch::{Era, Method};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::request_meta::RequestMeta;
-use crate::server::subscriptions::ServerEvent;
+use crate::server::subscriptions::{ServerEvent, event_queue};
 use crate::server::{Server, TransportContext};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 impl Server {
@@ -107,8 +106,14 @@ impl Server {
     /// stdout on stdio): list changes, and updates of subscribed resources. It ends when the
     /// session ends or the transport shuts down.
     pub fn legacy_stream(&self, session: &Arc<Session>, tc: &TransportContext) -> Exchange {
-        let mut events = self.inner.bus.subscribe();
-        let (tx, rx) = mpsc::unbounded_channel();
+        // Updates are queued only for resources the session subscribed to (`resources/subscribe`).
+        let weak = Arc::downgrade(session);
+        let (sink, mut events) = event_queue(move |e| match e {
+            ServerEvent::ResourceUpdated { uri } => weak.upgrade().is_some_and(|s| s.is_subscribed(uri)),
+            _ => true,
+        });
+        self.inner.bus.subscribe(sink);
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let guard = session.stream_opened();
         let session = session.clone();
         let shutdown = tc.shutdown.clone();
@@ -122,14 +127,14 @@ impl Server {
                     e = events.recv() => e,
                 };
                 match event {
-                    Ok(ServerEvent::ResourceUpdated { uri }) if !session.is_subscribed(&uri) => {}
-                    Ok(e) => {
+                    // Unsubscribed since the update was queued.
+                    Some(ServerEvent::ResourceUpdated { uri }) if !session.is_subscribed(&uri) => {}
+                    Some(e) => {
                         if tx.send(Outgoing::Notification(e.to_notification())).is_err() {
                             break;
                         }
                     }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => break,
+                    None => break,
                 }
             }
             None

@@ -12,7 +12,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
+use crate::server::exchange::OutgoingTx;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -158,7 +159,7 @@ impl Session {
     /// Sends a request to the client on `out` and waits for its response, up to the
     /// session's request timeout; on timeout or cancellation the client is told with
     /// `notifications/cancelled`.
-    pub(crate) async fn request(&self, out: &UnboundedSender<Outgoing>, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value> {
+    pub(crate) async fn request(&self, out: &OutgoingTx, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value> {
         let id = RequestId::String(format!("mcpaxle-{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);

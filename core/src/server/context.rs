@@ -22,11 +22,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, RequestId};
 use crate::schema::LoggingLevel;
 use crate::legacy::Session;
-use crate::server::exchange::Outgoing;
+use crate::server::exchange::{Outgoing, OutgoingTx};
 use crate::server::request_meta::RequestMeta;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 /// The context of one request, handed to every handler. Cheap to clone.
@@ -40,7 +39,7 @@ struct Inner {
     method: String,
     meta: RequestMeta,
     principal: Option<String>,
-    notify: Option<UnboundedSender<Outgoing>>,
+    notify: Option<OutgoingTx>,
     cancel: CancellationToken,
     round: Mutex<Round>,
     peer: Option<Peer>,
@@ -51,7 +50,7 @@ struct Inner {
 #[derive(Clone)]
 pub(crate) struct Peer {
     pub session: Arc<Session>,
-    pub out: UnboundedSender<Outgoing>,
+    pub out: OutgoingTx,
 }
 
 /// The MRTR bookkeeping of one run of a handler.
@@ -124,7 +123,7 @@ impl RequestContext {
         method: String,
         meta: RequestMeta,
         principal: Option<String>,
-        notify: Option<UnboundedSender<Outgoing>>,
+        notify: Option<OutgoingTx>,
         cancel: CancellationToken,
         round: Round,
         peer: Option<Peer>,
@@ -199,7 +198,9 @@ impl RequestContext {
     }
 
     /// Sends `notifications/progress` for this request; does nothing when the client sent no
-    /// progress token. `progress` should increase from one call to the next.
+    /// progress token. `progress` should increase from one call to the next. Never waits:
+    /// while the client is not reading, a newer value replaces the one still queued, so a
+    /// handler may report as often as it likes.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.inner.meta.progress_token else { return };
         let mut p = Map::new();

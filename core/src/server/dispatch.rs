@@ -14,14 +14,13 @@ use crate::server::registry::{CompletionRef, read};
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{SealedState, params_digest};
-use crate::server::subscriptions::{Filter, Supported, tag};
+use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
 use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use crate::legacy::Session;
-use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// The HTTP request-metadata headers of a Streamable HTTP request, as the transport read them
@@ -295,7 +294,7 @@ impl Server {
     where
         F: Fn(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + Sync + 'static,
     {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let cancel = CancellationToken::new();
         let (digest, round) = match mrtr {
             Some((d, r)) => (Some(d), r),
@@ -505,8 +504,10 @@ impl Server {
         let (tools, resources, prompts, _) = self.available();
         let supported = Supported { tools, prompts, resources, subscribe: resources };
         let filter = Filter::from_params(req.params.as_ref(), supported).map_err(Error::invalid_params)?;
-        let mut events = self.inner.bus.subscribe();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let filter_for_sink = filter.clone();
+        let (sink, mut events) = event_queue(move |e| filter_for_sink.accepts(e));
+        self.inner.bus.subscribe(sink);
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
         let id = req.id;
         let shutdown = tc.shutdown.clone();
         let mut closed = Map::new();
@@ -522,13 +523,12 @@ impl Server {
                     biased;
                     _ = shutdown.cancelled() => break,
                     event = events.recv() => match event {
-                        Ok(e) if filter.accepts(&e) => {
+                        Some(e) => {
                             if tx.send(Outgoing::Notification(tag(e.to_notification(), &id))).is_err() {
                                 break;
                             }
                         }
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(broadcast::error::RecvError::Closed) => break,
+                        None => break,
                     },
                 }
             }

@@ -7,7 +7,9 @@ use futures_util::Stream;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::sync::mpsc::UnboundedReceiver;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
 use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFutureOwned};
 
 /// One outgoing message of an [`Exchange`].
@@ -43,7 +45,7 @@ enum State {
     Ready(Option<Response>),
     Running {
         fut: Option<ResponseFuture>,
-        rx: UnboundedReceiver<Outgoing>,
+        rx: OutgoingRx,
         done: Option<Response>,
         abort: Pin<Box<WaitForCancellationFutureOwned>>,
         _cancel_on_drop: DropGuard,
@@ -59,7 +61,7 @@ impl Exchange {
     /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
     /// `token` ends the exchange at once without a response (the future is dropped);
     /// dropping the exchange cancels `token`.
-    pub(crate) fn running(fut: ResponseFuture, rx: UnboundedReceiver<Outgoing>, token: CancellationToken, long_lived: bool) -> Self {
+    pub(crate) fn running(fut: ResponseFuture, rx: OutgoingRx, token: CancellationToken, long_lived: bool) -> Self {
         let abort = Box::pin(token.clone().cancelled_owned());
         Exchange { state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() }, long_lived }
     }
@@ -105,11 +107,141 @@ impl Stream for Exchange {
                     }
                 }
                 // The handler finished: flush what it queued, then the response.
-                if let Ok(o) = rx.try_recv() {
+                if let Some(o) = rx.try_recv() {
                     return Poll::Ready(Some(o));
                 }
                 Poll::Ready(done.take().map(Outgoing::Response))
             }
         }
+    }
+}
+
+/// The queue of what a request sends before its response (notifications, requests to a
+/// legacy client), filled by its handler without waiting and emptied as the transport writes.
+/// While the transport cannot write (a client that does not read), a handler's progress does
+/// not pile up: a `notifications/progress` replaces the one of the same `progressToken` still
+/// queued (the client only ever needs the latest), so the queue holds at most one per token.
+pub(crate) fn outgoing_channel() -> (OutgoingTx, OutgoingRx) {
+    let chan = Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false }));
+    (OutgoingTx { chan: chan.clone() }, OutgoingRx { chan })
+}
+
+struct Chan {
+    queue: VecDeque<Outgoing>,
+    waker: Option<Waker>,
+    receiver_gone: bool,
+}
+
+fn lock(chan: &Mutex<Chan>) -> std::sync::MutexGuard<'_, Chan> {
+    chan.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The sending end of [`outgoing_channel`]; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct OutgoingTx {
+    chan: Arc<Mutex<Chan>>,
+}
+
+/// The exchange is gone: nobody will read what is sent.
+#[derive(Debug)]
+pub(crate) struct Closed;
+
+impl OutgoingTx {
+    /// Queues `o` (coalescing progress, see [`outgoing_channel`]); fails once the exchange is
+    /// dropped.
+    pub fn send(&self, o: Outgoing) -> Result<(), Closed> {
+        let mut c = lock(&self.chan);
+        if c.receiver_gone {
+            return Err(Closed);
+        }
+        if let Some(token) = progress_token(&o) {
+            if let Some(i) = c.queue.iter().position(|q| progress_token(q) == Some(token)) {
+                // The newer value goes where the older one was: still before the response.
+                c.queue[i] = o;
+                return Ok(());
+            }
+        }
+        c.queue.push_back(o);
+        let waker = c.waker.take();
+        drop(c);
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
+    }
+}
+
+fn progress_token(o: &Outgoing) -> Option<&serde_json::Value> {
+    match o {
+        Outgoing::Notification(n) if n.method == "notifications/progress" => n.params.as_ref()?.get("progressToken"),
+        _ => None,
+    }
+}
+
+/// The receiving end of [`outgoing_channel`], owned by the [`Exchange`].
+pub(crate) struct OutgoingRx {
+    chan: Arc<Mutex<Chan>>,
+}
+
+impl OutgoingRx {
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+        let mut c = lock(&self.chan);
+        match c.queue.pop_front() {
+            Some(o) => Poll::Ready(Some(o)),
+            None => {
+                c.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    fn try_recv(&mut self) -> Option<Outgoing> {
+        lock(&self.chan).queue.pop_front()
+    }
+
+    /// How many messages are queued.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.chan).queue.len()
+    }
+}
+
+impl Drop for OutgoingRx {
+    fn drop(&mut self) {
+        let mut c = lock(&self.chan);
+        c.receiver_gone = true;
+        c.queue.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn progress(token: i64, n: i64) -> Outgoing {
+        Outgoing::Notification(Notification::new("notifications/progress", Some(json!({ "progressToken": token, "progress": n }))))
+    }
+
+    #[test]
+    fn unread_progress_is_coalesced_per_token_and_keeps_its_place() {
+        let (tx, mut rx) = outgoing_channel();
+        let log = Outgoing::Notification(Notification::new("notifications/message", Some(json!({ "level": "info", "data": "x" }))));
+        tx.send(progress(1, 0)).unwrap();
+        tx.send(log.clone()).unwrap();
+        for n in 1..100_000 {
+            tx.send(progress(1, n)).unwrap();
+            tx.send(progress(2, n)).unwrap();
+        }
+        assert_eq!(rx.len(), 3, "one progress per token, whatever the rate");
+        assert_eq!(rx.try_recv(), Some(progress(1, 99_999)));
+        assert_eq!(rx.try_recv(), Some(log));
+        assert_eq!(rx.try_recv(), Some(progress(2, 99_999)));
+        assert_eq!(rx.try_recv(), None);
+        // Once read, the next progress is queued anew.
+        tx.send(progress(1, 100_000)).unwrap();
+        assert_eq!(rx.try_recv(), Some(progress(1, 100_000)));
+        drop(rx);
+        assert!(tx.send(progress(1, 0)).is_err());
     }
 }

@@ -40,7 +40,7 @@ pub use exchange::{Exchange, Outgoing};
 pub use handlers::{BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
-pub use subscriptions::{LocalBus, NotificationBus, ServerEvent};
+pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
 
 use crate::error::Result;
 use crate::legacy::LegacyOptions;
@@ -215,7 +215,7 @@ impl ServerBuilder {
 
     /// Builds the server.
     pub fn build(self) -> Server {
-        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::default()));
+        let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
         Server { inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }) }

@@ -1,15 +1,17 @@
 //! `subscriptions/listen`: change events published on a [`NotificationBus`] reach every open
-//! listen stream whose filter asked for them, tagged with the stream's subscription id.
+//! listen stream whose filter asked for them, tagged with the stream's subscription id. A
+//! stream that reads slowly loses nothing: what it has not read yet is coalesced
+//! ([`EventQueue`]).
 
 use crate::error::{Error, Result};
 use crate::jsonrpc::{Notification, RequestId};
 use crate::schema::SUBSCRIPTION_ID_META_KEY;
 use serde_json::{Map, Value, json};
-use std::collections::BTreeSet;
-use tokio::sync::broadcast;
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::sync::Arc;
 
 /// A change a server announces to its subscribers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ServerEvent {
     /// The tool list changed (`notifications/tools/list_changed`).
     ToolsListChanged,
@@ -53,40 +55,194 @@ impl ServerEvent {
 }
 
 /// Fans server events out to listeners. The default is in-process; a backend over a shared
-/// broker lets several server instances announce changes to each other's subscribers.
+/// broker lets several server instances announce changes to each other's subscribers (it
+/// publishes to the broker, and hands what the broker delivers to its local listeners, for
+/// instance through a [`LocalBus`] of its own).
+///
+/// Nothing is lost for a slow listener: each one owns an [`EventQueue`] that coalesces what it
+/// has not read yet (one pending `list_changed` per list, one pending `resources/updated` per
+/// URI), so its memory is bounded by how many distinct things changed, not by how often.
 pub trait NotificationBus: Send + Sync + 'static {
     /// Publishes an event to every current listener.
     fn publish(&self, event: ServerEvent);
-    /// A new listener, receiving events published from now on.
-    fn subscribe(&self) -> broadcast::Receiver<ServerEvent>;
+    /// Adds a listener, which receives every event published from now on (that its filter
+    /// accepts) until its [`EventQueue`] is dropped ([`EventSink::push`] then returns false
+    /// and the bus forgets it).
+    fn subscribe(&self, sink: EventSink);
 }
 
-/// The in-process [`NotificationBus`].
-#[derive(Debug)]
+/// The in-process [`NotificationBus`]. Publishing costs one push per listener and never waits.
+#[derive(Default)]
 pub struct LocalBus {
-    tx: broadcast::Sender<ServerEvent>,
+    sinks: std::sync::Mutex<Vec<EventSink>>,
 }
 
 impl LocalBus {
-    /// A bus buffering up to `capacity` events per slow listener (a listener that falls further
-    /// behind skips the oldest events).
-    pub fn new(capacity: usize) -> Self {
-        LocalBus { tx: broadcast::channel(capacity.max(1)).0 }
+    /// An empty bus.
+    pub fn new() -> Self {
+        LocalBus::default()
+    }
+
+    /// How many listeners are attached (a listener whose queue was dropped is counted until
+    /// the next publish).
+    pub fn listeners(&self) -> usize {
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
 
-impl Default for LocalBus {
-    fn default() -> Self {
-        LocalBus::new(1024)
+impl std::fmt::Debug for LocalBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalBus").field("listeners", &self.listeners()).finish()
     }
 }
 
 impl NotificationBus for LocalBus {
     fn publish(&self, event: ServerEvent) {
-        let _ = self.tx.send(event);
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).retain(|s| s.push(&event));
     }
-    fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
-        self.tx.subscribe()
+    fn subscribe(&self, sink: EventSink) {
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).push(sink);
+    }
+}
+
+/// Which events a listener wants; checked when an event is pushed, so that nothing else is
+/// ever queued for it. It runs inside [`NotificationBus::publish`]: it must be quick and must
+/// not publish.
+pub type EventFilter = Box<dyn Fn(&ServerEvent) -> bool + Send + Sync>;
+
+/// A listener's queue of events not read yet, coalesced: an event already pending is not
+/// queued again, so the queue never holds more than one entry per list and per URI. Events
+/// come out in the order they first became pending.
+///
+/// Made with [`event_queue`]: the [`EventSink`] goes to a [`NotificationBus`], the queue stays
+/// with the stream that reads it.
+pub struct EventQueue {
+    shared: Arc<Shared>,
+}
+
+/// The bus's end of an [`EventQueue`].
+pub struct EventSink {
+    shared: Arc<Shared>,
+    filter: EventFilter,
+}
+
+struct Shared {
+    pending: std::sync::Mutex<Pending>,
+    wake: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Pending {
+    order: VecDeque<ServerEvent>,
+    queued: HashSet<ServerEvent>,
+    /// The sink was dropped: nothing more will come.
+    sink_gone: bool,
+    /// The queue was dropped: nobody reads any more.
+    reader_gone: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A new coalescing queue with its sink; `filter` chooses the events it keeps.
+pub fn event_queue(filter: impl Fn(&ServerEvent) -> bool + Send + Sync + 'static) -> (EventSink, EventQueue) {
+    let shared = Arc::new(Shared { pending: Default::default(), wake: tokio::sync::Notify::new() });
+    (EventSink { shared: shared.clone(), filter: Box::new(filter) }, EventQueue { shared })
+}
+
+impl EventSink {
+    /// Queues `event` if the filter accepts it and it is not pending already. Returns false
+    /// once the queue was dropped: the bus should then drop this sink.
+    pub fn push(&self, event: &ServerEvent) -> bool {
+        if !(self.filter)(event) {
+            return !self.shared.lock().reader_gone;
+        }
+        let mut p = self.shared.lock();
+        if p.reader_gone {
+            return false;
+        }
+        if !p.queued.contains(event) {
+            p.queued.insert(event.clone());
+            p.order.push_back(event.clone());
+            drop(p);
+            self.shared.wake.notify_one();
+        }
+        true
+    }
+
+    /// Whether the queue was dropped.
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().reader_gone
+    }
+}
+
+impl Drop for EventSink {
+    fn drop(&mut self) {
+        self.shared.lock().sink_gone = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+impl EventQueue {
+    /// The next pending event, waiting for one; `None` once the bus dropped the sink and
+    /// everything pending was read.
+    pub async fn recv(&mut self) -> Option<ServerEvent> {
+        loop {
+            {
+                let mut p = self.shared.lock();
+                if let Some(e) = p.order.pop_front() {
+                    p.queued.remove(&e);
+                    return Some(e);
+                }
+                if p.sink_gone {
+                    return None;
+                }
+            }
+            // A push between the check above and this wait leaves a permit: no lost wake-up.
+            self.shared.wake.notified().await;
+        }
+    }
+
+    /// The next pending event, if there is one now.
+    pub fn try_recv(&mut self) -> Option<ServerEvent> {
+        let mut p = self.shared.lock();
+        let e = p.order.pop_front()?;
+        p.queued.remove(&e);
+        Some(e)
+    }
+
+    /// How many events are pending (at most one per list and per URI).
+    pub fn len(&self) -> usize {
+        self.shared.lock().order.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for EventQueue {
+    fn drop(&mut self) {
+        let mut p = self.shared.lock();
+        p.reader_gone = true;
+        p.order.clear();
+        p.queued.clear();
+    }
+}
+
+impl std::fmt::Debug for EventQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventQueue").field("pending", &self.len()).finish()
+    }
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink").field("closed", &self.is_closed()).finish()
     }
 }
 
@@ -214,6 +370,92 @@ mod tests {
         assert!(f.accepts(&ServerEvent::ResourceUpdated { uri: "a://b".into() }));
         assert!(!f.accepts(&ServerEvent::ResourceUpdated { uri: "a://c".into() }));
         assert!(Filter::from_params(Some(&json!({"notifications": {"toolsListChanged": 1}})), ALL).is_err());
+    }
+
+    /// The workload of the slow-reader tests: 20,000 events, most of them repeats (10 hot
+    /// URIs and the three lists), with 1,400 URIs that change exactly once, spread through it.
+    fn workload() -> Vec<ServerEvent> {
+        (0..20_000u32)
+            .map(|i| match i % 100 {
+                0 => ServerEvent::ToolsListChanged,
+                33 => ServerEvent::PromptsListChanged,
+                66 => ServerEvent::ResourcesListChanged,
+                n if n % 11 == 0 => ServerEvent::ResourceUpdated { uri: format!("once://{i}") },
+                n => ServerEvent::ResourceUpdated { uri: format!("hot://{}", n % 10) },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stalled_readers_learn_every_change_in_memory_bounded_by_distinct_changes() {
+        let bus = LocalBus::new();
+        let mut readers: Vec<EventQueue> = (0..50)
+            .map(|_| {
+                let (sink, queue) = event_queue(|_| true);
+                bus.subscribe(sink);
+                queue
+            })
+            .collect();
+        let events = workload();
+        let distinct: HashSet<ServerEvent> = events.iter().cloned().collect();
+        assert_eq!(distinct.len(), 3 + 10 + 1400);
+        for e in events {
+            bus.publish(e);
+        }
+        for r in &mut readers {
+            assert_eq!(r.len(), distinct.len(), "one entry per changed list and URI, however often it changed");
+            let mut seen = HashSet::new();
+            while let Some(e) = r.try_recv() {
+                assert!(seen.insert(e), "nothing is delivered twice from one backlog");
+            }
+            assert_eq!(seen, distinct);
+        }
+        // Read, the same change is queued again.
+        bus.publish(ServerEvent::ToolsListChanged);
+        assert_eq!(readers[0].try_recv(), Some(ServerEvent::ToolsListChanged));
+    }
+
+    #[test]
+    fn queues_keep_first_change_order_and_only_what_the_filter_accepts() {
+        let bus = LocalBus::new();
+        let (sink, mut q) = event_queue(|e| !matches!(e, ServerEvent::PromptsListChanged));
+        bus.subscribe(sink);
+        for e in [ServerEvent::ResourceUpdated { uri: "a".into() }, ServerEvent::PromptsListChanged, ServerEvent::ToolsListChanged, ServerEvent::ResourceUpdated { uri: "a".into() }] {
+            bus.publish(e);
+        }
+        assert_eq!(q.try_recv(), Some(ServerEvent::ResourceUpdated { uri: "a".into() }));
+        assert_eq!(q.try_recv(), Some(ServerEvent::ToolsListChanged));
+        assert_eq!(q.try_recv(), None);
+    }
+
+    #[test]
+    fn a_dropped_queue_leaves_the_bus_and_a_dropped_sink_ends_the_queue() {
+        let bus = LocalBus::new();
+        let (sink, q) = event_queue(|_| true);
+        bus.subscribe(sink);
+        assert_eq!(bus.listeners(), 1);
+        drop(q);
+        bus.publish(ServerEvent::ToolsListChanged);
+        assert_eq!(bus.listeners(), 0);
+
+        let (sink, mut q) = event_queue(|_| true);
+        sink.push(&ServerEvent::ToolsListChanged);
+        drop(sink);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        assert_eq!(rt.block_on(q.recv()), Some(ServerEvent::ToolsListChanged), "what was pending is still read");
+        assert_eq!(rt.block_on(q.recv()), None);
+    }
+
+    #[tokio::test]
+    async fn recv_wakes_on_a_push_from_another_thread() {
+        let (sink, mut q) = event_queue(|_| true);
+        let t = std::thread::spawn(move || {
+            sink.push(&ServerEvent::ResourceUpdated { uri: "x".into() });
+            sink
+        });
+        let e = tokio::time::timeout(std::time::Duration::from_secs(5), q.recv()).await.unwrap();
+        assert_eq!(e, Some(ServerEvent::ResourceUpdated { uri: "x".into() }));
+        drop(t.join().unwrap());
     }
 
     #[test]

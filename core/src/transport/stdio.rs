@@ -2,6 +2,10 @@
 //! of byte streams). Requests run concurrently (a slow tool never delays another); one writer
 //! owns the output, so nothing but whole MCP messages ever reaches it; end of input cancels
 //! everything in flight and returns promptly.
+//!
+//! Backpressure: what waits to be written is bounded ([`StdioOptions::max_outbound_queue`]).
+//! When a client stops reading stdout, the transport stops reading stdin (the client's writes
+//! then block on the full pipe) and goes on where it stopped once the client reads again.
 
 use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
@@ -13,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Options of the stdio transport.
@@ -27,11 +31,22 @@ pub struct StdioOptions {
     pub shutdown: CancellationToken,
     /// How long to wait for requests in flight after `shutdown` (default 5 s).
     pub drain_timeout: Duration,
+    /// The most messages owed to the client at once (default 1024, at least 1): messages
+    /// queued but not yet written to the output, plus requests read whose first message (a
+    /// notification or the answer) is not queued yet. At the limit, no request is read until
+    /// the client reads its output, so memory stays bounded when a client stops reading;
+    /// notifications and responses from the client are still acted on as they are read.
+    pub max_outbound_queue: usize,
 }
 
 impl Default for StdioOptions {
     fn default() -> Self {
-        StdioOptions { max_message_size: 4 << 20, shutdown: CancellationToken::new(), drain_timeout: Duration::from_secs(5) }
+        StdioOptions {
+            max_message_size: 4 << 20,
+            shutdown: CancellationToken::new(),
+            drain_timeout: Duration::from_secs(5),
+            max_outbound_queue: DEFAULT_MAX_OUTBOUND_QUEUE,
+        }
     }
 }
 
@@ -40,7 +55,32 @@ pub async fn serve(server: Server) -> Result<()> {
     serve_with(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
 }
 
+/// The default of [`StdioOptions::max_outbound_queue`].
+pub const DEFAULT_MAX_OUTBOUND_QUEUE: usize = 1024;
+
 type Inflight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+/// The output queue: every message in it holds one permit of `budget` until it is written.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::UnboundedSender<(Vec<u8>, OwnedSemaphorePermit)>,
+    budget: Arc<Semaphore>,
+}
+
+impl Out {
+    /// Queues a message with a permit already taken; false once the output is gone.
+    fn send_with(&self, bytes: Vec<u8>, permit: OwnedSemaphorePermit) -> bool {
+        self.tx.send((bytes, permit)).is_ok()
+    }
+
+    /// Queues a message, waiting for room; false once the output is gone.
+    async fn send(&self, bytes: Vec<u8>) -> bool {
+        match self.budget.clone().acquire_owned().await {
+            Ok(permit) => self.send_with(bytes, permit),
+            Err(_) => false,
+        }
+    }
+}
 
 /// Serves `server` over any byte streams (a pipe, a Unix socket, a TCP connection).
 pub async fn serve_with<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> Result<()>
@@ -48,12 +88,14 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (tx, out_rx) = mpsc::unbounded_channel();
+    // The writer closes the budget when the output fails, which wakes whoever waits for room.
+    let out_tx = Out { tx, budget: Arc::new(Semaphore::new(options.max_outbound_queue.clamp(1, Semaphore::MAX_PERMITS))) };
     // Dropping this future (instead of awaiting it to the end) stops everything it started:
     // the writer and every request task watch `stop`.
     let stop = CancellationToken::new();
     let _stop_on_drop = stop.clone().drop_guard();
-    let writer = tokio::spawn(write_loop(output, out_rx, stop.clone()));
+    let writer = tokio::spawn(write_loop(output, out_rx, out_tx.budget.clone(), stop.clone()));
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
@@ -71,13 +113,21 @@ where
             Ok(Line::Eof) => break true,
             Ok(Line::TooLong) => {
                 let e = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: message larger than {} bytes", options.max_message_size));
-                let _ = out_tx.send(response_line(&Response::error(None, e)));
+                match room(&out_tx, &options.shutdown).await {
+                    Ok(p) => out_tx.send_with(response_line(&Response::error(None, e)), p),
+                    Err(Stop::Shutdown) => break false,
+                    Err(Stop::OutputGone) => break true,
+                };
             }
             Ok(Line::Data) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                on_frame(&server, &tc, &line, &out_tx, &inflight, &tasks, &mut era, &stop);
+                match on_frame(&server, &tc, &line, &out_tx, &options.shutdown, &inflight, &tasks, &mut era, &stop).await {
+                    Ok(()) => {}
+                    Err(Stop::Shutdown) => break false,
+                    Err(Stop::OutputGone) => break true,
+                }
             }
             Err(e) => {
                 tracing::warn!("stdio input failed: {e}");
@@ -118,36 +168,59 @@ enum StdioEra {
     Legacy(Arc<Session>),
 }
 
+/// Why reading stops before the end of input.
+enum Stop {
+    /// `shutdown` was cancelled while waiting for room in the output.
+    Shutdown,
+    /// The output failed: the client is gone.
+    OutputGone,
+}
+
+/// Waits for room in the output for the answer to a line just read: while the client does
+/// not read its output, no more input is read.
+async fn room(out: &Out, shutdown: &CancellationToken) -> std::result::Result<OwnedSemaphorePermit, Stop> {
+    tokio::select! {
+        biased;
+        _ = shutdown.cancelled() => Err(Stop::Shutdown),
+        p = out.budget.clone().acquire_owned() => p.map_err(|_| Stop::OutputGone),
+    }
+}
+
+/// Acts on one line of input. Requests and malformed lines wait for room in the output
+/// first; notifications and responses (cancellations, answers to a legacy server's requests)
+/// never wait, so work in flight can always finish.
 #[allow(clippy::too_many_arguments)] // the transport's whole state, passed explicitly
-fn on_frame(
+async fn on_frame(
     server: &Server,
     tc: &TransportContext,
     frame: &[u8],
-    out: &mpsc::UnboundedSender<Vec<u8>>,
+    out: &Out,
+    shutdown: &CancellationToken,
     inflight: &Inflight,
     tasks: &tokio_util::task::TaskTracker,
     era: &mut StdioEra,
     stop: &CancellationToken,
-) {
+) -> std::result::Result<(), Stop> {
     match jsonrpc::parse_message(frame) {
         Err(rejected) => {
-            let _ = out.send(response_line(&rejected.response));
+            out.send_with(response_line(&rejected.response), room(out, shutdown).await?);
         }
         Ok(Message::Request(req)) => {
+            let permit = room(out, shutdown).await?;
             if matches!(era, StdioEra::Undecided) {
                 *era = StdioEra::Modern;
                 if server.legacy_options().enabled && is_legacy_initialize(&req) {
                     match server.initialize(&req) {
                         Ok((session, response)) => {
-                            let _ = out.send(response_line(&response));
+                            out.send_with(response_line(&response), permit);
                             forward(server.legacy_stream(&session, tc), out.clone(), tasks, stop.clone());
                             *era = StdioEra::Legacy(session);
                         }
                         Err(response) => {
-                            let _ = out.send(response_line(&response));
+                            out.send_with(response_line(&response), permit);
                         }
                     }
-                    return;
+                    return Ok(());
                 }
             }
             let id = req.id.clone();
@@ -156,9 +229,11 @@ fn on_frame(
                 _ => server.handle_request(req, tc),
             };
             if let Some(resp) = exchange.immediate() {
-                let _ = out.send(response_line(resp));
-                return;
+                out.send_with(response_line(resp), permit);
+                return Ok(());
             }
+            // The request keeps the room taken for it until its first message.
+            let mut first = Some(permit);
             let token = stop.child_token();
             inflight.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), token.clone());
             let out = out.clone();
@@ -176,7 +251,15 @@ fn on_frame(
                             // stdio has no stream to close: CloseStream is skipped.
                             let Some(mut bytes) = outgoing_bytes(&o) else { continue };
                             bytes.push(b'\n');
-                            if out.send(bytes).is_err() || last {
+                            let sent = match first.take() {
+                                Some(p) => out.send_with(bytes, p),
+                                None => tokio::select! {
+                                    biased;
+                                    _ = token.cancelled() => break,
+                                    sent = out.send(bytes) => sent,
+                                },
+                            };
+                            if !sent || last {
                                 break;
                             }
                         }
@@ -208,16 +291,20 @@ fn on_frame(
             }
         }
     }
+    Ok(())
 }
 
 /// Writes every message of a long-lived exchange (a legacy session's notifications) to the
 /// output until it ends.
-fn forward(mut exchange: crate::server::Exchange, out: mpsc::UnboundedSender<Vec<u8>>, tasks: &tokio_util::task::TaskTracker, stop: CancellationToken) {
+/// While the output is full the exchange is not polled: its events wait, coalesced, in its
+/// listener's queue.
+fn forward(mut exchange: crate::server::Exchange, out: Out, tasks: &tokio_util::task::TaskTracker, stop: CancellationToken) {
     tasks.spawn(async move {
         while let Some(o) = tokio::select! { _ = stop.cancelled() => None, o = exchange.next() => o } {
             let Some(mut bytes) = outgoing_bytes(&o) else { continue };
             bytes.push(b'\n');
-            if out.send(bytes).is_err() {
+            let sent = tokio::select! { _ = stop.cancelled() => false, sent = out.send(bytes) => sent };
+            if !sent {
                 break;
             }
         }
@@ -267,18 +354,28 @@ async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, stop: CancellationToken) {
+/// Writes queued messages in batches; each message's room in the queue is given back once it
+/// is written. When the output fails, the budget is closed so nobody waits for room forever.
+async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<(Vec<u8>, OwnedSemaphorePermit)>, budget: Arc<Semaphore>, stop: CancellationToken) {
     let mut batch = Vec::with_capacity(64 * 1024);
-    while let Some(first) = tokio::select! { _ = stop.cancelled() => None, m = rx.recv() => m } {
+    let mut permits = Vec::new();
+    while let Some((first, permit)) = tokio::select! { _ = stop.cancelled() => None, m = rx.recv() => m } {
         batch.clear();
         batch.extend_from_slice(&first);
+        permits.push(permit);
         while batch.len() < 256 * 1024 {
             match rx.try_recv() {
-                Ok(more) => batch.extend_from_slice(&more),
+                Ok((more, permit)) => {
+                    batch.extend_from_slice(&more);
+                    permits.push(permit);
+                }
                 Err(_) => break,
             }
         }
-        if w.write_all(&batch).await.is_err() || w.flush().await.is_err() {
+        let written = tokio::select! { _ = stop.cancelled() => false, ok = async { w.write_all(&batch).await.is_ok() && w.flush().await.is_ok() } => ok };
+        permits.clear();
+        if !written {
+            budget.close();
             return;
         }
     }

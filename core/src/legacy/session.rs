@@ -114,8 +114,15 @@ impl Session {
 
     /// Marks the session as used now.
     pub fn touch(&self) {
-        lock(&self.activity).last_seen = Instant::now();
-        self.reindex();
+        let busy = {
+            let mut a = lock(&self.activity);
+            a.last_seen = Instant::now();
+            a.busy > 0
+        };
+        // A busy session is in no index; it is placed when it goes idle.
+        if !busy {
+            self.reindex();
+        }
     }
 
     /// Whether nothing of the session is in use: no request in flight, no open stream. Only

@@ -75,18 +75,18 @@ type IdleKey = (bool, Instant, u64);
 #[derive(Default)]
 struct Lru {
     /// Never went past `initialize`, oldest first.
-    fresh: BTreeMap<(Instant, u64), String>,
+    fresh: BTreeMap<(Instant, u64), Arc<Session>>,
     /// Initialized, least recently used first.
-    used: BTreeMap<(Instant, u64), String>,
+    used: BTreeMap<(Instant, u64), Arc<Session>>,
 }
 
 impl Lru {
-    fn side(&mut self, initialized: bool) -> &mut BTreeMap<(Instant, u64), String> {
+    fn side(&mut self, initialized: bool) -> &mut BTreeMap<(Instant, u64), Arc<Session>> {
         if initialized { &mut self.used } else { &mut self.fresh }
     }
 
-    fn insert(&mut self, (initialized, at, serial): IdleKey, id: String) {
-        self.side(initialized).insert((at, serial), id);
+    fn insert(&mut self, (initialized, at, serial): IdleKey, session: Arc<Session>) {
+        self.side(initialized).insert((at, serial), session);
     }
 
     fn remove(&mut self, (initialized, at, serial): IdleKey) {
@@ -94,7 +94,7 @@ impl Lru {
     }
 
     /// The session to evict first.
-    fn victim(&self) -> Option<&String> {
+    fn victim(&self) -> Option<&Arc<Session>> {
         self.fresh.values().next().or_else(|| self.used.values().next())
     }
 }
@@ -143,9 +143,9 @@ impl Table {
             }
         }
         if let Some(new) = want {
-            self.idle.insert(new, session.id().to_owned());
+            self.idle.insert(new, entry.session.clone());
             if let Some(q) = entry.quota.as_ref().and_then(|k| self.quotas.get_mut(k)) {
-                q.idle.insert(new, session.id().to_owned());
+                q.idle.insert(new, entry.session.clone());
             }
         }
         entry.idle = want;
@@ -178,22 +178,21 @@ impl Table {
                 Some(k) => &self.quotas.get(k)?.idle,
                 None => &self.idle,
             };
-            let id = lru.victim()?.clone();
-            let session = self.entries.get(&id)?.session.clone();
+            let session = lru.victim()?.clone();
             // Only the store's own checkout makes an idle session busy, under this lock; should
             // anything else have, the index is put right rather than a busy session ended.
             if session.activity().busy > 0 {
                 self.reindex(&session);
                 continue;
             }
-            return self.take(&id);
+            return self.take(session.id());
         }
     }
 
     /// The idle session whose time is up first, if it is up.
-    fn expired(&self, now: Instant, fresh_timeout: Duration, idle_timeout: Duration) -> Option<String> {
-        let up = |m: &BTreeMap<(Instant, u64), String>, t: Duration| {
-            m.iter().next().filter(|((at, _), _)| now.saturating_duration_since(*at) >= t).map(|(_, id)| id.clone())
+    fn expired(&self, now: Instant, fresh_timeout: Duration, idle_timeout: Duration) -> Option<Arc<Session>> {
+        let up = |m: &BTreeMap<(Instant, u64), Arc<Session>>, t: Duration| {
+            m.iter().next().filter(|((at, _), _)| now.saturating_duration_since(*at) >= t).map(|(_, s)| s.clone())
         };
         up(&self.idle.fresh, fresh_timeout.min(idle_timeout)).or_else(|| up(&self.idle.used, idle_timeout))
     }
@@ -339,8 +338,8 @@ impl SessionStore {
         let mut expired = Vec::new();
         {
             let mut t = lock(&self.table);
-            while let Some(id) = t.expired(now, self.options.uninitialized_timeout, self.options.idle_timeout) {
-                expired.extend(t.take(&id));
+            while let Some(s) = t.expired(now, self.options.uninitialized_timeout, self.options.idle_timeout) {
+                expired.extend(t.take(s.id()));
             }
             if !expired.is_empty() {
                 let keep = t.entries.len() * 2;

@@ -499,6 +499,22 @@ export interface ServerOptions {
   stateTtlMs?: number
   /** Whether legacy (2025-11-25) clients are served (default true). */
   legacy?: boolean
+  /**
+   * The most legacy sessions open at once on one HTTP endpoint (default 10 000). Where a limit
+   * is reached, a new session ends the least recently used idle one (no request in flight, no
+   * open stream); only when all are in use is `initialize` refused (503, or 429 for a quota).
+   */
+  legacyMaxSessions?: number
+  /** The most legacy sessions one principal (the bearer token's subject) holds at once (default 100). */
+  legacyMaxSessionsPerPrincipal?: number
+  /** Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1 000). */
+  legacyMaxSessionsPerPeer?: number
+  /** A legacy session with no request and no open stream this long ends, in milliseconds (default 1 800 000). */
+  legacyIdleTimeoutMs?: number
+  /** A legacy session whose client never went past `initialize` ends after this, in milliseconds (default 30 000). */
+  legacyUninitializedTimeoutMs?: number
+  /** How long an elicitation, sampling or roots request waits for a legacy client's answer, in milliseconds (default 300 000). */
+  legacyRequestTimeoutMs?: number
   /** Caching hints of the cacheable results (default: `ttlMs` 0, lists public, reads private). */
   cache?: { discover?: CacheHint; tools?: CacheHint; prompts?: CacheHint; resources?: CacheHint; templates?: CacheHint; read?: CacheHint }
 }

@@ -325,6 +325,18 @@ export interface ServerConfig {
   stateTtlMs?: number
   /** Whether legacy (2025-11-25) clients are served (default true). */
   legacy?: boolean
+  /** The most legacy sessions open at once on one HTTP endpoint (default 10000). */
+  legacyMaxSessions?: number
+  /** The most legacy sessions one principal holds at once (default 100). */
+  legacyMaxSessionsPerPrincipal?: number
+  /** Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1000). */
+  legacyMaxSessionsPerPeer?: number
+  /** A legacy session idle this long ends, in milliseconds (default 1800000, 30 min). */
+  legacyIdleTimeoutMs?: number
+  /** A legacy session that never went past `initialize` ends after this, in milliseconds (default 30000). */
+  legacyUninitializedTimeoutMs?: number
+  /** How long a request to a legacy client waits for its answer, in milliseconds (default 300000). */
+  legacyRequestTimeoutMs?: number
   /**
    * Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
    * for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.

@@ -1274,9 +1274,13 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * sealing MRTR `requestState` is derived, to share it across instances; default: a random key
  * per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
  * `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
- * "public"|"private"}` hint) and `"legacy"` (`{"enabled": bool, "maxSessions": N,
- * "idleTimeoutMs": N, "requestTimeoutMs": N}`: how 2025-11-25 clients are served). Unknown
- * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * "public"|"private"}` hint) and `"legacy"` (how 2025-11-25 clients are served:
+ * `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal": N, "maxSessionsPerPeer": N,
+ * "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
+ * 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
+ * 30 s for a session that never went past `initialize`, 5 min for the client to answer a
+ * request; a full table or quota ends its least recently used idle session to make room).
+ * Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
  * `mcpaxle_server_free`. Thread: any; the server is thread-safe.

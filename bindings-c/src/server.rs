@@ -242,7 +242,10 @@ struct CacheJson {
 struct LegacyJson {
     enabled: Option<bool>,
     max_sessions: Option<usize>,
+    max_sessions_per_principal: Option<usize>,
+    max_sessions_per_peer: Option<usize>,
     idle_timeout_ms: Option<u64>,
+    uninitialized_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
 }
 
@@ -317,6 +320,15 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
         if let Some(v) = l.max_sessions {
             o.max_sessions = v;
         }
+        if let Some(v) = l.max_sessions_per_principal {
+            o.max_sessions_per_principal = v;
+        }
+        if let Some(v) = l.max_sessions_per_peer {
+            o.max_sessions_per_peer = v;
+        }
+        if let Some(v) = l.uninitialized_timeout_ms {
+            o.uninitialized_timeout = Duration::from_millis(v);
+        }
         if let Some(v) = l.idle_timeout_ms {
             o.idle_timeout = Duration::from_millis(v);
         }
@@ -337,9 +349,13 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
 /// sealing MRTR `requestState` is derived, to share it across instances; default: a random key
 /// per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
 /// `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
-/// "public"|"private"}` hint) and `"legacy"` (`{"enabled": bool, "maxSessions": N,
-/// "idleTimeoutMs": N, "requestTimeoutMs": N}`: how 2025-11-25 clients are served). Unknown
-/// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// "public"|"private"}` hint) and `"legacy"` (how 2025-11-25 clients are served:
+/// `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal": N, "maxSessionsPerPeer": N,
+/// "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
+/// 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
+/// 30 s for a session that never went past `initialize`, 5 min for the client to answer a
+/// request; a full table or quota ends its least recently used idle session to make room).
+/// Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
 /// `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -679,4 +695,22 @@ pub unsafe extern "C" fn mcpaxle_server_notify_list_changed(
         s.server.publish(ServerEvent::list_changed(list)?);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_options_reach_the_core_in_their_units() {
+        let json = r#"{"legacy":{"maxSessions":50,"maxSessionsPerPrincipal":4,"maxSessionsPerPeer":5,"idleTimeoutMs":6000,"uninitializedTimeoutMs":700,"requestTimeoutMs":8000}}"#;
+        let options: ServerOptions = serde_json::from_str(json).unwrap();
+        let Ok(server) = build("n", "1", options) else { panic!("the options were refused") };
+        let o = server.legacy_options();
+        assert_eq!((o.max_sessions, o.max_sessions_per_principal, o.max_sessions_per_peer), (50, 4, 5));
+        assert_eq!((o.idle_timeout, o.uninitialized_timeout, o.request_timeout), (Duration::from_secs(6), Duration::from_millis(700), Duration::from_secs(8)));
+        let defaults: ServerOptions = serde_json::from_str(r#"{"legacy":{}}"#).unwrap();
+        let Ok(server) = build("n", "1", defaults) else { panic!("the options were refused") };
+        assert_eq!(server.legacy_options().max_sessions_per_peer, LegacyOptions::default().max_sessions_per_peer);
+    }
 }

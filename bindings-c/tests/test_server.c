@@ -316,7 +316,8 @@ TEST(server_new_and_free) {
                                 "\"enable\":[\"tools\",\"resources\",\"prompts\",\"logging\"],\"stateSecret\":\"s3cret\","
                                 "\"stateTtlMs\":60000,\"cache\":{\"tools\":{\"ttlMs\":5,\"cacheScope\":\"private\"},"
                                 "\"read\":{\"ttlMs\":1,\"cacheScope\":\"public\"}},"
-                                "\"legacy\":{\"enabled\":false,\"maxSessions\":3,\"idleTimeoutMs\":1000,\"requestTimeoutMs\":1000}}",
+                                "\"legacy\":{\"enabled\":false,\"maxSessions\":3,\"maxSessionsPerPrincipal\":2,\"maxSessionsPerPeer\":2,"
+                                "\"idleTimeoutMs\":1000,\"uninitializedTimeoutMs\":500,\"requestTimeoutMs\":1000}}",
                                 &s),
              MCPAXLE_OK);
     CHECK(s != NULL);

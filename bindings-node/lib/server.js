@@ -256,13 +256,17 @@ class Server {
 
   /**
    * `options`: `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
-   * `enableLogging`, `stateSecret`, `stateTtlMs`, `legacy`, `cache` (default caching hints).
+   * `enableLogging`, `stateSecret`, `stateTtlMs`, `legacy`, the legacy session limits
+   * (`legacyMaxSessions`, `legacyMaxSessionsPerPrincipal`, `legacyMaxSessionsPerPeer`,
+   * `legacyIdleTimeoutMs`, `legacyUninitializedTimeoutMs`, `legacyRequestTimeoutMs`), `cache`
+   * (default caching hints).
    */
   constructor(options) {
     const o = options || {}
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
     const config = { name: o.name, version: o.version }
-    for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy']) {
+    for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy', 'legacyMaxSessions',
+      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs']) {
       if (o[key] != null) config[key] = o[key]
     }
     if (o.cache != null) config.cacheJson = JSON.stringify(o.cache)

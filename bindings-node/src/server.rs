@@ -42,6 +42,18 @@ pub struct ServerConfig {
     pub state_ttl_ms: Option<f64>,
     /// Whether legacy (2025-11-25) clients are served (default true).
     pub legacy: Option<bool>,
+    /// The most legacy sessions open at once on one HTTP endpoint (default 10000).
+    pub legacy_max_sessions: Option<u32>,
+    /// The most legacy sessions one principal holds at once (default 100).
+    pub legacy_max_sessions_per_principal: Option<u32>,
+    /// Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1000).
+    pub legacy_max_sessions_per_peer: Option<u32>,
+    /// A legacy session idle this long ends, in milliseconds (default 1800000, 30 min).
+    pub legacy_idle_timeout_ms: Option<f64>,
+    /// A legacy session that never went past `initialize` ends after this, in milliseconds (default 30000).
+    pub legacy_uninitialized_timeout_ms: Option<f64>,
+    /// How long a request to a legacy client waits for its answer, in milliseconds (default 300000).
+    pub legacy_request_timeout_ms: Option<f64>,
     /// Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
     /// for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
     pub cache_json: Option<String>,
@@ -62,6 +74,15 @@ pub struct HttpConfig {
     pub drain_timeout_ms: Option<f64>,
     /// Bearer-token protection (OAuth 2.1 resource server); none by default.
     pub auth: Option<AuthConfig>,
+}
+
+/// A duration option in milliseconds: a positive, finite number.
+fn millis(name: &str, v: Option<f64>) -> Result<Option<Duration>> {
+    match v {
+        None => Ok(None),
+        Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
+        Some(_) => Err(usage(format!("{name} must be a positive number of milliseconds"))),
+    }
 }
 
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
@@ -159,9 +180,26 @@ impl NativeServer {
             }
             b = b.state_ttl(Duration::from_secs_f64(ms / 1000.0));
         }
-        if config.legacy == Some(false) {
-            b = b.legacy(LegacyOptions::disabled());
+        let mut legacy = if config.legacy == Some(false) { LegacyOptions::disabled() } else { LegacyOptions::default() };
+        if let Some(n) = config.legacy_max_sessions {
+            legacy.max_sessions = n as usize;
         }
+        if let Some(n) = config.legacy_max_sessions_per_principal {
+            legacy.max_sessions_per_principal = n as usize;
+        }
+        if let Some(n) = config.legacy_max_sessions_per_peer {
+            legacy.max_sessions_per_peer = n as usize;
+        }
+        if let Some(d) = millis("legacyIdleTimeoutMs", config.legacy_idle_timeout_ms)? {
+            legacy.idle_timeout = d;
+        }
+        if let Some(d) = millis("legacyUninitializedTimeoutMs", config.legacy_uninitialized_timeout_ms)? {
+            legacy.uninitialized_timeout = d;
+        }
+        if let Some(d) = millis("legacyRequestTimeoutMs", config.legacy_request_timeout_ms)? {
+            legacy.request_timeout = d;
+        }
+        b = b.legacy(legacy);
         if let Some(c) = config.cache_json {
             b = b.cache_defaults(cache_defaults(&c)?);
         }

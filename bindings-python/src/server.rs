@@ -63,7 +63,8 @@ impl PyServer {
     /// to derive a key from.
     #[new]
     #[pyo3(signature = (name, version, *, title=None, instructions=None, cache=None, state_key=None, state_ttl_ms=None, page_size=None,
-        server_info_in_results=true, logging=false, legacy=true, legacy_max_sessions=None, legacy_idle_timeout_ms=None, legacy_request_timeout_ms=None))]
+        server_info_in_results=true, logging=false, legacy=true, legacy_max_sessions=None, legacy_idle_timeout_ms=None, legacy_request_timeout_ms=None,
+        legacy_max_sessions_per_principal=None, legacy_max_sessions_per_peer=None, legacy_uninitialized_timeout_ms=None))]
     #[allow(clippy::too_many_arguments)] // keyword-only options of a Python constructor
     fn new(
         name: String,
@@ -80,6 +81,9 @@ impl PyServer {
         legacy_max_sessions: Option<usize>,
         legacy_idle_timeout_ms: Option<u64>,
         legacy_request_timeout_ms: Option<u64>,
+        legacy_max_sessions_per_principal: Option<usize>,
+        legacy_max_sessions_per_peer: Option<usize>,
+        legacy_uninitialized_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
         check_fork()?;
         let mut b = Server::builder(name, version).server_info_in_results(server_info_in_results);
@@ -130,6 +134,15 @@ impl PyServer {
         }
         if let Some(d) = ms(legacy_request_timeout_ms) {
             lo.request_timeout = d;
+        }
+        if let Some(n) = legacy_max_sessions_per_principal {
+            lo.max_sessions_per_principal = n;
+        }
+        if let Some(n) = legacy_max_sessions_per_peer {
+            lo.max_sessions_per_peer = n;
+        }
+        if let Some(d) = ms(legacy_uninitialized_timeout_ms) {
+            lo.uninitialized_timeout = d;
         }
         b = b.legacy(lo);
         Ok(PyServer { server: b.build(), home: Home::default() })

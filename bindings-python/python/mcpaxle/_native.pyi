@@ -94,6 +94,9 @@ class Server:
         legacy_max_sessions: int | None = None,
         legacy_idle_timeout_ms: int | None = None,
         legacy_request_timeout_ms: int | None = None,
+        legacy_max_sessions_per_principal: int | None = None,
+        legacy_max_sessions_per_peer: int | None = None,
+        legacy_uninitialized_timeout_ms: int | None = None,
     ) -> None: ...
     @property
     def name(self) -> str: ...

@@ -150,6 +150,16 @@ class Server:
     ``requestState``: set the same one on every instance behind a load balancer.
     ``max_workers`` bounds the thread pool of plain ``def`` handlers. ``logging`` advertises
     the (deprecated) logging capability. ``legacy=False`` serves 2026-07-28 clients only.
+
+    Legacy (2025-11-25) HTTP sessions, each bound to the principal that opened it, are limited
+    by ``legacy_max_sessions`` (default 10,000 per endpoint), ``legacy_max_sessions_per_principal``
+    (default 100) and, for clients without a principal, ``legacy_max_sessions_per_peer``
+    (default 1,000 per IPv4 address or IPv6 /64); where a limit is reached, a new session ends
+    the least recently used idle one (no request in flight, no open stream). A session ends
+    when idle for ``legacy_idle_timeout`` (default 30 min), or ``legacy_uninitialized_timeout``
+    (default 30 s) if its client never went past ``initialize``; ``legacy_request_timeout``
+    (default 5 min) bounds the wait for a client's answer to an elicitation, sampling or roots
+    request. Durations are seconds (or a ``timedelta``), as ``state_ttl``.
     """
 
     def __init__(
@@ -166,6 +176,12 @@ class Server:
         max_workers: int | None = None,
         logging: bool = False,
         legacy: bool = True,
+        legacy_max_sessions: int | None = None,
+        legacy_max_sessions_per_principal: int | None = None,
+        legacy_max_sessions_per_peer: int | None = None,
+        legacy_idle_timeout: float | datetime.timedelta | None = None,
+        legacy_uninitialized_timeout: float | datetime.timedelta | None = None,
+        legacy_request_timeout: float | datetime.timedelta | None = None,
         server_info_in_results: bool = True,
     ) -> None:
         key = state_key.encode() if isinstance(state_key, str) else state_key
@@ -181,6 +197,12 @@ class Server:
             server_info_in_results=server_info_in_results,
             logging=logging,
             legacy=legacy,
+            legacy_max_sessions=legacy_max_sessions,
+            legacy_idle_timeout_ms=_ms(legacy_idle_timeout),
+            legacy_request_timeout_ms=_ms(legacy_request_timeout),
+            legacy_max_sessions_per_principal=legacy_max_sessions_per_principal,
+            legacy_max_sessions_per_peer=legacy_max_sessions_per_peer,
+            legacy_uninitialized_timeout_ms=_ms(legacy_uninitialized_timeout),
         )
         self.name = name
         self.version = version

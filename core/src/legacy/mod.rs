@@ -19,8 +19,10 @@
 
 mod dispatch;
 mod session;
+mod store;
 
-pub use session::{Session, SessionStore};
+pub use session::Session;
+pub use store::{SessionRefused, SessionStore};
 
 use std::time::Duration;
 
@@ -33,11 +35,29 @@ pub struct LegacyOptions {
     /// Whether legacy clients are served at all (default true). When false the server is
     /// modern-only: `initialize`, `ping` and the other removed methods get -32601 / 404.
     pub enabled: bool,
-    /// The most sessions open at once on one HTTP endpoint (default 10,000); `initialize`
-    /// beyond that is refused with 503 until sessions end or expire.
+    /// The most sessions open at once on one HTTP endpoint (default 10,000). When full,
+    /// `initialize` ends the least recently used idle session (no request in flight, no open
+    /// stream; those that never went past `initialize` first) to make room; only when every
+    /// session is in use is it refused, with 503 and no `Retry-After` (no one can say when a
+    /// request or stream will end).
     pub max_sessions: usize,
+    /// The most sessions one principal (the bearer token's subject, or the
+    /// [`Principal`](crate::transport::http::Principal) of the request) holds at once
+    /// (default 100). Its next `initialize` ends its own least recently used idle session, or,
+    /// when all of them are in use, is refused with 429.
+    pub max_sessions_per_principal: usize,
+    /// The same quota for requests without a principal, per peer address (an IPv4 address,
+    /// or the /64 prefix of an IPv6 one; default 1,000, room for clients behind one NAT).
+    /// It applies when the request carries a [`PeerAddr`](crate::transport::http::PeerAddr),
+    /// as every request served by [`HttpServer`](crate::transport::http::HttpServer) does;
+    /// without principal or peer address only `max_sessions` applies.
+    pub max_sessions_per_peer: usize,
     /// A session with no request and no open stream for this long ends (default 30 min).
     pub idle_timeout: Duration,
+    /// A session whose client never went past `initialize` (no `notifications/initialized`,
+    /// no other message) ends after this long (default 30 s), so abandoned handshakes do not
+    /// hold slots for the whole `idle_timeout`.
+    pub uninitialized_timeout: Duration,
     /// How long a server-to-client request (elicitation, sampling, roots) waits for the
     /// client's answer (default 5 min).
     pub request_timeout: Duration,
@@ -45,7 +65,15 @@ pub struct LegacyOptions {
 
 impl Default for LegacyOptions {
     fn default() -> Self {
-        LegacyOptions { enabled: true, max_sessions: 10_000, idle_timeout: Duration::from_secs(30 * 60), request_timeout: Duration::from_secs(300) }
+        LegacyOptions {
+            enabled: true,
+            max_sessions: 10_000,
+            max_sessions_per_principal: 100,
+            max_sessions_per_peer: 1_000,
+            idle_timeout: Duration::from_secs(30 * 60),
+            uninitialized_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(300),
+        }
     }
 }
 

@@ -1,22 +1,23 @@
-//! Legacy sessions: what a 2025-11-25 client set up with `initialize`, and the store that
-//! mints, finds, expires and caps them.
+//! Legacy sessions: what a 2025-11-25 client set up with `initialize`, and whether it is in
+//! use (a request in flight, an open stream) or idle since when, which the
+//! [`SessionStore`](crate::legacy::SessionStore) expires and evicts by.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::jsonrpc::{ErrorObject, Request, RequestId, Response, JsonRpcVersion, Outcome};
+use crate::jsonrpc::{Request, RequestId, Response, JsonRpcVersion, Outcome};
 use crate::schema::LoggingLevel;
 use crate::server::exchange::Outgoing;
 use crate::server::seal::fill_random;
-use crate::legacy::LegacyOptions;
+use crate::legacy::store::SessionStore;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use crate::server::exchange::OutgoingTx;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -31,10 +32,22 @@ pub struct Session {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Response>>>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
     next_id: AtomicU64,
-    last_seen: Mutex<Instant>,
-    open_streams: AtomicUsize,
+    activity: Mutex<Activity>,
+    /// The store holding the session (HTTP), told of every change of activity.
+    store: OnceLock<Weak<SessionStore>>,
     closed: CancellationToken,
     request_timeout: Duration,
+}
+
+/// What the store orders sessions by: in use, or idle since when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Activity {
+    /// Requests in flight, open streams and HTTP requests being answered.
+    pub busy: usize,
+    /// When the session was last used (the end of its last request or stream).
+    pub last_seen: Instant,
+    /// Whether the client went past `initialize` (any later message of its own).
+    pub initialized: bool,
 }
 
 impl Session {
@@ -52,8 +65,8 @@ impl Session {
             pending: Mutex::default(),
             inflight: Mutex::default(),
             next_id: AtomicU64::new(1),
-            last_seen: Mutex::new(Instant::now()),
-            open_streams: AtomicUsize::new(0),
+            activity: Mutex::new(Activity { busy: 0, last_seen: Instant::now(), initialized: false }),
+            store: OnceLock::new(),
             closed: CancellationToken::new(),
             request_timeout,
         }
@@ -102,14 +115,67 @@ impl Session {
 
     /// Marks the session as used now.
     pub fn touch(&self) {
-        *lock(&self.last_seen) = Instant::now();
+        let busy = {
+            let mut a = lock(&self.activity);
+            a.last_seen = Instant::now();
+            a.busy > 0
+        };
+        // A busy session is in no index; it is placed when it goes idle.
+        if !busy {
+            self.reindex();
+        }
     }
 
-    fn idle_for(&self) -> Duration {
-        if self.open_streams.load(Ordering::Relaxed) > 0 {
-            return Duration::ZERO;
+    /// Whether nothing of the session is in use: no request in flight, no open stream. Only
+    /// idle sessions expire or are evicted.
+    pub fn is_idle(&self) -> bool {
+        lock(&self.activity).busy == 0
+    }
+
+    /// How long the session has been idle (`None` while in use): what expiry and eviction
+    /// go by (diagnostics).
+    pub fn idle_for(&self) -> Option<Duration> {
+        let a = lock(&self.activity);
+        (a.busy == 0).then(|| a.last_seen.elapsed())
+    }
+
+    /// Whether the client went past `initialize`: sent any message in the session after it
+    /// (diagnostics; until then the session ends after [`LegacyOptions::uninitialized_timeout`]).
+    ///
+    /// [`LegacyOptions::uninitialized_timeout`]: crate::legacy::LegacyOptions::uninitialized_timeout
+    pub fn is_initialized(&self) -> bool {
+        lock(&self.activity).initialized
+    }
+
+    pub(crate) fn activity(&self) -> Activity {
+        *lock(&self.activity)
+    }
+
+    pub(crate) fn activity_mut(&self) -> std::sync::MutexGuard<'_, Activity> {
+        lock(&self.activity)
+    }
+
+    pub(crate) fn attach(&self, store: Weak<SessionStore>) {
+        let _ = self.store.set(store);
+    }
+
+    /// Tells the store (if any) that the activity changed. Never called with the store locked.
+    fn reindex(&self) {
+        if let Some(store) = self.store.get().and_then(Weak::upgrade) {
+            store.reindex(self);
         }
-        lock(&self.last_seen).elapsed()
+    }
+
+    /// Marks the session in use until the guard is dropped.
+    pub(crate) fn busy(self: &Arc<Self>) -> BusyGuard {
+        lock(&self.activity).busy += 1;
+        self.reindex();
+        BusyGuard(self.clone())
+    }
+
+    /// A guard for a use already counted in the activity (by the store, under its lock).
+    pub(crate) fn adopt_busy(self: &Arc<Self>) -> BusyGuard {
+        BusyGuard(self.clone())
     }
 
     /// Cancelled when the session ends (DELETE, expiry, server shutdown).
@@ -117,16 +183,17 @@ impl Session {
         &self.closed
     }
 
-    pub(crate) fn stream_opened(self: &Arc<Self>) -> StreamGuard {
-        self.open_streams.fetch_add(1, Ordering::Relaxed);
-        StreamGuard(self.clone())
+    /// Keeps the session from idling out (and from eviction) while a stream of it is open.
+    pub(crate) fn stream_opened(self: &Arc<Self>) -> BusyGuard {
+        self.busy()
     }
 
     /// Registers a request in flight so `notifications/cancelled` can reach it; the entry
     /// goes when the returned guard is dropped (the request finished or was dropped).
     pub(crate) fn track(self: &Arc<Self>, id: RequestId, token: CancellationToken) -> InflightGuard {
+        let busy = self.busy();
         lock(&self.inflight).insert(id.clone(), token);
-        InflightGuard { session: self.clone(), id }
+        InflightGuard { session: self.clone(), id, _busy: busy }
     }
 
     /// Cancels a request in flight (the client sent `notifications/cancelled`).
@@ -200,6 +267,7 @@ impl std::fmt::Debug for Session {
 pub(crate) struct InflightGuard {
     session: Arc<Session>,
     id: RequestId,
+    _busy: BusyGuard,
 }
 
 impl Drop for InflightGuard {
@@ -220,137 +288,17 @@ impl<V> Drop for Untrack<'_, V> {
     }
 }
 
-/// Keeps a session from idling out while a stream of it is open.
-pub(crate) struct StreamGuard(Arc<Session>);
+/// Keeps a session in use (not idle: it neither expires nor is evicted) while alive; on drop
+/// the session was last used now.
+pub(crate) struct BusyGuard(Arc<Session>);
 
-impl Drop for StreamGuard {
+impl Drop for BusyGuard {
     fn drop(&mut self) {
-        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
-    }
-}
-
-/// The sessions of one HTTP endpoint: minted on `initialize`, expired when idle, capped in
-/// number.
-pub struct SessionStore {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    options: LegacyOptions,
-    reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl SessionStore {
-    /// A store with these limits.
-    pub fn new(options: LegacyOptions) -> Arc<Self> {
-        Arc::new(SessionStore { sessions: Mutex::default(), options, reaper: Mutex::new(None) })
-    }
-
-    /// Adds a session, or refuses when the store is full.
-    pub fn insert(self: &Arc<Self>, session: Arc<Session>) -> std::result::Result<(), ErrorObject> {
         {
-            let mut map = lock(&self.sessions);
-            if map.len() >= self.options.max_sessions {
-                return Err(ErrorObject::new(
-                    -32000,
-                    format!(
-                        "Server busy: {} sessions are open, the maximum; retry later, and end unused sessions with DELETE",
-                        self.options.max_sessions
-                    ),
-                ));
-            }
-            map.insert(session.id.clone(), session);
+            let mut a = lock(&self.0.activity);
+            a.busy = a.busy.saturating_sub(1);
+            a.last_seen = Instant::now();
         }
-        self.ensure_reaper();
-        Ok(())
-    }
-
-    /// Finds a live session and marks it used.
-    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let s = lock(&self.sessions).get(id).cloned();
-        if let Some(s) = &s {
-            s.touch();
-        }
-        s
-    }
-
-    /// Ends a session; returns whether it existed.
-    pub fn remove(&self, id: &str) -> bool {
-        match lock(&self.sessions).remove(id) {
-            Some(s) => {
-                s.closed.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// How many sessions are open.
-    pub fn len(&self) -> usize {
-        lock(&self.sessions).len()
-    }
-
-    /// Whether no session is open.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Ends every session (server shutdown).
-    pub fn close_all(&self) {
-        for (_, s) in lock(&self.sessions).drain() {
-            s.closed.cancel();
-        }
-        if let Some(r) = lock(&self.reaper).take() {
-            r.abort();
-        }
-    }
-
-    /// Removes sessions idle for longer than the idle timeout; returns how many.
-    pub fn expire_idle(&self) -> usize {
-        let idle = self.options.idle_timeout;
-        let mut expired = Vec::new();
-        lock(&self.sessions).retain(|_, s| {
-            let keep = s.idle_for() < idle;
-            if !keep {
-                expired.push(s.clone());
-            }
-            keep
-        });
-        for s in &expired {
-            s.closed.cancel();
-        }
-        if !expired.is_empty() {
-            let mut map = lock(&self.sessions);
-            let keep = map.len() * 2;
-            map.shrink_to(keep);
-        }
-        expired.len()
-    }
-
-    fn ensure_reaper(self: &Arc<Self>) {
-        let mut reaper = lock(&self.reaper);
-        if reaper.is_some() || tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
-        let weak: Weak<SessionStore> = Arc::downgrade(self);
-        let period = (self.options.idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
-        *reaper = Some(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            loop {
-                tick.tick().await;
-                match weak.upgrade() {
-                    Some(store) => {
-                        store.expire_idle();
-                    }
-                    None => return,
-                }
-            }
-        }));
-    }
-}
-
-impl Drop for SessionStore {
-    fn drop(&mut self) {
-        if let Some(r) = lock(&self.reaper).take() {
-            r.abort();
-        }
+        self.0.reindex();
     }
 }

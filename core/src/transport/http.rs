@@ -13,7 +13,7 @@
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
-use crate::legacy::{LEGACY_VERSIONS, SessionStore, is_legacy_initialize};
+use crate::legacy::{LEGACY_VERSIONS, SessionRefused, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::auth::{BearerAuth, Refusal};
 use crate::transport::outgoing_bytes;
@@ -39,6 +39,16 @@ use tokio_util::sync::CancellationToken;
 /// authentication middleware) and it is bound into MRTR state and handed to handlers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal(pub String);
+
+/// The address of the peer a request came from: [`HttpServer`] puts it in every request's
+/// extensions. If you mount [`McpService::handle`] yourself, insert it too (the client's
+/// address, behind a proxy the one it forwarded): unauthenticated legacy sessions are limited
+/// per peer address ([`LegacyOptions::max_sessions_per_peer`]), and without it only the
+/// table's size applies.
+///
+/// [`LegacyOptions::max_sessions_per_peer`]: crate::legacy::LegacyOptions::max_sessions_per_peer
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
 
 /// Options of the Streamable HTTP server.
 #[derive(Debug, Clone)]
@@ -131,14 +141,19 @@ impl McpService {
             },
             None => None,
         };
+        let principal = match &token {
+            Some(info) => Some(info.subject.clone()),
+            None => req.extensions().get::<Principal>().map(|p| p.0.clone()),
+        };
         let legacy = self.server.legacy_options().enabled;
         let session_id = req.headers().get(headers::MCP_SESSION_ID).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let accept = Accept::of(req.headers());
         match (req.method(), &session_id) {
             (&Method::POST, _) => {}
-            (&Method::GET, Some(id)) if legacy => return self.legacy_get(id, &accept, req.headers()),
+            (&Method::GET, Some(id)) if legacy => return self.legacy_get(id, &accept, req.headers(), principal),
             (&Method::DELETE, Some(id)) if legacy => {
-                return if self.sessions.remove(id) { empty(StatusCode::OK) } else { session_not_found() };
+                // A session of another principal is left alone, as if unknown.
+                return if self.sessions.remove(id, principal.as_deref()) { empty(StatusCode::OK) } else { session_not_found() };
             }
             (m, _) => {
                 let mut r = rpc_error(
@@ -164,10 +179,7 @@ impl McpService {
                 );
             }
         }
-        let principal = match &token {
-            Some(info) => Some(info.subject.clone()),
-            None => req.extensions().get::<Principal>().map(|p| p.0.clone()),
-        };
+        let peer = req.extensions().get::<PeerAddr>().map(|p| p.0.ip());
         let (parts, body) = req.into_parts();
         let bytes = match read_body(body, self.options.max_body, &parts.headers).await {
             Ok(b) => b,
@@ -191,7 +203,7 @@ impl McpService {
             }
             if let Message::Request(r) = &message {
                 if is_legacy_initialize(r) {
-                    return self.legacy_initialize(r);
+                    return self.legacy_initialize(r, principal, peer);
                 }
             }
         }
@@ -244,15 +256,19 @@ impl McpService {
         }
     }
 
-    fn legacy_initialize(&self, req: &jsonrpc::Request) -> http::Response<McpBody> {
+    fn legacy_initialize(&self, req: &jsonrpc::Request, principal: Option<String>, peer: Option<std::net::IpAddr>) -> http::Response<McpBody> {
         let (session, response) = match self.server.initialize(req) {
             Ok(ok) => ok,
             Err(resp) => return json_response(&resp, Era::Legacy),
         };
-        if let Err(e) = self.sessions.insert(session.clone()) {
-            let mut r = with_json(StatusCode::SERVICE_UNAVAILABLE, serde_json::to_vec(&Response::error(Some(req.id.clone()), e)).unwrap_or_default());
-            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return r;
+        if let Err(refused) = self.sessions.insert(session.clone(), principal, peer) {
+            // No Retry-After: a slot frees up when a request or stream ends, which no one can
+            // predict (idle sessions would have been ended to make room).
+            let status = match refused {
+                SessionRefused::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
+                SessionRefused::Quota { .. } => StatusCode::TOO_MANY_REQUESTS,
+            };
+            return with_json(status, serde_json::to_vec(&Response::error(Some(req.id.clone()), refused.to_error_object())).unwrap_or_default());
         }
         let mut r = json_response(&response, Era::Legacy);
         if let Ok(v) = HeaderValue::from_str(session.id()) {
@@ -262,7 +278,8 @@ impl McpService {
     }
 
     async fn legacy_post(&self, id: &str, message: Message, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
-        let Some(session) = self.sessions.get(id) else { return session_not_found() };
+        // Another principal's session is not found: its message changes nothing.
+        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else { return session_not_found() };
         if let Some(v) = h.get(headers::MCP_PROTOCOL_VERSION).and_then(|v| v.to_str().ok()) {
             if !LEGACY_VERSIONS.contains(&v.trim()) {
                 return rpc_error(
@@ -290,8 +307,8 @@ impl McpService {
         }
     }
 
-    fn legacy_get(&self, id: &str, accept: &Accept, h: &HeaderMap) -> http::Response<McpBody> {
-        let Some(session) = self.sessions.get(id) else { return session_not_found() };
+    fn legacy_get(&self, id: &str, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
+        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else { return session_not_found() };
         if !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
@@ -313,7 +330,7 @@ impl McpService {
                 return rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, message));
             }
         }
-        let tc = TransportContext { principal: None, headers: None, shutdown: self.shutdown.clone() };
+        let tc = TransportContext { principal, headers: None, shutdown: self.shutdown.clone() };
         let exchange = self.server.legacy_stream(&session, &tc);
         sse_response(SseBody::new(exchange, None, Some(self.options.keep_alive)))
     }
@@ -712,7 +729,7 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             biased;
             _ = shutdown.cancelled() => break,
             r = listener.accept() => match r {
@@ -726,7 +743,8 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
         };
         let _ = stream.set_nodelay(true);
         let svc = service.clone();
-        let hyper_svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let hyper_svc = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(PeerAddr(peer));
             let svc = svc.clone();
             async move { Ok::<_, Infallible>(svc.handle(req).await) }
         });

@@ -36,6 +36,10 @@ pub struct RequestHeaders {
     pub name: Option<String>,
     /// `Mcp-Param-{Name}` headers: the lowercased `{Name}` and the raw value.
     pub params: Vec<(String, String)>,
+    /// The names (lowercase) of the headers above that the request sent in more than one
+    /// field line. Any makes the request a header mismatch (-32020): which of two values
+    /// counts is ambiguous, so neither does.
+    pub repeated: Vec<String>,
 }
 
 /// What a transport knows about a request besides its body.
@@ -605,6 +609,9 @@ fn resource_not_found(uri: &str, era: &Era) -> Error {
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
 fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method, meta: &RequestMeta, params: Option<&Value>) -> Result<()> {
+    if let Some(name) = h.repeated.first() {
+        return Err(mismatch(format!("Header mismatch: the {} header was sent more than once; send it exactly once", display_header(name))));
+    }
     match h.protocol_version.as_deref().map(str::trim) {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
         Some(v) if v != meta.protocol_version => {
@@ -634,6 +641,20 @@ fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method,
         return Err(mismatch(format!("Header mismatch: Mcp-Name header {decoded:?} does not match body value {body_name:?}")));
     }
     Ok(())
+}
+
+/// A request-metadata header's name as the specification spells it (`Mcp-Param-Region` for
+/// `mcp-param-region`).
+fn display_header(lowercase: &str) -> String {
+    match lowercase {
+        headers::MCP_PROTOCOL_VERSION => "MCP-Protocol-Version".into(),
+        headers::MCP_METHOD => "Mcp-Method".into(),
+        headers::MCP_NAME => "Mcp-Name".into(),
+        other => match other.strip_prefix(headers::MCP_PARAM_PREFIX) {
+            Some(param) => format!("Mcp-Param-{param}"),
+            None => other.into(),
+        },
+    }
 }
 
 /// Checks the `Mcp-Param-*` headers of a tool call against the tool's `x-mcp-header`

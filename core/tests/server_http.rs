@@ -513,6 +513,64 @@ async fn integer_ids_outside_i64_are_echoed_exactly() {
 }
 
 #[tokio::test]
+async fn template_variables_are_checked_against_path_traversal() {
+    use mcpaxle::schema::{ReadResourceResult, ResourceContents, ResourceTemplate, TextResourceContents};
+    use mcpaxle::server::{ResourceRequest, TemplateOptions};
+    use std::sync::atomic::AtomicUsize;
+    let server = test_server();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let reader = |calls: Arc<AtomicUsize>| {
+        move |r: ResourceRequest, _c: RequestContext| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let text = Value::Object(r.variables).to_string();
+                Ok(ReadResourceResult { contents: vec![ResourceContents::Text(TextResourceContents { uri: r.uri, mime_type: None, text, meta: None })], ..Default::default() })
+            }
+        }
+    };
+    let template = |t: &str| -> ResourceTemplate { serde_json::from_value(json!({ "uriTemplate": t, "name": t })).unwrap() };
+    server.add_resource_template(template("file:///{+path}"), None, reader(calls.clone())).unwrap();
+    server.add_resource_template(template("note://{id}"), None, reader(calls.clone())).unwrap();
+    let opted_out = TemplateOptions { allow_path_traversal: true };
+    server.add_resource_template_with(template("calc://{expr}"), None, opted_out, reader(calls.clone())).unwrap();
+    let http = start(server).await;
+    let a = http.local_addr();
+    let read = |uri: &str| body(30, "resources/read", json!({ "uri": uri }));
+    for uri in ["file:///docs/guide.md", "note://42", "calc://1%2F2"] {
+        let r = post(a, &read(uri)).await;
+        assert_eq!(r.status, 200, "{uri}: {}", String::from_utf8_lossy(&r.body));
+        check_valid("resources/read", &r.json());
+    }
+    assert_eq!(calls.swap(0, Ordering::SeqCst), 3);
+    let r = post(a, &read("calc://1%2F2")).await.json();
+    assert_eq!(r["result"]["contents"][0]["text"], json!(r#"{"expr":"1/2"}"#), "the opt-out hands the value over as matched");
+    calls.store(0, Ordering::SeqCst);
+    for uri in [
+        "file:///../etc/passwd",
+        "file:///docs/../../etc/passwd",
+        "file:////etc/passwd",
+        "file:///docs/%2E%2E/%2E%2E/etc/passwd",
+        "file:///a%5C..%5Cwin.ini",
+        "file:///C:/Windows/win.ini",
+        "note://..",
+        "note://..%2F..%2Fetc%2Fpasswd",
+        "note://a%2Fb",
+        "note://a%00b",
+        "note://%252F",
+    ] {
+        let r = post(a, &read(uri)).await;
+        assert_eq!((r.status, error_code(&r)), (400, -32602), "{uri}");
+        let e = &r.json()["error"];
+        assert_eq!(e["data"]["uri"], json!(uri));
+        let message = e["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("Resource not found: {uri} (the value of {{")) && message.contains("path traversal"), "{message}");
+        check_valid("resources/read", &r.json());
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no handler saw an unsafe value");
+    http.shutdown().await;
+}
+
+#[tokio::test]
 async fn notifications_switch_the_response_to_sse() {
     let http = start(test_server()).await;
     let mut b = body(1, "tools/call", json!({ "name": "progress" }));

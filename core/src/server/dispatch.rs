@@ -14,6 +14,7 @@ use crate::server::registry::{CompletionRef, read};
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{SealedState, params_digest};
+use crate::server::template_paths;
 use crate::server::subscriptions::{Filter, Supported, tag};
 use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
@@ -416,8 +417,12 @@ impl Server {
             Some(r) => (r.handler.clone(), r.cache.clone(), Map::new()),
             None => {
                 let templates = read(&regs.templates);
-                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t.handler.clone(), t.cache.clone(), vars)));
-                found.ok_or_else(|| resource_not_found(&uri, era))?
+                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t, vars)));
+                let (t, vars) = found.ok_or_else(|| resource_not_found(&uri, era))?;
+                if !t.options.allow_path_traversal {
+                    template_paths::check(&t.template, &vars).map_err(|why| unsafe_variable(&uri, t.template.as_str(), &why, era))?;
+                }
+                (t.handler.clone(), t.cache.clone(), vars)
             }
         };
         let digest = params_digest(&uri, None);
@@ -604,6 +609,14 @@ fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
 /// Unknown resource: -32602 with `data.uri` (2026-07-28); legacy sessions get -32002.
 fn resource_not_found(uri: &str, era: &Era) -> Error {
     let e = Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }));
+    if era.is_legacy() { e.with_code(-32002) } else { e }
+}
+
+/// A URI that matches a template with a variable the path traversal check refuses: not found,
+/// as for a URI that matches nothing, with the reason.
+fn unsafe_variable(uri: &str, template: &str, why: &str, era: &Era) -> Error {
+    let message = format!("Resource not found: {uri} ({why}, which the resource template {template} refuses as path traversal)");
+    let e = Error::invalid_params(message).with_data(json!({ "uri": uri }));
     if era.is_legacy() { e.with_code(-32002) } else { e }
 }
 

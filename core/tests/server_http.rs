@@ -571,6 +571,68 @@ async fn template_variables_are_checked_against_path_traversal() {
 }
 
 #[tokio::test]
+async fn mrtr_answers_carried_to_the_next_round_are_bounded() {
+    use mcpaxle::server::seal::MAX_REQUEST_STATE;
+    let server = test_server();
+    let form = json!({ "mode": "form", "message": "Name?", "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } } });
+    server
+        .add_tool(Tool::new("two_rounds", "Asks twice", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
+            let form = form.clone();
+            async move {
+                let first = ctx.elicit("first", form.clone()).await?;
+                let second = ctx.elicit("second", form).await?;
+                let len = first["content"]["name"].as_str().map_or(0, str::len);
+                Ok(CallToolResult::text(format!("{len} {}", second["content"]["name"])))
+            }
+        })
+        .unwrap();
+    let http = start(server).await;
+    let a = http.local_addr();
+    let call = |extra: Value| {
+        let mut params = json!({ "name": "two_rounds" });
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body(40, "tools/call", params)
+    };
+    // An answer whose carried JSON ({"first": answer}) is exactly the limit, then one byte more.
+    let answer_of = |carried: usize| {
+        let overhead = serde_json::to_string(&json!({ "first": { "action": "accept", "content": { "name": "" } } })).unwrap().len();
+        json!({ "action": "accept", "content": { "name": "x".repeat(carried - overhead) } })
+    };
+    for (carried, completes) in [(MAX_REQUEST_STATE, true), (MAX_REQUEST_STATE + 1, false)] {
+        let answer = answer_of(carried);
+        assert_eq!(serde_json::to_string(&json!({ "first": answer })).unwrap().len(), carried);
+        let r1 = post(a, &call(json!({}))).await.json();
+        let state = r1["result"]["requestState"].as_str().unwrap().to_owned();
+        let r2 = post(a, &call(json!({ "requestState": state, "inputResponses": { "first": answer } }))).await;
+        if !completes {
+            assert_eq!((r2.status, error_code(&r2)), (400, -32602));
+            let e = &r2.json()["error"];
+            let message = e["message"].as_str().unwrap();
+            assert!(message.contains("inputResponses[\"first\"]") && message.contains(&MAX_REQUEST_STATE.to_string()), "{message}");
+            assert_eq!(e["data"]["limit"], json!(MAX_REQUEST_STATE));
+            assert_eq!(e["data"]["carried"], json!(carried));
+            assert_eq!(e["data"]["inputResponse"], json!("first"));
+            check_valid("tools/call", &r2.json());
+            continue;
+        }
+        assert_eq!(r2.status, 200);
+        let r2 = r2.json();
+        assert_eq!(r2["result"]["resultType"], json!("input_required"));
+        let state = r2["result"]["requestState"].as_str().unwrap().to_owned();
+        // The state at the limit comes back within the default 4 MiB body limit, and the call finishes.
+        let last = call(json!({ "requestState": state, "inputResponses": { "second": { "action": "accept", "content": { "name": "y".repeat(1 << 20) } } } }));
+        assert!(serde_json::to_vec(&last).unwrap().len() < 4 << 20);
+        let r3 = post(a, &last).await;
+        assert_eq!(r3.status, 200, "{}", String::from_utf8_lossy(&r3.body[..r3.body.len().min(300)]));
+        let r3 = r3.json();
+        assert_eq!(r3["result"]["resultType"], json!("complete"));
+        let name_len = answer["content"]["name"].as_str().unwrap().len();
+        assert!(r3["result"]["content"][0]["text"].as_str().unwrap().starts_with(&format!("{name_len} ")), "the last run saw the first answer whole");
+    }
+    http.shutdown().await;
+}
+
+#[tokio::test]
 async fn notifications_switch_the_response_to_sse() {
     let http = start(test_server()).await;
     let mut b = body(1, "tools/call", json!({ "name": "progress" }));

@@ -13,7 +13,7 @@ use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::request_meta::{self, RequestMeta};
-use crate::server::seal::{SealedState, params_digest};
+use crate::server::seal::{self, SealedState, params_digest};
 use crate::server::template_paths;
 use crate::server::subscriptions::{Filter, Supported, tag};
 use crate::server::{CacheHint, Server};
@@ -339,7 +339,10 @@ impl Server {
             Some(match outcome {
                 Ok(result) => Response::result(id, result),
                 Err(e) if e.kind() == ErrorKind::InputRequired => match (digest, &peer) {
-                    (Some(d), None) => Response::result(id, server.input_required(method, d, principal, ctx.take_round())),
+                    (Some(d), None) => match server.input_required(method, d, principal, ctx.take_round()) {
+                        Ok(result) => Response::result(id, result),
+                        Err(e) => Response::error(Some(id), e.to_error_object()),
+                    },
                     _ => Response::error(Some(id), Error::internal(format!("Internal error: the {method} handler kept asking for input it cannot get")).to_error_object()),
                 },
                 Err(e) => Response::error(Some(id), e.to_error_object()),
@@ -348,7 +351,13 @@ impl Server {
         Exchange::running(Box::pin(fut), rx, abort, false)
     }
 
-    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Value {
+    /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
+    /// sealed in its `requestState`; an error when they exceed [`seal::MAX_REQUEST_STATE`].
+    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Result<Value> {
+        let carried = seal::carried_size(&round.used, round.state.as_ref());
+        if carried > seal::MAX_REQUEST_STATE {
+            return Err(state_too_large(method, carried, &round));
+        }
         let mut requests = Map::new();
         for (key, m, params) in round.pending {
             requests.insert(key, json!({ "method": m, "params": params }));
@@ -361,7 +370,7 @@ impl Server {
         }
         r.insert("requestState".into(), json!(state));
         self.stamp_server_info(&mut r);
-        Value::Object(r)
+        Ok(Value::Object(r))
     }
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]` unless configured off.
@@ -610,6 +619,26 @@ fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
 fn resource_not_found(uri: &str, era: &Era) -> Error {
     let e = Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }));
     if era.is_legacy() { e.with_code(-32002) } else { e }
+}
+
+/// The error of a round whose answers (and handler state) are too large to carry in
+/// `requestState`: it names the largest answer, the sizes and the limit.
+fn state_too_large(method: &str, carried: usize, round: &Round) -> Error {
+    let limit = seal::MAX_REQUEST_STATE;
+    let largest = round.used.iter().map(|(k, v)| (k, seal::json_size(v))).max_by_key(|(_, n)| *n);
+    let state = round.state.as_ref().map_or(0, seal::json_size);
+    match largest {
+        Some((key, size)) if size >= state => Error::invalid_params(format!(
+            "Invalid params: the answers to this {method} request's input requests total {carried} bytes, over the {limit} bytes that \
+             requestState carries to the next round; inputResponses[\"{key}\"] alone is {size} bytes: answer with less (a shorter \
+             text, a smaller file), or ask the server to request less at a time"
+        ))
+        .with_data(json!({ "inputResponse": key, "size": size, "carried": carried, "limit": limit })),
+        _ => Error::internal(format!(
+            "Internal error: the {method} handler's request state is {state} bytes, over the {limit} bytes that requestState carries \
+             to the next round; keep large data on the server and put a reference in the state"
+        )),
+    }
 }
 
 /// A URI that matches a template with a variable the path traversal check refuses: not found,

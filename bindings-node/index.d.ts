@@ -640,11 +640,15 @@ export declare class Server {
   /** Adds or replaces a resource. */
   resource(definition: Resource, handler: (uri: string, ctx: RequestContext) => Awaitable<ReadResourceResult | string>, options?: { cache?: CacheHint }): this
   removeResource(uri: string): boolean
-  /** Adds or replaces a resource template (RFC 6570); `variables` are extracted from the URI. */
+  /**
+   * Adds or replaces a resource template (RFC 6570); `variables` are extracted from the URI.
+   * Variables holding a `..` segment, an encoded slash, a backslash, an absolute path or NUL
+   * are refused ("Resource not found") before the handler runs, unless `allowPathTraversal`.
+   */
   resourceTemplate(
     definition: ResourceTemplate,
     handler: (uri: string, variables: Record<string, string | string[]>, ctx: RequestContext) => Awaitable<ReadResourceResult | string>,
-    options?: { cache?: CacheHint },
+    options?: { cache?: CacheHint; allowPathTraversal?: boolean },
   ): this
   removeResourceTemplate(uriTemplate: string): boolean
   /** Adds or replaces a prompt. */

@@ -85,8 +85,11 @@ export declare class NativeServer {
   addResource(definitionJson: string, cacheJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
   /** Removes a resource by URI; whether it existed. */
   removeResource(uri: string): boolean
-  /** Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`). */
-  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  /**
+   * Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`;
+   * `optionsJson` optional `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
+   */
+  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>, optionsJson?: string | undefined | null): void
   /** Removes a resource template by its URI template; whether it existed. */
   removeResourceTemplate(uriTemplate: string): boolean
   /** Adds or replaces a prompt (`definitionJson` a `Prompt`). */

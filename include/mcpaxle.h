@@ -1353,7 +1353,9 @@ enum mcpaxle_result mcpaxle_server_remove_resource(struct mcpaxle_server *server
 /**
  * Adds (or replaces) a resource template: `template_json` is a `ResourceTemplate`
  * (`uriTemplate` per RFC 6570, `name`, ...). Reads of matching URIs call `callback` with the
- * extracted `variables`. `cache_json` as in `mcpaxle_server_add_resource`.
+ * extracted `variables`; variables that could climb out of a directory are refused first (see
+ * `mcpaxle_server_add_resource_template_with`). `cache_json` as in
+ * `mcpaxle_server_add_resource`.
  *
  * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
  */
@@ -1362,6 +1364,22 @@ enum mcpaxle_result mcpaxle_server_add_resource_template(struct mcpaxle_server *
                                                          const char *cache_json,
                                                          mcpaxle_handler callback,
                                                          void *user_data);
+
+/**
+ * `mcpaxle_server_add_resource_template` with options: `options_json` (may be NULL for the
+ * defaults) is `{"allowPathTraversal": true}` to hand `callback` the variables exactly as
+ * matched. By default a read whose variables hold a `..` segment, an encoded slash (`%2F`), a
+ * backslash, an absolute path or NUL is refused with "Resource not found" before `callback`
+ * runs; opt out only for a handler that never uses a variable as a file path.
+ *
+ * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+ */
+enum mcpaxle_result mcpaxle_server_add_resource_template_with(struct mcpaxle_server *server,
+                                                              const char *template_json,
+                                                              const char *cache_json,
+                                                              const char *options_json,
+                                                              mcpaxle_handler callback,
+                                                              void *user_data);
 
 /**
  * Removes a resource template by its URI template; `*removed` (may be NULL) tells whether it

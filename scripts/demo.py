@@ -405,6 +405,12 @@ def run(client: Client, proc) -> None:
         check(set(r.get("structuredContent", {})) == {"id", "title"}, "add_note: structuredContent is not {id, title}")
         got(f"structuredContent {short(r['structuredContent'])}")
         listener.expect("notifications/resources/updated", "notifications/resources/list_changed")
+    # The store is shared by every client, so it is bounded: an oversized note is refused (the
+    # inputSchema's maxLength) and nothing is stored or announced.
+    r = call_tool(client, "add_note", {"title": "Huge", "body": "x" * 20_001})
+    check(r.get("isError") is True, "add_note accepted a 20,001-character body")
+    check("body" in tool_text(r), f"add_note: the error does not name the body: {tool_text(r)}")
+    got(f"isError: {short(tool_text(r), 66)}")
 
     section("Search")
     r = call_tool(client, "search_notes", {"query": "weekend"})

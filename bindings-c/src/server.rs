@@ -13,7 +13,8 @@ use mcpaxle_core::schema::{
 };
 use mcpaxle_core::server::{
     BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
-    PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, ToolHandler,
+    PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions,
+    ToolHandler,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
@@ -519,7 +520,9 @@ pub unsafe extern "C" fn mcpaxle_server_remove_resource(
 
 /// Adds (or replaces) a resource template: `template_json` is a `ResourceTemplate`
 /// (`uriTemplate` per RFC 6570, `name`, ...). Reads of matching URIs call `callback` with the
-/// extracted `variables`. `cache_json` as in `mcpaxle_server_add_resource`.
+/// extracted `variables`; variables that could climb out of a directory are refused first (see
+/// `mcpaxle_server_add_resource_template_with`). `cache_json` as in
+/// `mcpaxle_server_add_resource`.
 ///
 /// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
 #[unsafe(no_mangle)]
@@ -542,6 +545,43 @@ pub unsafe extern "C" fn mcpaxle_server_add_resource_template(
         let template: ResourceTemplate = from_json(def, "template_json")?;
         let h = handler(s, Kind::Resource, callback, user_data)?;
         s.server.add_resource_template(template, hint(cache)?, h)?;
+        Ok(())
+    })
+}
+
+/// `mcpaxle_server_add_resource_template` with options: `options_json` (may be NULL for the
+/// defaults) is `{"allowPathTraversal": true}` to hand `callback` the variables exactly as
+/// matched. By default a read whose variables hold a `..` segment, an encoded slash (`%2F`), a
+/// backslash, an absolute path or NUL is refused with "Resource not found" before `callback`
+/// runs; opt out only for a handler that never uses a variable as a file path.
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_resource_template_with(
+    server: *mut mcpaxle_server,
+    template_json: *const c_char,
+    cache_json: *const c_char,
+    options_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def, cache, options) = unsafe {
+            (
+                server_ref(server)?,
+                arg_json(template_json, "template_json")?,
+                opt_json(cache_json, "cache_json")?,
+                opt_json(options_json, "options_json")?,
+            )
+        };
+        let template: ResourceTemplate = from_json(def, "template_json")?;
+        let options: TemplateOptions = match options {
+            Some(v) => from_json(v, "options_json")?,
+            None => TemplateOptions::default(),
+        };
+        let h = handler(s, Kind::Resource, callback, user_data)?;
+        s.server.add_resource_template_with(template, hint(cache)?, options, h)?;
         Ok(())
     })
 }

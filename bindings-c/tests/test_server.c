@@ -411,6 +411,12 @@ TEST(http_round_trips_of_every_kind) {
     CHECK_RC(mcpaxle_server_add_resource_template(s, "{\"uriTemplate\":\"test://t/{id}\",\"name\":\"t\"}", "{\"ttlMs\":7,\"cacheScope\":\"public\"}",
                                                   read_resource, NULL),
              MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_resource_template_with(s, "{\"uriTemplate\":\"test://u/{id}\",\"name\":\"u\"}", NULL,
+                                                       "{\"allowPathTraversal\":true}", read_resource, NULL),
+             MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_resource_template_with(s, "{\"uriTemplate\":\"test://v/{id}\",\"name\":\"v\"}", NULL,
+                                                       "{\"allowTraversal\":true}", read_resource, NULL),
+             MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\",\"arguments\":[{\"name\":\"who\",\"required\":true}]}", get_prompt, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", complete_values, NULL), MCPAXLE_OK);
     mcpaxle_http_server *http = NULL;
@@ -429,6 +435,13 @@ TEST(http_round_trips_of_every_kind) {
     body = mcp(port, "resources/read", "test://t/42", "\"uri\":\"test://t/42\"", NULL);
     CHECK_JSON(body, "/result/contents/0/text", "id=42");
     CHECK_JSON(body, "/result/ttlMs", "7");
+    free(body);
+    /* Path traversal in a variable: refused before the handler runs, unless the template opts out. */
+    body = mcp(port, "resources/read", "test://t/..%2Fsecret", "\"uri\":\"test://t/..%2Fsecret\"", NULL);
+    CHECK_JSON(body, "/error/code", "-32602");
+    free(body);
+    body = mcp(port, "resources/read", "test://u/..%2Fsecret", "\"uri\":\"test://u/..%2Fsecret\"", NULL);
+    CHECK_JSON(body, "/result/contents/0/text", "id=../secret");
     free(body);
     body = mcp(port, "prompts/get", "p", "\"name\":\"p\",\"arguments\":{\"who\":\"Ada\"}", NULL);
     CHECK_JSON(body, "/result/messages/0/content/text", "Ada");

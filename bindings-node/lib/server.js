@@ -307,11 +307,15 @@ class Server {
 
   /**
    * Adds or replaces a resource template: `definition` is a `ResourceTemplate`
-   * (`uriTemplate`, `name`, …), `handler` is `async (uri, variables, ctx) => ReadResourceResult`.
+   * (`uriTemplate`, `name`, …), `handler` is `async (uri, variables, ctx) => ReadResourceResult`;
+   * `options.cache` is `{ttlMs, cacheScope}`. Variables holding a `..` segment, an encoded
+   * slash, a backslash, an absolute path or NUL are refused ("Resource not found") before the
+   * handler runs; `options.allowPathTraversal: true` hands them over as matched.
    */
   resourceTemplate(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorCode.INTERNAL)
-    sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h))
+    const templateOptions = options && options.allowPathTraversal != null ? JSON.stringify({ allowPathTraversal: options.allowPathTraversal }) : undefined
+    sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h, templateOptions))
     return this
   }
 

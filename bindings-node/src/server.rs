@@ -9,7 +9,9 @@ use crate::handlers::{HandlerFn, JsHandler};
 use crate::runtime;
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey};
+use mcpaxle::server::{
+    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions,
+};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
@@ -252,7 +254,8 @@ impl NativeServer {
         self.server.remove_resource(&uri)
     }
 
-    /// Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`).
+    /// Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`;
+    /// `optionsJson` optional `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
     #[napi]
     pub fn add_resource_template(
         &self,
@@ -260,12 +263,19 @@ impl NativeServer {
         cache_json: Option<String>,
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
         handler: HandlerFn,
+        options_json: Option<String>,
     ) -> Result<()> {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
+        let options: TemplateOptions = match options_json {
+            Some(json) => serde_json::from_str(&json)
+                .map_err(|e| usage(format!("the resource template options are not valid: {e}")))?,
+            None => TemplateOptions::default(),
+        };
         self.server
-            .add_resource_template(
+            .add_resource_template_with(
                 template,
                 cache_hint(cache_json)?,
+                options,
                 JsHandler::new(handler, "ReadResourceResult"),
             )
             .map_err(errors::to_napi)

@@ -89,6 +89,9 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
       .resourceTemplate({ uriTemplate: 'test://items/{id}', name: 'items' }, async (uri, vars) => ({
         contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(vars) }],
       }))
+      .resourceTemplate({ uriTemplate: 'test://raw/{id}', name: 'raw' }, async (uri, vars) => ({
+        contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(vars) }],
+      }), { allowPathTraversal: true })
       .prompt({ name: 'greet', arguments: [{ name: 'who', required: true }] }, async ({ who }) => `Hello, ${who}!`)
       .completion({ type: 'ref/prompt', name: 'greet' }, async ({ argument, value }) => ['Ada', 'Alan', 'Grace'].filter((n) => n.startsWith(value) && argument === 'who'))
     handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
@@ -173,6 +176,10 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     assert.ok((await client.listAllResources()).some((r) => r.uri === 'test://counted'))
     const t = await client.readResource('test://items/7')
     assert.deepEqual(JSON.parse(t.contents[0].text), { id: '7' })
+    // Path traversal in a variable is refused before the handler runs, unless the template opts out.
+    await assert.rejects(client.readResource('test://items/..%2Fsecret'), { code: 'INVALID_PARAMS', message: /path traversal/ })
+    const raw = await client.readResource('test://raw/..%2Fsecret')
+    assert.deepEqual(JSON.parse(raw.contents[0].text), { id: '../secret' })
     const p = await client.getPrompt('greet', { who: 'Ada' })
     assert.equal(p.messages[0].content.text, 'Hello, Ada!')
     await assert.rejects(client.getPrompt('greet', {}), { code: 'INVALID_PARAMS' })

@@ -16,6 +16,7 @@ What it offers, and what each part shows:
     tool export_notes         progress notifications
     resource notes://index    a direct resource
     template note://{id}      an RFC 6570 resource template, "resource not found" errors
+    MAX_NOTES, max_length     bounds on what a client may store (count and sizes)
     prompt review_note(id)    a prompt with an embedded resource, argument completion
 
 Adding or deleting a note announces notifications/resources/updated for notes://index and
@@ -61,6 +62,14 @@ class Note:
 
 notes: dict[int, Note] = {}
 next_id = 0
+
+# Limits. Every client shares this store, so none can grow it without bound: a copied example
+# that goes on the internet must not let one caller fill the server's memory.
+MAX_NOTES = 1_000  # add_note beyond it is a tool error
+MAX_TITLE = 200  # characters (maxLength in add_note's inputSchema)
+MAX_BODY = 20_000
+MAX_TAGS = 20  # tags of one note, each at most MAX_TAG characters
+MAX_TAG = 40
 
 # ─── The server ─────────────────────────────────────────────────────────────────────────
 
@@ -111,12 +120,18 @@ class SearchResult(TypedDict):
 
 @server.tool()
 async def add_note(
-    title: Annotated[str, Field(min_length=1, description="A short title")],
-    body: Annotated[str, "The text of the note"],
+    title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE, description="A short title")],
+    body: Annotated[str, Field(max_length=MAX_BODY, description="The text of the note")],
     tags: list[str] | None = None,
 ) -> AddedNote:
     """Add a note; returns its id"""
     global next_id
+    # The inputSchema bounds title and body (the server checks it before this runs); the tags
+    # and the count of notes are ours to check.
+    if len(tags or []) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags or []):
+        raise ToolError(f"A note has at most {MAX_TAGS} tags of at most {MAX_TAG} characters each")
+    if len(notes) >= MAX_NOTES:
+        raise ToolError(f"The notebook is full ({MAX_NOTES} notes): delete a note with delete_note before adding another")
     next_id += 1
     note = Note(next_id, title, body, tags or [])
     notes[note.id] = note
@@ -213,7 +228,10 @@ async def read_index() -> dict[str, Any]:
 
 @server.resource(NOTE_TEMPLATE, name="note", title="One note", description="A note as Markdown, by id", mime_type="text/markdown")
 async def read_note(id: str, uri: str) -> str:  # noqa: A002 - the template's variable
-    # `id` is what the template matched in the URI; `uri` is the URI read.
+    # `id` is what the template matched in the URI; `uri` is the URI read. The server has
+    # already refused values that could climb out of a directory (`..`, `%2F`, `\`, an absolute
+    # path, NUL); still, treat a variable as untrusted input: parse it into what it must be
+    # (here a number) rather than pasting it into a file path.
     note = notes.get(int(id)) if id.isdigit() else None
     if note is None:
         # The spec's "resource not found": -32602, with the URI in `data`.

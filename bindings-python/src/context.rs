@@ -41,6 +41,8 @@ impl PyRequestContext {
         Ok(match self.ctx.request_id() {
             RequestId::Number(n) => n.into_pyobject(py)?.into_any(),
             RequestId::String(s) => s.into_pyobject(py)?.into_any(),
+            // An integer outside i64: Python's int holds it exactly.
+            RequestId::BigNumber(t) => py.get_type::<pyo3::types::PyInt>().call1((t.as_str(),))?,
         })
     }
 

@@ -7,7 +7,7 @@ use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey};
+use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
@@ -178,13 +178,16 @@ impl PyServer {
         Ok(self.server.remove_resource(uri))
     }
 
-    /// Adds or replaces a resource template (RFC 6570 `uriTemplate`).
-    #[pyo3(signature = (definition, handler, cache=None))]
-    fn add_resource_template(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, cache: Option<(u64, String)>) -> PyResult<()> {
+    /// Adds or replaces a resource template (RFC 6570 `uriTemplate`). Variables that could
+    /// climb out of a directory are refused before `handler` runs unless
+    /// `allow_path_traversal` (see the core's `TemplateOptions`).
+    #[pyo3(signature = (definition, handler, cache=None, allow_path_traversal=false))]
+    fn add_resource_template(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, cache: Option<(u64, String)>, allow_path_traversal: bool) -> PyResult<()> {
         check_fork()?;
         let t: ResourceTemplate = self::definition(definition, "resource template")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("resource template {:?}", t.uri_template));
-        self.server.add_resource_template(t, hint(cache)?, h).map_err(core_err)
+        let options = TemplateOptions { allow_path_traversal };
+        self.server.add_resource_template_with(t, hint(cache)?, options, h).map_err(core_err)
     }
 
     /// Removes a resource template; returns whether it existed.

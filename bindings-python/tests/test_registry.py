@@ -62,6 +62,36 @@ async def test_resources_and_templates(serve: Any) -> None:
     assert missing.final["error"]["code"] == -32602
 
 
+async def test_template_variables_are_checked_against_path_traversal(serve: Any) -> None:
+    server = Server("paths")
+    seen: list[str] = []
+
+    @server.resource("file:///{+path}")
+    def file(path: str) -> str:
+        seen.append(path)
+        return path
+
+    @server.resource("calc://{expr}", allow_path_traversal=True)
+    def calc(expr: str) -> str:
+        return expr
+
+    with pytest.raises(UsageError, match="allow_path_traversal"):
+        server.add_resource(lambda: "x", "test://direct", allow_path_traversal=True)
+
+    client = await serve(server)
+    call = threaded(client.call)
+    ok = (await call("resources/read", {"uri": "file:///docs/guide.md"})).result["contents"]
+    assert ok[0]["text"] == "docs/guide.md"
+    for uri in ["file:///../etc/passwd", "file:///docs/%2E%2E/%2E%2E/etc/passwd", "file:////etc/passwd", "file:///a%5Cb"]:
+        refused = await call("resources/read", {"uri": uri})
+        assert refused.final["error"]["code"] == -32602, uri
+        assert "path traversal" in refused.final["error"]["message"]
+        assert refused.final["error"]["data"] == {"uri": uri}
+    assert seen == ["docs/guide.md"]
+    # The opt-out hands the value over as matched.
+    assert (await call("resources/read", {"uri": "calc://1%2F2"})).result["contents"][0]["text"] == "1/2"
+
+
 async def test_prompts_and_completions(serve: Any) -> None:
     server = Server("prompts")
 

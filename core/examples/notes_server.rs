@@ -18,6 +18,7 @@
 //! | tool `export_notes`       | progress notifications                                      |
 //! | resource `notes://index`  | a direct resource                                           |
 //! | template `note://{id}`    | an RFC 6570 resource template, "resource not found" errors  |
+//! | `MAX_NOTES`, `maxLength`  | bounds on what a client may store (count and sizes)         |
 //! | prompt `review_note(id)`  | a prompt with an embedded resource, argument completion     |
 //!
 //! Adding or deleting a note announces `notifications/resources/updated` for `notes://index`
@@ -45,6 +46,19 @@ use std::time::Duration;
 
 const INDEX_URI: &str = "notes://index";
 const NOTE_TEMPLATE: &str = "note://{id}";
+
+// Limits. Every client shares this store, so none can grow it without bound: a copied example
+// that goes on the internet must not let one caller fill the server's memory.
+/// The most notes the notebook holds; `add_note` beyond it is a tool error.
+const MAX_NOTES: usize = 1_000;
+/// The longest title, in characters (`maxLength` in `add_note`'s `inputSchema`).
+const MAX_TITLE: usize = 200;
+/// The longest body, in characters.
+const MAX_BODY: usize = 20_000;
+/// The most tags of one note.
+const MAX_TAGS: usize = 20;
+/// The longest tag, in characters.
+const MAX_TAG: usize = 40;
 
 // ─── The store ──────────────────────────────────────────────────────────────────────────
 
@@ -145,9 +159,19 @@ struct ById {
 
 impl App {
     async fn add_note(self, args: Value, _ctx: RequestContext) -> Result<CallToolResult> {
+        // The inputSchema bounds title and body (the server checks it before this runs); the
+        // tags and the count of notes are ours to check.
         let AddNote { title, body, tags } = serde_json::from_value(args)?;
+        if tags.len() > MAX_TAGS || tags.iter().any(|t| t.chars().count() > MAX_TAG) {
+            return Err(Error::tool(format!("A note has at most {MAX_TAGS} tags of at most {MAX_TAG} characters each")));
+        }
         let note = {
             let mut store = self.notes();
+            if store.notes.len() >= MAX_NOTES {
+                return Err(Error::tool(format!(
+                    "The notebook is full ({MAX_NOTES} notes): delete a note with delete_note before adding another"
+                )));
+            }
             store.next_id += 1;
             let note = Note { id: store.next_id, title, body, tags };
             store.notes.insert(note.id, note.clone());
@@ -275,7 +299,10 @@ impl App {
     }
 
     async fn read_note(self, req: ResourceRequest, _ctx: RequestContext) -> Result<ReadResourceResult> {
-        // `variables` holds what the template matched in the URI: {"id": "…"}.
+        // `variables` holds what the template matched in the URI: {"id": "…"}. The server has
+        // already refused values that could climb out of a directory (`..`, `%2F`, `\`, an
+        // absolute path, NUL); still, treat a variable as untrusted input: parse it into what
+        // it must be (here a number) rather than pasting it into a file path.
         let id = req.variables.get("id").and_then(Value::as_str).and_then(|s| s.parse().ok());
         let Some(note) = id.and_then(|id| self.get(id)) else {
             // The spec's "resource not found": -32602, with the URI in `data`.
@@ -356,8 +383,8 @@ fn build() -> Result<Server> {
         json!({
             "type": "object",
             "properties": {
-                "title": { "type": "string", "minLength": 1, "description": "A short title" },
-                "body": { "type": "string", "description": "The text of the note" },
+                "title": { "type": "string", "minLength": 1, "maxLength": MAX_TITLE, "description": "A short title" },
+                "body": { "type": "string", "maxLength": MAX_BODY, "description": "The text of the note" },
                 "tags": { "type": "array", "items": { "type": "string" } }
             },
             "required": ["title", "body"],
@@ -466,5 +493,55 @@ async fn main() -> Result<()> {
             http::serve(server, addr, HttpOptions::default()).await
         }
         _ => usage(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use mcpaxle::jsonrpc::{JsonRpcVersion, Request, RequestId};
+    use mcpaxle::server::{Outgoing, TransportContext};
+
+    async fn add_note(server: &Server, arguments: Value) -> Value {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        let params = json!({ "name": "add_note", "arguments": arguments, "_meta": meta });
+        let request = Request { jsonrpc: JsonRpcVersion, id: RequestId::Number(1), method: "tools/call".into(), params: Some(params) };
+        let mut exchange = server.handle_request(request, &TransportContext::default());
+        if let Some(r) = exchange.immediate() {
+            return serde_json::to_value(r).unwrap();
+        }
+        while let Some(o) = exchange.next().await {
+            if let Outgoing::Response(r) = o {
+                return serde_json::to_value(r).unwrap();
+            }
+        }
+        panic!("no response")
+    }
+
+    #[tokio::test]
+    async fn notes_are_bounded_in_size_and_count() {
+        let server = build().unwrap();
+        let ok = json!({ "title": "t", "body": "b".repeat(MAX_BODY), "tags": vec!["x".repeat(MAX_TAG); MAX_TAGS] });
+        for oversized in [
+            json!({ "title": "t".repeat(MAX_TITLE + 1), "body": "" }),
+            json!({ "title": "t", "body": "b".repeat(MAX_BODY + 1) }),
+            json!({ "title": "t", "body": "", "tags": vec!["x"; MAX_TAGS + 1] }),
+            json!({ "title": "t", "body": "", "tags": ["x".repeat(MAX_TAG + 1)] }),
+        ] {
+            let r = add_note(&server, oversized.clone()).await;
+            assert_eq!(r["result"]["isError"], json!(true), "{oversized:.80}: {r:.200}");
+        }
+        for i in 0..MAX_NOTES {
+            let r = add_note(&server, ok.clone()).await;
+            assert_eq!(r["result"]["structuredContent"]["id"], json!(i + 1), "{r:.200}");
+        }
+        let full = add_note(&server, json!({ "title": "one too many", "body": "" })).await;
+        assert_eq!(full["result"]["isError"], json!(true));
+        let text = full["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("full") && text.contains(&MAX_NOTES.to_string()), "{text}");
     }
 }

@@ -32,13 +32,25 @@ pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
 /// A request id: a string or a number.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+///
+/// JSON-RPC ids are any JSON number, not only those that fit `i64`: an integer id outside that
+/// range (`18446744073709551616`, `-9223372036854775809`) is kept as the decimal text it was
+/// sent with, so that the response echoes it unchanged. Ids with a fraction or an exponent
+/// (`1.5`, `1e3`) are not ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
-    /// A numeric id.
+    /// A numeric id within the range of `i64`.
     Number(i64),
     /// A string id.
     String(String),
+    /// An integer id outside the range of `i64`, as its exact decimal text (an optional `-`
+    /// and digits, as received). It serializes back as that number.
+    ///
+    /// Inside another JSON value (a `progressToken` echoed in a notification, the
+    /// `subscriptionId` of a listen stream's notifications), an id beyond the `u64` range
+    /// becomes the nearest double, as `serde_json::Value` holds no larger integers; the
+    /// response's own `id` is always exact.
+    BigNumber(String),
 }
 
 impl fmt::Display for RequestId {
@@ -46,6 +58,7 @@ impl fmt::Display for RequestId {
         match self {
             RequestId::Number(n) => write!(f, "{n}"),
             RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::BigNumber(t) => f.write_str(t),
         }
     }
 }
@@ -62,23 +75,89 @@ impl From<&str> for RequestId {
     }
 }
 
+/// Whether `text` is a JSON integer: an optional `-`, then `0` or digits without a leading zero.
+fn is_integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'))
+}
+
 impl RequestId {
     /// Parses an id from its JSON value: strings and integral numbers are ids, anything
-    /// else is not.
+    /// else is not. (A `Value` cannot hold an integer beyond the `u64` range exactly; such an
+    /// id is read from the message's text by [`parse_message`].)
     pub fn from_value(v: &Value) -> Option<RequestId> {
         match v {
             Value::String(s) => Some(RequestId::String(s.clone())),
-            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Some(RequestId::Number(i)),
+                (None, Some(u)) => Some(RequestId::BigNumber(u.to_string())),
+                (None, None) => None,
+            },
             _ => None,
         }
     }
 
-    /// The id as a JSON value.
+    /// The id as a JSON value (see [`RequestId::BigNumber`] for ids beyond `u64`).
     pub fn to_value(&self) -> Value {
         match self {
             RequestId::Number(n) => Value::from(*n),
             RequestId::String(s) => Value::from(s.as_str()),
+            RequestId::BigNumber(t) => match t.parse::<u64>() {
+                Ok(u) => Value::from(u),
+                Err(_) => serde_json::from_str(t).unwrap_or_else(|_| Value::from(t.as_str())),
+            },
         }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => s.serialize_i64(*n),
+            RequestId::String(t) => s.serialize_str(t),
+            RequestId::BigNumber(t) => {
+                if let Ok(u) = t.parse::<u64>() {
+                    return s.serialize_u64(u);
+                }
+                if !is_integer_text(t) {
+                    return Err(serde::ser::Error::custom(format!("request id {t:?} is not an integer")));
+                }
+                // Written verbatim by serde_json's serializer: the digits as they were received.
+                let raw = serde_json::value::RawValue::from_string(t.clone()).map_err(serde::ser::Error::custom)?;
+                raw.serialize(s)
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+                Ok(i64::try_from(n).map_or_else(|_| RequestId::BigNumber(n.to_string()), RequestId::Number))
+            }
+            fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<RequestId, E> {
+                Ok(i64::try_from(n).map_or_else(|_| RequestId::BigNumber(n.to_string()), RequestId::Number))
+            }
+            fn visit_u128<E: serde::de::Error>(self, n: u128) -> Result<RequestId, E> {
+                Ok(i64::try_from(n).map_or_else(|_| RequestId::BigNumber(n.to_string()), RequestId::Number))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(s))
+            }
+        }
+        d.deserialize_any(IdVisitor)
     }
 }
 
@@ -266,11 +345,34 @@ pub fn parse_message(bytes: &[u8]) -> Result<Message, Rejected> {
             });
         }
     };
-    classify(value)
+    // A number `Value` cannot hold exactly (an integer beyond u64 or below i64): read the
+    // id's own text, so that the response can echo it. Only such rare frames pay a second pass.
+    let id_text = match value.get("id") {
+        Some(Value::Number(n)) if n.is_f64() => raw_id_text(bytes),
+        _ => None,
+    };
+    classify_with(value, id_text)
 }
 
-/// Classifies an already parsed JSON value as a message; see [`parse_message`].
+/// The text of a frame's `id` member when it is an integer.
+fn raw_id_text(bytes: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Box<serde_json::value::RawValue>,
+    }
+    let frame: IdOnly = serde_json::from_slice(bytes).ok()?;
+    let text = frame.id.get();
+    is_integer_text(text).then(|| text.to_owned())
+}
+
+/// Classifies an already parsed JSON value as a message; see [`parse_message`]. (An integer id
+/// beyond the `u64` range is not exact in a `Value`: such a frame is refused here, while
+/// [`parse_message`] reads the id from the text.)
 pub fn classify(value: Value) -> Result<Message, Rejected> {
+    classify_with(value, None)
+}
+
+fn classify_with(value: Value, id_text: Option<String>) -> Result<Message, Rejected> {
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
@@ -281,7 +383,7 @@ pub fn classify(value: Value) -> Result<Message, Rejected> {
     let raw_id = obj.remove("id");
     let id = match &raw_id {
         None | Some(Value::Null) => None,
-        Some(v) => match RequestId::from_value(v) {
+        Some(v) => match RequestId::from_value(v).or_else(|| id_text.map(RequestId::BigNumber)) {
             Some(id) => Some(id),
             None => return Err(invalid(None, "Invalid Request: \"id\" must be a string or an integer")),
         },
@@ -358,6 +460,51 @@ mod tests {
         // The id is echoed whenever it can be read.
         let r = parse_message(br#"{"jsonrpc":"2.0","id":9,"method":7}"#).unwrap_err();
         assert_eq!(r.response.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn integer_ids_outside_i64_are_echoed_exactly() {
+        for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615", "9223372036854775808", "123456789012345678901234567890"] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#);
+            let Message::Request(r) = parse_message(frame.as_bytes()).unwrap() else { panic!("{id}: not a request") };
+            assert_eq!(r.id, RequestId::BigNumber(id.to_owned()));
+            let echoed = Message::Response(Response::result(r.id, json!({}))).to_bytes();
+            assert_eq!(String::from_utf8(echoed).unwrap(), format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+        }
+        // The edges of i64 stay plain numbers.
+        for (text, n) in [("9223372036854775807", i64::MAX), ("-9223372036854775808", i64::MIN)] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"x"}}"#);
+            assert!(matches!(parse_message(frame.as_bytes()).unwrap(), Message::Request(Request { id: RequestId::Number(m), .. }) if m == n));
+        }
+        // Fractions and exponents are not ids, and an error about a frame never echoes one.
+        for id in ["1.5", "1e3", "2E2", "-0.0"] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#);
+            let rejected = parse_message(frame.as_bytes()).unwrap_err();
+            assert_eq!(rejected.response.as_error().unwrap().code, INVALID_REQUEST, "{id}");
+            assert_eq!(rejected.response.id, None);
+        }
+        // A big id in an error about the frame (here: a bad method) is echoed too.
+        let r = parse_message(br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":7}"#).unwrap_err();
+        assert_eq!(r.response.id, Some(RequestId::BigNumber("18446744073709551616".into())));
+        // Responses (what a client reads) carry them as well.
+        let Message::Response(r) = parse_message(br#"{"jsonrpc":"2.0","id":-9223372036854775809,"result":{}}"#).unwrap() else { panic!() };
+        assert_eq!(r.id, Some(RequestId::BigNumber("-9223372036854775809".into())));
+    }
+
+    #[test]
+    fn request_ids_deserialize_and_convert() {
+        let id: RequestId = serde_json::from_str("18446744073709551615").unwrap();
+        assert_eq!(id, RequestId::BigNumber("18446744073709551615".into()));
+        assert_eq!(id.to_value(), json!(18446744073709551615_u64));
+        assert_eq!(serde_json::to_value(&id).unwrap(), json!(18446744073709551615_u64));
+        assert_eq!(id.to_string(), "18446744073709551615");
+        assert_eq!(serde_json::from_str::<RequestId>("-7").unwrap(), RequestId::Number(-7));
+        assert_eq!(serde_json::from_str::<RequestId>(r#""a""#).unwrap(), RequestId::from("a"));
+        assert!(serde_json::from_str::<RequestId>("1.5").is_err());
+        assert!(serde_json::from_str::<RequestId>("null").is_err());
+        assert_eq!(RequestId::from_value(&json!(9223372036854775808_u64)), Some(RequestId::BigNumber("9223372036854775808".into())));
+        assert_eq!(RequestId::from_value(&json!(1.0)), None);
+        assert!(serde_json::to_vec(&RequestId::BigNumber("12x".into())).is_err(), "not an integer: refused, never written raw");
     }
 
     #[test]

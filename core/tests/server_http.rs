@@ -103,7 +103,6 @@ async fn raw(addr: SocketAddr, method: &str, extra: &[(String, String)], payload
 }
 
 async fn raw_at(addr: SocketAddr, method: &str, path: &str, extra: &[(String, String)], payload: &[u8]) -> Reply {
-    let mut s = TcpStream::connect(addr).await.unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n", addr.port(), payload.len());
     if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         req.push_str("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
@@ -112,7 +111,13 @@ async fn raw_at(addr: SocketAddr, method: &str, path: &str, extra: &[(String, St
         req.push_str(&format!("{n}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
+    send_raw(addr, &req, payload).await
+}
+
+/// Sends `head` (the request line and headers, up to the blank line) and `payload` as they are.
+async fn send_raw(addr: SocketAddr, head: &str, payload: &[u8]) -> Reply {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
     // A server may answer (413) and close before reading a large body: that is fine.
     let _ = s.write_all(payload).await;
     let mut r = BufReader::new(s);
@@ -326,6 +331,304 @@ async fn http_layer_rejections() {
     let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     assert_eq!(r.status, 202);
     assert!(r.body.is_empty());
+    http.shutdown().await;
+}
+
+/// A server whose tool `region` mirrors its argument into `Mcp-Param-Region`.
+fn header_server() -> Server {
+    let server = test_server();
+    let schema = json!({ "type": "object", "properties": { "region": { "type": "string", "x-mcp-header": "Region" } } });
+    server.add_tool(Tool::new("region", "Mirrors region", schema), |a: Value, _c| async move { Ok(CallToolResult::text(a.to_string())) }).unwrap();
+    server
+}
+
+#[tokio::test]
+async fn a_metadata_header_sent_twice_is_a_mismatch() {
+    let http = start(header_server()).await;
+    let a = http.local_addr();
+    let call = body(21, "tools/call", json!({ "name": "region", "arguments": { "region": "eu" } }));
+    let bytes = serde_json::to_vec(&call).unwrap();
+    let mut good = headers_for(&call);
+    good.push(("Mcp-Param-Region".into(), "eu".into()));
+    assert_eq!(raw(a, "POST", &good, &bytes).await.status, 200);
+    for (name, second) in [("MCP-Protocol-Version", "1999-01-01"), ("Mcp-Method", "tools/list"), ("Mcp-Name", "echo"), ("Mcp-Param-Region", "us")] {
+        let value = good.iter().find(|(n, _)| n == name).unwrap().1.clone();
+        // Another value, the same value again, and the second line in another case: all refused.
+        for extra in [(name.to_owned(), second.to_owned()), (name.to_owned(), value.clone()), (name.to_ascii_lowercase(), value)] {
+            let mut h = good.clone();
+            h.push(extra.clone());
+            let r = raw(a, "POST", &h, &bytes).await;
+            assert_eq!((r.status, error_code(&r)), (400, -32020), "{extra:?}");
+            assert_eq!(r.json()["id"], json!(21));
+            let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+            assert!(message.to_ascii_lowercase().contains(&name.to_ascii_lowercase()) && message.contains("more than once"), "{message}");
+            check_valid("tools/call", &r.json());
+        }
+    }
+    // The order of the lines does not matter either: the bad one first is refused as well.
+    let mut h = vec![("Mcp-Method".to_owned(), "tools/list".to_owned())];
+    h.extend(good.iter().cloned());
+    assert_eq!(error_code(&raw(a, "POST", &h, &bytes).await), -32020);
+    assert_eq!(raw(a, "POST", &good, &bytes).await.status, 200, "the server keeps serving");
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_rules_are_strict() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    let ok = body(1, "server/discover", json!({}));
+    let bytes = serde_json::to_vec(&ok).unwrap();
+    let with_host = |target: &str, hosts: &[&str]| {
+        let mut head = format!("POST {target} HTTP/1.1\r\n");
+        for h in hosts {
+            head.push_str(&format!("Host: {h}\r\n"));
+        }
+        head.push_str(&format!("Connection: close\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n", bytes.len()));
+        for (n, v) in headers_for(&ok) {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head + "\r\n"
+    };
+    let mine = format!("127.0.0.1:{}", a.port());
+    let cases: Vec<(String, Vec<&str>, u16)> = vec![
+        ("/mcp".into(), vec![&mine], 200),
+        ("/mcp".into(), vec!["[::1]:8080"], 200),
+        ("/mcp".into(), vec!["[::1]"], 200),
+        ("/mcp".into(), vec!["LOCALHOST:1"], 200),
+        // Two Host field lines: 400, whatever their values (RFC 9112 section 3.2).
+        ("/mcp".into(), vec![&mine, "evil.example.com"], 400),
+        ("/mcp".into(), vec!["evil.example.com", &mine], 400),
+        ("/mcp".into(), vec![&mine, &mine], 400),
+        // Bracketed IPv6 parsed strictly; no empty or oversized port.
+        ("/mcp".into(), vec!["[::1"], 400),
+        ("/mcp".into(), vec!["[::1]x"], 400),
+        ("/mcp".into(), vec!["[::1]:"], 400),
+        ("/mcp".into(), vec!["[::1]:99999"], 400),
+        ("/mcp".into(), vec!["[::1]evil.example.com"], 400),
+        ("/mcp".into(), vec!["localhost:"], 400),
+        ("/mcp".into(), vec!["evil.example.com"], 403),
+        ("/mcp".into(), vec!["[2001:db8::1]:80"], 403),
+        // An absolute-form target names the host too: checked like Host, and the two must agree.
+        (format!("http://{mine}/mcp"), vec![&mine], 200),
+        ("http://evil.example.com/mcp".into(), vec!["evil.example.com"], 403),
+        ("http://evil.example.com/mcp".into(), vec![&mine], 400),
+    ];
+    for (target, hosts, status) in cases {
+        let r = send_raw(a, &with_host(&target, &hosts), &bytes).await;
+        assert_eq!(r.status, status, "{target} Host: {hosts:?}: {}", String::from_utf8_lossy(&r.body));
+        if status != 200 {
+            assert_eq!(error_code(&r), -32600);
+        }
+    }
+    http.shutdown().await;
+}
+
+/// One HTTP/2 (prior knowledge, h2c) POST to `/mcp` of `addr`, naming `authority` in
+/// `:authority`, with `extra` headers.
+async fn h2_post(addr: SocketAddr, authority: &str, extra: &[(String, String)], payload: Vec<u8>) -> (u16, Value) {
+    use http_body_util::{BodyExt, Full};
+    let io = hyper_util::rt::TokioIo::new(TcpStream::connect(addr).await.unwrap());
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io).await.unwrap();
+    tokio::spawn(conn);
+    let mut req = hyper::Request::post(format!("http://{authority}/mcp")).header("content-type", "application/json").header("accept", "application/json");
+    for (n, v) in extra {
+        req = req.header(n.as_str(), v.as_str());
+    }
+    let resp = sender.send_request(req.body(Full::new(bytes::Bytes::from(payload))).unwrap()).await.unwrap();
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+#[tokio::test]
+async fn http2_authority_is_checked_like_host() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    let ok = body(1, "server/discover", json!({}));
+    let bytes = serde_json::to_vec(&ok).unwrap();
+    let h = headers_for(&ok);
+    let (status, reply) = h2_post(a, &format!("127.0.0.1:{}", a.port()), &h, bytes.clone()).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(h2_post(a, "localhost", &h, bytes.clone()).await.0, 200);
+    let (status, reply) = h2_post(a, "evil.example.com", &h, bytes.clone()).await;
+    assert_eq!((status, reply["error"]["code"].clone()), (403, json!(-32600)), "DNS rebinding over HTTP/2: {reply}");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("evil.example.com"));
+    // A Host header beside :authority must name the same host.
+    let mut with_host = h.clone();
+    with_host.push(("host".into(), "evil.example.com".into()));
+    assert_eq!(h2_post(a, "localhost", &with_host, bytes.clone()).await.0, 400);
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn content_type_is_matched_as_a_media_type() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    let ok = body(1, "server/discover", json!({}));
+    let bytes = serde_json::to_vec(&ok).unwrap();
+    let post_as = |types: &[&str]| {
+        let mut h = headers_for(&ok);
+        h.push(("Accept".into(), "application/json".into()));
+        h.extend(types.iter().map(|t| ("Content-Type".to_owned(), (*t).to_owned())));
+        h
+    };
+    for (types, status) in [
+        (&["application/json"][..], 200),
+        (&["application/json; charset=utf-8"], 200),
+        (&["Application/JSON;charset=\"UTF-8\""], 200),
+        (&["application/json;"], 200),
+        (&["application/jsonp"], 415),
+        (&["application/json-seq"], 415),
+        (&["application/json5"], 415),
+        (&["text/plain"], 415),
+        (&["application/json; charset=latin1"], 415),
+        (&["application/json; charset"], 415),
+        (&["application/json", "application/json"], 400),
+    ] {
+        let r = raw(a, "POST", &post_as(types), &bytes).await;
+        assert_eq!(r.status, status, "{types:?}: {}", String::from_utf8_lossy(&r.body));
+        if status != 200 {
+            assert_eq!(error_code(&r), -32600);
+        }
+    }
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn integer_ids_outside_i64_are_echoed_exactly() {
+    let http = start(test_server()).await;
+    let a = http.local_addr();
+    for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615", "9223372036854775807"] {
+        // Both a result and an error response echo the id's exact text.
+        for (method, params) in [("tools/call", json!({ "name": "echo", "arguments": { "n": 1 } })), ("tools/call", json!({ "name": "nope" }))] {
+            let b = body(1, method, params);
+            let text = serde_json::to_string(&b).unwrap().replacen("\"id\":1", &format!("\"id\":{id}"), 1);
+            let r = raw(a, "POST", &headers_for(&b), text.as_bytes()).await;
+            let reply = String::from_utf8_lossy(&r.body).into_owned();
+            assert!(reply.contains(&format!("\"id\":{id},")), "{id}: {reply}");
+        }
+    }
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn template_variables_are_checked_against_path_traversal() {
+    use mcpaxle::schema::{ReadResourceResult, ResourceContents, ResourceTemplate, TextResourceContents};
+    use mcpaxle::server::{ResourceRequest, TemplateOptions};
+    use std::sync::atomic::AtomicUsize;
+    let server = test_server();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let reader = |calls: Arc<AtomicUsize>| {
+        move |r: ResourceRequest, _c: RequestContext| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let text = Value::Object(r.variables).to_string();
+                Ok(ReadResourceResult { contents: vec![ResourceContents::Text(TextResourceContents { uri: r.uri, mime_type: None, text, meta: None })], ..Default::default() })
+            }
+        }
+    };
+    let template = |t: &str| -> ResourceTemplate { serde_json::from_value(json!({ "uriTemplate": t, "name": t })).unwrap() };
+    server.add_resource_template(template("file:///{+path}"), None, reader(calls.clone())).unwrap();
+    server.add_resource_template(template("note://{id}"), None, reader(calls.clone())).unwrap();
+    let opted_out = TemplateOptions { allow_path_traversal: true };
+    server.add_resource_template_with(template("calc://{expr}"), None, opted_out, reader(calls.clone())).unwrap();
+    let http = start(server).await;
+    let a = http.local_addr();
+    let read = |uri: &str| body(30, "resources/read", json!({ "uri": uri }));
+    for uri in ["file:///docs/guide.md", "note://42", "calc://1%2F2"] {
+        let r = post(a, &read(uri)).await;
+        assert_eq!(r.status, 200, "{uri}: {}", String::from_utf8_lossy(&r.body));
+        check_valid("resources/read", &r.json());
+    }
+    assert_eq!(calls.swap(0, Ordering::SeqCst), 3);
+    let r = post(a, &read("calc://1%2F2")).await.json();
+    assert_eq!(r["result"]["contents"][0]["text"], json!(r#"{"expr":"1/2"}"#), "the opt-out hands the value over as matched");
+    calls.store(0, Ordering::SeqCst);
+    for uri in [
+        "file:///../etc/passwd",
+        "file:///docs/../../etc/passwd",
+        "file:////etc/passwd",
+        "file:///docs/%2E%2E/%2E%2E/etc/passwd",
+        "file:///a%5C..%5Cwin.ini",
+        "file:///C:/Windows/win.ini",
+        "note://..",
+        "note://..%2F..%2Fetc%2Fpasswd",
+        "note://a%2Fb",
+        "note://a%00b",
+        "note://%252F",
+    ] {
+        let r = post(a, &read(uri)).await;
+        assert_eq!((r.status, error_code(&r)), (400, -32602), "{uri}");
+        let e = &r.json()["error"];
+        assert_eq!(e["data"]["uri"], json!(uri));
+        let message = e["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("Resource not found: {uri} (the value of {{")) && message.contains("path traversal"), "{message}");
+        check_valid("resources/read", &r.json());
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no handler saw an unsafe value");
+    http.shutdown().await;
+}
+
+#[tokio::test]
+async fn mrtr_answers_carried_to_the_next_round_are_bounded() {
+    use mcpaxle::server::seal::MAX_REQUEST_STATE;
+    let server = test_server();
+    let form = json!({ "mode": "form", "message": "Name?", "requestedSchema": { "type": "object", "properties": { "name": { "type": "string" } } } });
+    server
+        .add_tool(Tool::new("two_rounds", "Asks twice", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
+            let form = form.clone();
+            async move {
+                let first = ctx.elicit("first", form.clone()).await?;
+                let second = ctx.elicit("second", form).await?;
+                let len = first["content"]["name"].as_str().map_or(0, str::len);
+                Ok(CallToolResult::text(format!("{len} {}", second["content"]["name"])))
+            }
+        })
+        .unwrap();
+    let http = start(server).await;
+    let a = http.local_addr();
+    let call = |extra: Value| {
+        let mut params = json!({ "name": "two_rounds" });
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body(40, "tools/call", params)
+    };
+    // An answer whose carried JSON ({"first": answer}) is exactly the limit, then one byte more.
+    let answer_of = |carried: usize| {
+        let overhead = serde_json::to_string(&json!({ "first": { "action": "accept", "content": { "name": "" } } })).unwrap().len();
+        json!({ "action": "accept", "content": { "name": "x".repeat(carried - overhead) } })
+    };
+    for (carried, completes) in [(MAX_REQUEST_STATE, true), (MAX_REQUEST_STATE + 1, false)] {
+        let answer = answer_of(carried);
+        assert_eq!(serde_json::to_string(&json!({ "first": answer })).unwrap().len(), carried);
+        let r1 = post(a, &call(json!({}))).await.json();
+        let state = r1["result"]["requestState"].as_str().unwrap().to_owned();
+        let r2 = post(a, &call(json!({ "requestState": state, "inputResponses": { "first": answer } }))).await;
+        if !completes {
+            assert_eq!((r2.status, error_code(&r2)), (400, -32602));
+            let e = &r2.json()["error"];
+            let message = e["message"].as_str().unwrap();
+            assert!(message.contains("inputResponses[\"first\"]") && message.contains(&MAX_REQUEST_STATE.to_string()), "{message}");
+            assert_eq!(e["data"]["limit"], json!(MAX_REQUEST_STATE));
+            assert_eq!(e["data"]["carried"], json!(carried));
+            assert_eq!(e["data"]["inputResponse"], json!("first"));
+            check_valid("tools/call", &r2.json());
+            continue;
+        }
+        assert_eq!(r2.status, 200);
+        let r2 = r2.json();
+        assert_eq!(r2["result"]["resultType"], json!("input_required"));
+        let state = r2["result"]["requestState"].as_str().unwrap().to_owned();
+        // The state at the limit comes back within the default 4 MiB body limit, and the call finishes.
+        let last = call(json!({ "requestState": state, "inputResponses": { "second": { "action": "accept", "content": { "name": "y".repeat(1 << 20) } } } }));
+        assert!(serde_json::to_vec(&last).unwrap().len() < 4 << 20);
+        let r3 = post(a, &last).await;
+        assert_eq!(r3.status, 200, "{}", String::from_utf8_lossy(&r3.body[..r3.body.len().min(300)]));
+        let r3 = r3.json();
+        assert_eq!(r3["result"]["resultType"], json!("complete"));
+        let name_len = answer["content"]["name"].as_str().unwrap().len();
+        assert!(r3["result"]["content"][0]["text"].as_str().unwrap().starts_with(&format!("{name_len} ")), "the last run saw the first answer whole");
+    }
     http.shutdown().await;
 }
 

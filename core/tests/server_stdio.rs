@@ -85,6 +85,21 @@ async fn a_slow_tool_never_delays_another() {
 }
 
 #[tokio::test]
+async fn integer_ids_outside_i64_are_echoed_exactly() {
+    let mut h = harness(StdioOptions::default());
+    for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615"] {
+        let frame = request(1, "tools/call", json!({ "name": "fast" })).replacen("\"id\":1", &format!("\"id\":{id}"), 1);
+        h.input.write_all(frame.as_bytes()).await.unwrap();
+        // Read the line as text: a serde_json Value would round the id.
+        let line = tokio::time::timeout(Duration::from_secs(5), h.output.next_line()).await.unwrap().unwrap().unwrap();
+        assert!(line.contains(&format!("\"id\":{id},")), "{id}: {line}");
+        assert!(line.contains("fast done"), "{line}");
+    }
+    drop(h.input);
+    tokio::time::timeout(Duration::from_secs(2), h.done).await.unwrap().unwrap().unwrap();
+}
+
+#[tokio::test]
 async fn bad_frames_get_errors_and_serving_goes_on() {
     let mut h = harness(StdioOptions { max_message_size: 1024, ..Default::default() });
     h.input.write_all(b"{nope\n").await.unwrap();

@@ -315,6 +315,7 @@ class Server:
         cache: CacheSpec | None = None,
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
+        allow_path_traversal: bool = False,
     ) -> Callable[[F], F]:
         """Registers a function as a resource. A URI with ``{variables}`` (RFC 6570) makes a
         resource template: the function's parameters receive the variables (converted to
@@ -322,10 +323,15 @@ class Server:
         note(id: int)``. A parameter named ``uri`` receives the URI read. Return ``str``
         (text), ``bytes`` (blob), any JSON-able value (JSON text), a
         :class:`~mcpaxle.ResourceContents` or a list of them. ``cache`` overrides the
-        ``resources/read`` caching hint."""
+        ``resources/read`` caching hint.
+
+        A template's variables are checked against path traversal before the function runs:
+        a read whose values hold a ``..`` segment, an encoded slash (``%2F``), a backslash,
+        an absolute path or NUL gets "Resource not found". ``allow_path_traversal=True``
+        hands them over as matched (for a function that never opens a file with them)."""
 
         def register(fn: F) -> F:
-            self.add_resource(fn, uri, name=name, title=title, description=description, mime_type=mime_type, size=size, annotations=annotations, cache=cache, meta=meta, icons=icons, localns=_caller())
+            self.add_resource(fn, uri, name=name, title=title, description=description, mime_type=mime_type, size=size, annotations=annotations, cache=cache, meta=meta, icons=icons, allow_path_traversal=allow_path_traversal, localns=_caller())
             return fn
 
         return register
@@ -344,12 +350,15 @@ class Server:
         cache: CacheSpec | None = None,
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
+        allow_path_traversal: bool = False,
         localns: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Adds or replaces a resource or resource template at any time; returns its
-        definition."""
+        definition (``allow_path_traversal``: see :meth:`resource`)."""
         params = params_of(fn, localns=localns if localns is not None else _caller())
         variables = template_variables(uri)
+        if allow_path_traversal and not variables:
+            raise UsageError(f"resource {uri!r}: allow_path_traversal applies to resource templates (URIs with {{variables}}) only")
         wants_uri = "uri" in params.names and "uri" not in variables
         missing = [p for p in params.required if p not in variables and not (p == "uri" and wants_uri)]
         if missing:
@@ -377,7 +386,7 @@ class Server:
 
         invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, finish, self._pool, tool=False)
         if variables:
-            self._native.add_resource_template(definition, invoke, hint)
+            self._native.add_resource_template(definition, invoke, hint, allow_path_traversal)
             self._templates[uri] = definition
         else:
             self._native.add_resource(definition, invoke, hint)

@@ -15,6 +15,9 @@
 //! **runs again from the start**: code before an ask runs once per round, so keep side
 //! effects after the asks, or make them idempotent. Answers of earlier rounds travel sealed
 //! in `requestState`, so a handler with several rounds sees all of them on the last run.
+//! What a state carries is bounded by [`MAX_REQUEST_STATE`](crate::server::seal::MAX_REQUEST_STATE)
+//! (2 MiB), so that its retry always fits the HTTP body limit: a round whose answers would
+//! exceed it ends the call with an Invalid params error naming the largest answer.
 //! A handler may also keep its own small state across rounds with
 //! [`RequestContext::set_request_state`].
 

@@ -13,7 +13,8 @@ use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::request_meta::{self, RequestMeta};
-use crate::server::seal::{SealedState, params_digest};
+use crate::server::seal::{self, SealedState, params_digest};
+use crate::server::template_paths;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
 use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
@@ -35,6 +36,10 @@ pub struct RequestHeaders {
     pub name: Option<String>,
     /// `Mcp-Param-{Name}` headers: the lowercased `{Name}` and the raw value.
     pub params: Vec<(String, String)>,
+    /// The names (lowercase) of the headers above that the request sent in more than one
+    /// field line. Any makes the request a header mismatch (-32020): which of two values
+    /// counts is ambiguous, so neither does.
+    pub repeated: Vec<String>,
 }
 
 /// What a transport knows about a request besides its body.
@@ -333,7 +338,10 @@ impl Server {
             Some(match outcome {
                 Ok(result) => Response::result(id, result),
                 Err(e) if e.kind() == ErrorKind::InputRequired => match (digest, &peer) {
-                    (Some(d), None) => Response::result(id, server.input_required(method, d, principal, ctx.take_round())),
+                    (Some(d), None) => match server.input_required(method, d, principal, ctx.take_round()) {
+                        Ok(result) => Response::result(id, result),
+                        Err(e) => Response::error(Some(id), e.to_error_object()),
+                    },
                     _ => Response::error(Some(id), Error::internal(format!("Internal error: the {method} handler kept asking for input it cannot get")).to_error_object()),
                 },
                 Err(e) => Response::error(Some(id), e.to_error_object()),
@@ -342,7 +350,13 @@ impl Server {
         Exchange::running(Box::pin(fut), rx, abort, false)
     }
 
-    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Value {
+    /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
+    /// sealed in its `requestState`; an error when they exceed [`seal::MAX_REQUEST_STATE`].
+    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Result<Value> {
+        let carried = seal::carried_size(&round.used, round.state.as_ref());
+        if carried > seal::MAX_REQUEST_STATE {
+            return Err(state_too_large(method, carried, &round));
+        }
         let mut requests = Map::new();
         for (key, m, params) in round.pending {
             requests.insert(key, json!({ "method": m, "params": params }));
@@ -355,7 +369,7 @@ impl Server {
         }
         r.insert("requestState".into(), json!(state));
         self.stamp_server_info(&mut r);
-        Value::Object(r)
+        Ok(Value::Object(r))
     }
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]` unless configured off.
@@ -411,8 +425,12 @@ impl Server {
             Some(r) => (r.handler.clone(), r.cache.clone(), Map::new()),
             None => {
                 let templates = read(&regs.templates);
-                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t.handler.clone(), t.cache.clone(), vars)));
-                found.ok_or_else(|| resource_not_found(&uri, era))?
+                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t, vars)));
+                let (t, vars) = found.ok_or_else(|| resource_not_found(&uri, era))?;
+                if !t.options.allow_path_traversal {
+                    template_paths::check(&t.template, &vars).map_err(|why| unsafe_variable(&uri, t.template.as_str(), &why, era))?;
+                }
+                (t.handler.clone(), t.cache.clone(), vars)
             }
         };
         let digest = params_digest(&uri, None);
@@ -603,8 +621,39 @@ fn resource_not_found(uri: &str, era: &Era) -> Error {
     if era.is_legacy() { e.with_code(-32002) } else { e }
 }
 
+/// The error of a round whose answers (and handler state) are too large to carry in
+/// `requestState`: it names the largest answer, the sizes and the limit.
+fn state_too_large(method: &str, carried: usize, round: &Round) -> Error {
+    let limit = seal::MAX_REQUEST_STATE;
+    let largest = round.used.iter().map(|(k, v)| (k, seal::json_size(v))).max_by_key(|(_, n)| *n);
+    let state = round.state.as_ref().map_or(0, seal::json_size);
+    match largest {
+        Some((key, size)) if size >= state => Error::invalid_params(format!(
+            "Invalid params: the answers to this {method} request's input requests total {carried} bytes, over the {limit} bytes that \
+             requestState carries to the next round; inputResponses[\"{key}\"] alone is {size} bytes: answer with less (a shorter \
+             text, a smaller file), or ask the server to request less at a time"
+        ))
+        .with_data(json!({ "inputResponse": key, "size": size, "carried": carried, "limit": limit })),
+        _ => Error::internal(format!(
+            "Internal error: the {method} handler's request state is {state} bytes, over the {limit} bytes that requestState carries \
+             to the next round; keep large data on the server and put a reference in the state"
+        )),
+    }
+}
+
+/// A URI that matches a template with a variable the path traversal check refuses: not found,
+/// as for a URI that matches nothing, with the reason.
+fn unsafe_variable(uri: &str, template: &str, why: &str, era: &Era) -> Error {
+    let message = format!("Resource not found: {uri} ({why}, which the resource template {template} refuses as path traversal)");
+    let e = Error::invalid_params(message).with_data(json!({ "uri": uri }));
+    if era.is_legacy() { e.with_code(-32002) } else { e }
+}
+
 /// Checks `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
 fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method, meta: &RequestMeta, params: Option<&Value>) -> Result<()> {
+    if let Some(name) = h.repeated.first() {
+        return Err(mismatch(format!("Header mismatch: the {} header was sent more than once; send it exactly once", display_header(name))));
+    }
     match h.protocol_version.as_deref().map(str::trim) {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
         Some(v) if v != meta.protocol_version => {
@@ -634,6 +683,20 @@ fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method,
         return Err(mismatch(format!("Header mismatch: Mcp-Name header {decoded:?} does not match body value {body_name:?}")));
     }
     Ok(())
+}
+
+/// A request-metadata header's name as the specification spells it (`Mcp-Param-Region` for
+/// `mcp-param-region`).
+fn display_header(lowercase: &str) -> String {
+    match lowercase {
+        headers::MCP_PROTOCOL_VERSION => "MCP-Protocol-Version".into(),
+        headers::MCP_METHOD => "Mcp-Method".into(),
+        headers::MCP_NAME => "Mcp-Name".into(),
+        other => match other.strip_prefix(headers::MCP_PARAM_PREFIX) {
+            Some(param) => format!("Mcp-Param-{param}"),
+            None => other.into(),
+        },
+    }
 }
 
 /// Checks the `Mcp-Param-*` headers of a tool call against the tool's `x-mcp-header`

@@ -32,6 +32,7 @@ mod registry;
 pub mod request_meta;
 pub mod seal;
 pub mod subscriptions;
+mod template_paths;
 pub mod uri_template;
 
 pub use context::RequestContext;
@@ -41,6 +42,7 @@ pub use handlers::{BoxFuture, CompletionHandler, CompletionRequest, PromptHandle
 pub use registry::CompletionRef;
 pub use seal::StateKey;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
+pub use template_paths::TemplateOptions;
 
 use crate::error::Result;
 use crate::legacy::LegacyOptions;
@@ -299,9 +301,27 @@ impl Server {
     }
 
     /// Adds or replaces a resource template (RFC 6570); reads of matching URIs go to its
-    /// handler with the extracted variables.
+    /// handler with the extracted variables. Variables that could climb out of a directory
+    /// (`..` segments, encoded slashes, backslashes, absolute paths, NUL) are refused with
+    /// "Resource not found" before the handler runs; see [`TemplateOptions`] to opt out.
     pub fn add_resource_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, handler: impl ResourceHandler) -> Result<()> {
-        self.inner.registries.add_template(template, cache, Arc::new(handler))?;
+        self.add_resource_template_with(template, cache, TemplateOptions::default(), handler)
+    }
+
+    /// [`Server::add_resource_template`] with [`TemplateOptions`], e.g. to hand the handler
+    /// values that the path traversal check would refuse:
+    ///
+    /// ```
+    /// # use mcpaxle::{Server, schema::{ResourceTemplate, ReadResourceResult}, server::{RequestContext, ResourceRequest, TemplateOptions}};
+    /// # let server = Server::builder("s", "1").build();
+    /// let template: ResourceTemplate = serde_json::from_value(serde_json::json!({ "uriTemplate": "calc://{expr}", "name": "calc" })).unwrap();
+    /// let options = TemplateOptions { allow_path_traversal: true };
+    /// server.add_resource_template_with(template, None, options, |r: ResourceRequest, _c: RequestContext| async move {
+    ///     Ok(ReadResourceResult::default()) // `expr` may be "1/2": this handler never opens a file
+    /// }).unwrap();
+    /// ```
+    pub fn add_resource_template_with(&self, template: ResourceTemplate, cache: Option<CacheHint>, options: TemplateOptions, handler: impl ResourceHandler) -> Result<()> {
+        self.inner.registries.add_template(template, cache, options, Arc::new(handler))?;
         self.inner.bus.publish(ServerEvent::ResourcesListChanged);
         Ok(())
     }

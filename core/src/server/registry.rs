@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::headers::{self, HeaderParam};
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use crate::server::CacheHint;
+use crate::server::{CacheHint, TemplateOptions};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
 use crate::server::uri_template::UriTemplate;
@@ -31,6 +31,7 @@ pub(crate) struct TemplateEntry {
     pub json: Value,
     pub template: UriTemplate,
     pub cache: Option<CacheHint>,
+    pub options: TemplateOptions,
     pub handler: Arc<dyn ResourceHandler>,
 }
 
@@ -134,10 +135,10 @@ impl Registries {
         write(&self.resources).remove(uri).is_some()
     }
 
-    pub fn add_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, handler: Arc<dyn ResourceHandler>) -> Result<()> {
+    pub fn add_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, options: TemplateOptions, handler: Arc<dyn ResourceHandler>) -> Result<()> {
         let parsed = UriTemplate::parse(&template.uri_template)
             .map_err(|e| Error::usage(format!("Resource template {:?} is not a valid RFC 6570 template: {e}", template.uri_template)))?;
-        let entry = TemplateEntry { json: to_json(&template), template: parsed, cache, handler };
+        let entry = TemplateEntry { json: to_json(&template), template: parsed, cache, options, handler };
         write(&self.templates).insert(template.uri_template, Arc::new(entry));
         self.mark(|e| e.resources = true);
         Ok(())

@@ -53,6 +53,14 @@ pub(crate) fn fill_random(buf: &mut [u8]) {
     getrandom::getrandom(buf).expect("the operating system's random source failed");
 }
 
+/// The most bytes a `requestState` carries to the next round: the JSON text of the answers of
+/// earlier rounds plus the handler's own state (2 MiB). Sealed and Base64-encoded, such a state
+/// is about 2.7 MiB, so the retry that carries it back fits the HTTP transport's default 4 MiB
+/// body limit with room for that round's answers. A round that would carry more ends the call
+/// with an Invalid params error naming the largest answer, rather than handing out a state
+/// that no retry could bring back.
+pub const MAX_REQUEST_STATE: usize = 2 << 20;
+
 /// What a sealed `requestState` carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SealedState {
@@ -146,6 +154,32 @@ impl Sealer {
     }
 }
 
+/// How many bytes of [`MAX_REQUEST_STATE`] a state uses: the JSON text of its answers and of
+/// the handler's state.
+pub(crate) fn carried_size(answers: &Map<String, Value>, state: Option<&Value>) -> usize {
+    let answers = if answers.is_empty() { 0 } else { json_size(answers) };
+    answers.saturating_add(state.map_or(0, json_size))
+}
+
+/// The length of `value`'s compact JSON text, counted without building it.
+pub(crate) fn json_size<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
 /// A digest of the salient params of a request: the method's target and its arguments
 /// (serde_json maps are sorted, so equal params give equal digests).
 pub(crate) fn params_digest(target: &str, arguments: Option<&Value>) -> String {
@@ -181,6 +215,17 @@ mod tests {
         assert_eq!(s.open(&token, "prompts/get", &d, None), Err(StateRejection::WrongRequest));
         assert_eq!(s.open(&token, "tools/call", &params_digest("t", Some(&json!({"a": 2}))), None), Err(StateRejection::WrongRequest));
         assert_eq!(s.open(&token, "tools/call", &d, Some("alice")), Err(StateRejection::WrongPrincipal));
+    }
+
+    #[test]
+    fn carried_size_counts_the_json_text() {
+        let mut answers = Map::new();
+        assert_eq!(carried_size(&answers, None), 0);
+        answers.insert("k".into(), json!({"action": "accept", "content": {"name": "é"}}));
+        let text = serde_json::to_string(&answers).unwrap();
+        assert_eq!(carried_size(&answers, None), text.len());
+        assert_eq!(carried_size(&answers, Some(&json!([1, 2]))), text.len() + 5);
+        assert_eq!(json_size(&json!("x".repeat(1000))), 1002);
     }
 
     #[test]

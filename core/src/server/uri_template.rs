@@ -300,6 +300,19 @@ impl UriTemplate {
         names
     }
 
+    /// The variables whose values may span several path segments: those that appear only in
+    /// `{+…}` and `{#…}` expressions, whose matches may hold a raw `/`.
+    pub(crate) fn multi_segment_variables(&self) -> Vec<&str> {
+        let mut reserved: Vec<&str> = Vec::new();
+        let mut single: Vec<&str> = Vec::new();
+        for expression in self.expressions() {
+            let list = if expression.operator.allows_reserved() { &mut reserved } else { &mut single };
+            list.extend(expression.vars.iter().map(|v| v.name.as_str()));
+        }
+        reserved.retain(|name| !single.contains(name));
+        reserved
+    }
+
     fn expressions(&self) -> impl Iterator<Item = &Expression> {
         self.parts.iter().flat_map(|part| match part {
             Part::Literal(_) => <&[Expression]>::default().iter(),

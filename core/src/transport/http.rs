@@ -18,6 +18,7 @@ use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext
 use crate::transport::auth::{BearerAuth, Refusal};
 use crate::transport::outgoing_bytes;
 use crate::transport::resume::{self, ResumableStreams};
+use crate::transport::rules;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
@@ -131,8 +132,8 @@ impl McpService {
         if req.uri().path() != self.options.path {
             return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
         }
-        if let Err(why) = self.check_host_and_origin(req.headers()) {
-            return rpc_error(StatusCode::FORBIDDEN, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        if let Err((status, why)) = self.check_host_and_origin(req.uri(), req.headers()) {
+            return rpc_error(status, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }
         let token = match &self.options.auth {
             Some(auth) => match auth.check(req.headers(), &self.options.path).await {
@@ -170,14 +171,8 @@ impl McpService {
                 ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the Accept header must list application/json and text/event-stream"),
             );
         }
-        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
-            let ok = ct.to_str().map(|s| s.trim().to_ascii_lowercase().starts_with("application/json")).unwrap_or(false);
-            if !ok {
-                return rpc_error(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Unsupported Media Type: send the JSON-RPC message as application/json"),
-                );
-            }
+        if let Err((status, why)) = check_content_type(req.headers()) {
+            return rpc_error(status, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }
         let peer = req.extensions().get::<PeerAddr>().map(|p| p.0.ip());
         let (parts, body) = req.into_parts();
@@ -280,6 +275,10 @@ impl McpService {
     async fn legacy_post(&self, id: &str, message: Message, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
         // Another principal's session is not found: its message changes nothing.
         let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else { return session_not_found() };
+        if h.get_all(headers::MCP_PROTOCOL_VERSION).iter().nth(1).is_some() {
+            let why = "Bad Request: the MCP-Protocol-Version header was sent more than once; send it exactly once";
+            return rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        }
         if let Some(v) = h.get(headers::MCP_PROTOCOL_VERSION).and_then(|v| v.to_str().ok()) {
             if !LEGACY_VERSIONS.contains(&v.trim()) {
                 return rpc_error(
@@ -335,56 +334,114 @@ impl McpService {
         sse_response(SseBody::new(exchange, None, Some(self.options.keep_alive)))
     }
 
+    /// The request-metadata headers of a request. A header sent in more than one field line
+    /// is recorded in [`RequestHeaders::repeated`] (the dispatcher answers -32020): never
+    /// "first one wins", which would let a client and an intermediary read different values.
     fn transport_context(&self, h: &HeaderMap, principal: Option<String>) -> TransportContext {
-        let get = |name: &str| h.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let mut repeated = Vec::new();
+        let mut single = |name: &str| {
+            let mut values = h.get_all(name).iter();
+            let first = values.next().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            if values.next().is_some() {
+                repeated.push(name.to_owned());
+            }
+            first
+        };
+        let protocol_version = single(headers::MCP_PROTOCOL_VERSION);
+        let method = single(headers::MCP_METHOD);
+        let name = single(headers::MCP_NAME);
         let params = h
-            .iter()
-            .filter_map(|(name, v)| {
-                let n = name.as_str();
-                n.strip_prefix(headers::MCP_PARAM_PREFIX).map(|p| (p.to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .keys()
+            .filter(|k| k.as_str().starts_with(headers::MCP_PARAM_PREFIX))
+            .filter_map(|k| {
+                let value = single(k.as_str())?;
+                Some((k.as_str()[headers::MCP_PARAM_PREFIX.len()..].to_owned(), value))
             })
             .collect();
-        let headers = RequestHeaders {
-            protocol_version: get(headers::MCP_PROTOCOL_VERSION),
-            method: get(headers::MCP_METHOD),
-            name: get(headers::MCP_NAME),
-            params,
-        };
+        let headers = RequestHeaders { protocol_version, method, name, params, repeated };
         TransportContext { principal, headers: Some(headers), shutdown: self.shutdown.clone() }
     }
 
-    fn check_host_and_origin(&self, h: &HeaderMap) -> std::result::Result<(), String> {
-        if let Some(host) = h.get(header::HOST) {
-            let host = host.to_str().map_err(|_| "Forbidden: the Host header is not valid".to_owned())?;
-            let name = strip_port(host);
-            let allowed = match &self.options.allowed_hosts {
-                Some(list) => list.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(name)),
-                None => is_loopback_name(name) || self.bound.is_some_and(|b| strip_brackets(name) == b.ip().to_string()),
-            };
-            if !allowed {
-                return Err(format!("Forbidden: Host {host:?} is not allowed (DNS rebinding protection); add it to the server's allowed hosts"));
+    /// DNS rebinding protection. The host a request names (its `Host` header, and the request
+    /// URI's authority: HTTP/2's `:authority` or an HTTP/1.1 absolute-form target) must be an
+    /// allowed one; each is parsed strictly, a second `Host` field line or a Host that differs
+    /// from the authority is a `400`, a host not allowed a `403`. Then the `Origin`, if any.
+    fn check_host_and_origin(&self, uri: &http::Uri, h: &HeaderMap) -> std::result::Result<(), (StatusCode, String)> {
+        let bad = |why: String| (StatusCode::BAD_REQUEST, why);
+        let mut hosts = h.get_all(header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() {
+            return Err(bad("Bad Request: the request has more than one Host header (RFC 9112 section 3.2); send exactly one".into()));
+        }
+        let host = match host {
+            Some(v) => {
+                let text = v.to_str().map_err(|_| bad("Bad Request: the Host header is not valid".into()))?;
+                let parsed = rules::parse_authority(text)
+                    .ok_or_else(|| bad(format!("Bad Request: the Host header {text:?} is not a valid host[:port] (an IPv6 address goes in brackets: [::1]:8080)")))?;
+                Some((text, parsed))
+            }
+            None => None,
+        };
+        let authority = match uri.authority() {
+            Some(a) => {
+                let parsed = rules::parse_authority(a.as_str())
+                    .ok_or_else(|| bad(format!("Bad Request: the request's authority {:?} is not a valid host[:port]", a.as_str())))?;
+                Some((a.as_str(), parsed))
+            }
+            None => None,
+        };
+        if let (Some((ht, hp)), Some((at, ap))) = (&host, &authority) {
+            if !hp.host.eq_ignore_ascii_case(ap.host) || hp.port != ap.port {
+                return Err(bad(format!("Bad Request: the Host header {ht:?} differs from the request's authority {at:?}")));
+            }
+        }
+        for (text, parsed) in host.iter().chain(authority.iter()) {
+            if !self.host_allowed(parsed.host) {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    format!("Forbidden: Host {text:?} is not allowed (DNS rebinding protection); add it to the server's allowed hosts"),
+                ));
             }
         }
         if let Some(origin) = h.get(header::ORIGIN) {
-            let origin = origin.to_str().map_err(|_| "Forbidden: the Origin header is not valid".to_owned())?;
-            let host = origin.split_once("://").map(|(_, rest)| strip_port(rest.trim_end_matches('/')));
-            let allowed = host.is_some_and(is_loopback_name) || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
+            let forbidden = |why: String| (StatusCode::FORBIDDEN, why);
+            let origin = origin.to_str().map_err(|_| forbidden("Forbidden: the Origin header is not valid".to_owned()))?;
+            let host = origin.split_once("://").and_then(|(_, rest)| rules::parse_authority(rest.strip_suffix('/').unwrap_or(rest)));
+            let allowed = host.is_some_and(|a| is_loopback_name(a.host)) || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
             if !allowed {
-                return Err(format!("Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins"));
+                return Err(forbidden(format!("Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins")));
             }
         }
         Ok(())
     }
+
+    /// Whether `host` (as [`rules::parse_authority`] returns it: no port, no brackets) is one
+    /// the server answers to.
+    fn host_allowed(&self, host: &str) -> bool {
+        match &self.options.allowed_hosts {
+            Some(list) => list.iter().any(|a| a == "*" || strip_brackets(a).eq_ignore_ascii_case(host)),
+            None => {
+                is_loopback_name(host) || self.bound.is_some_and(|b| host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip == b.ip()))
+            }
+        }
+    }
 }
 
-fn strip_port(host: &str) -> &str {
-    if let Some(rest) = host.strip_prefix('[') {
-        return rest.split_once(']').map(|(h, _)| h).unwrap_or(rest);
+/// The request's `Content-Type`, when it has one, must be the media type `application/json`:
+/// `415` otherwise; two field lines are a `400`.
+fn check_content_type(h: &HeaderMap) -> std::result::Result<(), (StatusCode, String)> {
+    let mut values = h.get_all(header::CONTENT_TYPE).iter();
+    let Some(ct) = values.next() else { return Ok(()) };
+    if values.next().is_some() {
+        return Err((StatusCode::BAD_REQUEST, "Bad Request: the request has more than one Content-Type header; send one: application/json".into()));
     }
-    match host.rsplit_once(':') {
-        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) && !h.contains(':') => h,
-        _ => host,
-    }
+    let unsupported = |why: String| (StatusCode::UNSUPPORTED_MEDIA_TYPE, why);
+    let text = ct.to_str().map_err(|_| unsupported("Unsupported Media Type: send the JSON-RPC message as application/json".into()))?;
+    rules::check_json_content_type(text).map_err(|e| match e {
+        rules::ContentTypeError::NotJson => unsupported(format!("Unsupported Media Type: {text:?} is not application/json; send the JSON-RPC message as application/json")),
+        rules::ContentTypeError::Malformed => unsupported(format!("Unsupported Media Type: the parameters of Content-Type {text:?} are malformed (name=value, separated by ;)")),
+        rules::ContentTypeError::Charset(c) => unsupported(format!("Unsupported Media Type: charset {c:?} is not supported; JSON is sent as UTF-8 (charset=utf-8)")),
+    })
 }
 
 fn strip_brackets(h: &str) -> &str {

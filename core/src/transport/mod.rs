@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod http;
 mod resume;
+mod rules;
 pub mod stdio;
 
 use crate::server::Outgoing;

@@ -316,3 +316,38 @@ async fn bad_limits_are_refused_at_bind_with_a_clear_error() {
     let e = HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), options).await.err().expect("bind accepted maxHeaderBytes 100");
     assert!(e.to_string().contains("maxHeaderBytes must be at least 8192"), "{e}");
 }
+
+#[tokio::test]
+async fn bodies_past_the_in_flight_budget_get_503_and_the_rest_are_served() {
+    let http = start(ConnectionLimits { max_body_bytes_in_flight: 10_000, ..limits() }, Arc::new(Semaphore::new(0))).await;
+    let a = http.local_addr();
+    let padded = |n: usize| call(1, "tools/call", json!({ "name": "echo", "arguments": { "pad": "x".repeat(n) } }));
+    // 8,000 bytes of a body held by a slow sender.
+    let slow = padded(8_500);
+    let mut first = TcpStream::connect(a).await.unwrap();
+    first.write_all(head(a, "tools/call", Some("echo"), slow.len()).as_bytes()).await.unwrap();
+    first.write_all(&slow[..8_000]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // 5,000 more would pass 10,000.
+    let big = padded(5_000);
+    let mut second = TcpStream::connect(a).await.unwrap();
+    second.write_all(head(a, "tools/call", Some("echo"), big.len()).as_bytes()).await.unwrap();
+    let _ = second.write_all(&big).await;
+    let (status, h, b) = response(&mut second).await;
+    assert_eq!(status, 503);
+    assert!(h.contains("retry-after: 1"), "{h}");
+    let e: Value = serde_json::from_slice(&b).unwrap();
+    assert!(e["error"]["message"].as_str().unwrap().contains("too many request bodies"), "{e}");
+    // A small one still fits, and so does the slow one once it is all in.
+    let mut third = TcpStream::connect(a).await.unwrap();
+    send_call(&mut third, "echo").await;
+    assert_eq!(response(&mut third).await.0, 200);
+    first.write_all(&slow[8_000..]).await.unwrap();
+    assert_eq!(response(&mut first).await.0, 200);
+    // Its bytes are given back: the big one is served now.
+    let mut fourth = TcpStream::connect(a).await.unwrap();
+    fourth.write_all(head(a, "tools/call", Some("echo"), big.len()).as_bytes()).await.unwrap();
+    fourth.write_all(&big).await.unwrap();
+    assert_eq!(response(&mut fourth).await.0, 200);
+    http.shutdown().await;
+}

@@ -24,7 +24,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeSet, HashMap};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -90,6 +90,12 @@ pub struct ConnectionLimits {
     /// `http2MaxConcurrentStreams`).
     #[serde(rename = "http2MaxConcurrentStreams", alias = "http2_max_concurrent_streams")]
     pub http2_max_concurrent_streams: u32,
+    /// The most bytes of request bodies held at once while they arrive, over all connections
+    /// (default 128 MiB; JSON `maxBodyBytesInFlight`). A body that would go past it is answered
+    /// `503` with `Retry-After`; each body is also capped by
+    /// [`HttpOptions::max_body`](super::http::HttpOptions::max_body).
+    #[serde(alias = "max_body_bytes_in_flight")]
+    pub max_body_bytes_in_flight: usize,
 }
 
 impl Default for ConnectionLimits {
@@ -103,6 +109,7 @@ impl Default for ConnectionLimits {
             http2_keep_alive_timeout: Duration::from_secs(20),
             max_header_bytes: 64 << 10,
             http2_max_concurrent_streams: 100,
+            max_body_bytes_in_flight: 128 << 20,
         }
     }
 }
@@ -130,6 +137,9 @@ impl ConnectionLimits {
         }
         if self.max_header_bytes < MIN_HEADER_BYTES {
             return bad(format!("maxHeaderBytes must be at least {MIN_HEADER_BYTES}, not {}", self.max_header_bytes));
+        }
+        if self.max_body_bytes_in_flight == 0 {
+            return bad("maxBodyBytesInFlight must be at least 1".into());
         }
         if self.http2_max_concurrent_streams == 0 {
             return bad("http2MaxConcurrentStreams must be at least 1".into());
@@ -233,12 +243,30 @@ impl std::fmt::Display for BodyTimeout {
 
 impl std::error::Error for BodyTimeout {}
 
+/// A body refused because the bodies arriving over all connections already hold
+/// [`ConnectionLimits::max_body_bytes_in_flight`] (the endpoint answers `503`).
+#[derive(Debug, Clone, Copy)]
+pub struct BodiesInFlight {
+    /// The limit it would have gone past.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for BodiesInFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the request bodies arriving already hold {} bytes", self.limit)
+    }
+}
+
+impl std::error::Error for BodiesInFlight {}
+
 /// The open connections of one server.
 pub(crate) struct Connections {
     limits: ConnectionLimits,
     max: usize,
     epoch: Instant,
     table: Mutex<Table>,
+    /// Bytes of the request bodies now arriving.
+    body_bytes: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -280,7 +308,7 @@ impl Connections {
     /// The table for `limits` (`max_connections` resolved now).
     pub(crate) fn new(limits: &ConnectionLimits) -> Arc<Connections> {
         let max = limits.resolved_max_connections();
-        Arc::new(Connections { limits: limits.clone(), max, epoch: Instant::now(), table: Mutex::default() })
+        Arc::new(Connections { limits: limits.clone(), max, epoch: Instant::now(), table: Mutex::default(), body_bytes: AtomicUsize::new(0) })
     }
 
     fn now(&self) -> u64 {
@@ -406,7 +434,7 @@ impl Conn {
         let state = Arc::new(RequestState { conn: self.clone(), busy: AtomicBool::new(false) });
         let limit = self.table.limits.body_read_timeout;
         let (parts, body) = req.into_parts();
-        let body = DeadlineBody { done: false, inner: body, deadline: Box::pin(tokio::time::sleep(limit)), limit, state: state.clone() };
+        let body = DeadlineBody { done: false, held: 0, inner: body, deadline: Box::pin(tokio::time::sleep(limit)), limit, state: state.clone() };
         if body.inner.is_end_stream() {
             state.set_busy();
         }
@@ -513,7 +541,27 @@ pub(crate) struct DeadlineBody {
     deadline: Pin<Box<Sleep>>,
     limit: Duration,
     done: bool,
+    /// Bytes taken from the table's body budget, given back when dropped.
+    held: usize,
     state: Arc<RequestState>,
+}
+
+impl DeadlineBody {
+    fn take(&mut self, n: usize) -> bool {
+        let budget = &self.state.conn.table.body_bytes;
+        let limit = self.state.conn.table.limits.max_body_bytes_in_flight;
+        let ok = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| held.checked_add(n).filter(|&t| t <= limit)).is_ok();
+        if ok {
+            self.held += n;
+        }
+        ok
+    }
+}
+
+impl Drop for DeadlineBody {
+    fn drop(&mut self) {
+        self.state.conn.table.body_bytes.fetch_sub(self.held, Ordering::SeqCst);
+    }
 }
 
 impl Body for DeadlineBody {
@@ -527,6 +575,11 @@ impl Body for DeadlineBody {
                 this.done = true;
                 this.state.set_busy();
                 Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) if frame.data_ref().is_some_and(|d| !this.take(d.len())) => {
+                this.done = true;
+                let limit = this.state.conn.table.limits.max_body_bytes_in_flight;
+                Poll::Ready(Some(Err(Box::new(BodiesInFlight { limit }))))
             }
             Poll::Ready(Some(r)) => {
                 if this.inner.is_end_stream() {
@@ -638,7 +691,8 @@ mod tests {
     fn limits_come_from_camel_case_json_in_milliseconds_and_python_names() {
         let l = ConnectionLimits::from_json(json!({
             "maxConnections": 5, "headerReadTimeoutMs": 1500, "bodyReadTimeoutMs": 2000, "idleTimeoutMs": 3000,
-            "http2KeepAliveIntervalMs": 0, "http2KeepAliveTimeoutMs": 400, "maxHeaderBytes": 16384, "http2MaxConcurrentStreams": 7
+            "http2KeepAliveIntervalMs": 0, "http2KeepAliveTimeoutMs": 400, "maxHeaderBytes": 16384, "http2MaxConcurrentStreams": 7,
+            "maxBodyBytesInFlight": 1048576
         }))
         .unwrap();
         assert_eq!(
@@ -652,6 +706,7 @@ mod tests {
                 http2_keep_alive_timeout: Duration::from_millis(400),
                 max_header_bytes: 16384,
                 http2_max_concurrent_streams: 7,
+                max_body_bytes_in_flight: 1 << 20,
             }
         );
         let py = ConnectionLimits::from_json(json!({ "max_connections": 9, "idle_timeout_ms": 10, "http2_keep_alive_interval_ms": 50 })).unwrap();

@@ -19,7 +19,7 @@ use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::auth::{BearerAuth, Refusal};
-use crate::transport::connections::{Admitted, BodyTimeout, Connections, out_of_descriptors};
+use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::outgoing_bytes;
 use crate::transport::resume::{self, ResumableStreams};
@@ -443,6 +443,13 @@ where
     match http_body_util::Limited::new(body, max).collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) if e.downcast_ref::<BodiesInFlight>().is_some() => {
+            let message = "Service Unavailable: the server is receiving too many request bodies at once; retry shortly";
+            let mut r = rpc_error(StatusCode::SERVICE_UNAVAILABLE, ErrorObject::new(jsonrpc::INTERNAL_ERROR, message));
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(Box::new(r))
+        }
         Err(e) if e.downcast_ref::<BodyTimeout>().is_some() => {
             let limit = e.downcast_ref::<BodyTimeout>().map(|t| t.limit).unwrap_or_default();
             let message = format!(

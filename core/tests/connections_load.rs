@@ -6,7 +6,8 @@
 //!
 //! Its own harness (`harness = false`): the same binary is the server child when started as
 //! `connections_load serve` (see `main`). `MCPAXLE_MEASURE=1` instead opens connections in
-//! steps of 50 and prints after how many a well-behaved client is refused or times out.
+//! steps (of 50; of 5 near 1,024) and prints after how many a well-behaved client is refused
+//! or times out.
 
 use mcpaxle::schema::{CallToolResult, Tool};
 use mcpaxle::server::Server;
@@ -254,7 +255,7 @@ async fn acceptance() {
     drop(held);
 }
 
-/// Opens hostile connections in steps of 50 until a good client fails (or 2,000 are open).
+/// Opens hostile connections in steps until a good client fails (or 2,000 are open).
 async fn measure() {
     raise_own_fd_limit();
     let server = spawn_server();
@@ -266,7 +267,8 @@ async fn measure() {
         if let Some(s) = hostile(addr, i).await {
             held.push(s);
         }
-        if i % 50 == 49 {
+        // Every 50, and every 5 near the 1,024 descriptors of the server.
+        if i % 50 == 49 || ((950..1100).contains(&i) && i % 5 == 4) {
             match good_client(addr).await {
                 Ok(took) => println!("{:>5} hostile connections: good client served in {:.1} ms, server RSS {} kB", i + 1, took.as_secs_f64() * 1000.0, rss_kb(pid)),
                 Err(e) => {

@@ -337,6 +337,7 @@ async fn bodies_past_the_in_flight_budget_get_503_and_the_rest_are_served() {
     assert_eq!(status, 503);
     assert!(h.contains("retry-after: 1"), "{h}");
     let e: Value = serde_json::from_slice(&b).unwrap();
+    assert_eq!(e["error"]["code"], json!(-32000));
     assert!(e["error"]["message"].as_str().unwrap().contains("too many request bodies"), "{e}");
     // A small one still fits, and so does the slow one once it is all in.
     let mut third = TcpStream::connect(a).await.unwrap();

@@ -444,8 +444,13 @@ where
         Ok(c) => Ok(c.to_bytes()),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
         Err(e) if e.downcast_ref::<BodiesInFlight>().is_some() => {
-            let message = "Service Unavailable: the server is receiving too many request bodies at once; retry shortly";
-            let mut r = rpc_error(StatusCode::SERVICE_UNAVAILABLE, ErrorObject::new(jsonrpc::INTERNAL_ERROR, message));
+            let limit = e.downcast_ref::<BodiesInFlight>().map(|b| b.limit).unwrap_or_default();
+            let message = format!(
+                "Server busy: the server is receiving too many request bodies at once (they hold its limit of {limit} bytes, \
+                 maxBodyBytesInFlight); retry shortly"
+            );
+            // -32000: "server busy", as when the legacy session table is full.
+            let mut r = rpc_error(StatusCode::SERVICE_UNAVAILABLE, ErrorObject::new(-32000, message));
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
             Err(Box::new(r))

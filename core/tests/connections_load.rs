@@ -60,6 +60,8 @@ fn serve() {
 }
 
 /// The soft limit of this process's descriptors raised to what 2,000 sockets need.
+// rlim_t is u64 on Linux, another integer elsewhere.
+#[allow(clippy::unnecessary_cast)]
 fn raise_own_fd_limit() {
     let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit with a valid pointer.

@@ -195,6 +195,8 @@ pub fn fd_limit() -> Option<u64> {
         let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         // SAFETY: getrlimit writes into the struct it is given.
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
+            // rlim_t is u64 on Linux, another integer elsewhere.
+            #[allow(clippy::unnecessary_cast)]
             return Some(r.rlim_cur as u64);
         }
     }

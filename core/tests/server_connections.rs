@@ -352,3 +352,27 @@ async fn bodies_past_the_in_flight_budget_get_503_and_the_rest_are_served() {
     assert_eq!(response(&mut fourth).await.0, 200);
     http.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_connection_still_sending_its_body_is_idle_and_can_be_shed() {
+    let gate = Arc::new(Semaphore::new(0));
+    let http = start(ConnectionLimits { max_connections: Some(2), ..limits() }, gate.clone()).await;
+    let a = http.local_addr();
+    // 1: headers in, body still arriving; 2: a handler running.
+    let body = call(1, "tools/call", json!({ "name": "echo", "arguments": {} }));
+    let mut slow = TcpStream::connect(a).await.unwrap();
+    slow.write_all(head(a, "tools/call", Some("echo"), body.len()).as_bytes()).await.unwrap();
+    slow.write_all(&body[..10]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut busy = TcpStream::connect(a).await.unwrap();
+    send_call(&mut busy, "hold").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // 3: the slow sender makes room, the handler keeps running.
+    let mut third = TcpStream::connect(a).await.unwrap();
+    assert!(closed_within(&mut slow, SLACK).await, "a connection still sending its body was kept over a new one");
+    send_call(&mut third, "echo").await;
+    assert_eq!(response(&mut third).await.0, 200);
+    gate.add_permits(1);
+    assert_eq!(response(&mut busy).await.0, 200);
+    http.shutdown().await;
+}

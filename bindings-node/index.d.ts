@@ -624,6 +624,35 @@ export interface BearerAuthOptions {
   toolScopes?: Record<string, string[]>
 }
 
+/**
+ * The limits of `serveHttp`'s connections (durations in milliseconds); every field is optional
+ * and the defaults need no tuning. A connection is busy while a request of it is handled (its
+ * handler runs, or its response or `subscriptions/listen` stream is open) and idle otherwise,
+ * including while it still sends a request's headers or body. When `maxConnections` are open,
+ * the idle one least recently busy is closed for each new connection; with none idle, new
+ * connections are closed at once. Serving raises the process's soft fd limit to the hard one.
+ */
+export interface ConnectionLimits {
+  /** The most connections open at once (default: three quarters of the fd limit, at most 10,000). */
+  maxConnections?: number
+  /** How long a request's headers may take, from the connect for a first request (default 10,000). */
+  headerReadTimeoutMs?: number
+  /** How long a request's body may take once its headers are in (default 30,000); past it: 408. */
+  bodyReadTimeoutMs?: number
+  /** How long a keep-alive connection may wait for its next request (default 60,000). */
+  idleTimeoutMs?: number
+  /** The interval of HTTP/2 PING frames (default 30,000; 0 for none). */
+  http2KeepAliveIntervalMs?: number
+  /** How long an HTTP/2 PING may go unanswered before the connection is closed (default 20,000). */
+  http2KeepAliveTimeoutMs?: number
+  /** The most bytes of request headers (default 65,536, at least 8,192). */
+  maxHeaderBytes?: number
+  /** The most requests at once on one HTTP/2 connection (default 100). */
+  http2MaxConcurrentStreams?: number
+  /** The most bytes of request bodies held at once while they arrive (default 128 MiB); past it: 503. */
+  maxBodyBytesInFlight?: number
+}
+
 /** An MCP server with JavaScript handlers; registries can change at any time (clients are told). */
 export declare class Server {
   constructor(options: ServerOptions)
@@ -682,6 +711,8 @@ export declare class Server {
     drainTimeoutMs?: number
     /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
     auth?: BearerAuthOptions
+    /** The limits of the connections: timeouts, HTTP/2 pings, how many at once. */
+    connections?: ConnectionLimits
   }): Promise<ServerHandle>
   /** Serves on this process's stdin/stdout until stdin closes (log with `console.error`). */
   serveStdio(): ServerHandle

@@ -282,6 +282,13 @@ export interface HttpConfig {
   drainTimeoutMs?: number
   /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
   auth?: AuthConfig
+  /**
+   * The connection limits as JSON (the core's `ConnectionLimits`: `maxConnections`,
+   * `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `idleTimeoutMs`, `http2KeepAliveIntervalMs`,
+   * `http2KeepAliveTimeoutMs`, `maxHeaderBytes`, `http2MaxConcurrentStreams`,
+   * `maxBodyBytesInFlight`); the core's defaults by default.
+   */
+  connectionsJson?: string
 }
 
 /** How a client obtains access tokens (the core's [`OAuthOptions`]). */

@@ -1216,8 +1216,15 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  *
  * `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
  * "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
- * "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`. It installs no signal
- * handler: stop it from another thread. The bearer protection set with
+ * "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`, and `"connections"`: the limits
+ * of the server's connections, an object with any of `"maxConnections"` (default: three
+ * quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
+ * is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;
+ * a slower body gets 408), `"idleTimeoutMs"` (60000, between requests),
+ * `"http2KeepAliveIntervalMs"` (30000; 0 for none), `"http2KeepAliveTimeoutMs"` (20000),
+ * `"maxHeaderBytes"` (65536), `"http2MaxConcurrentStreams"` (100), `"maxBodyBytesInFlight"`
+ * (134217728; past it a body gets 503). Serving raises the process's soft fd limit to the
+ * hard one (once). It installs no signal handler: stop it from another thread. The bearer protection set with
  * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
  *
  * Ownership: borrows the server for the duration of the call. Thread: as

@@ -6,7 +6,7 @@ use crate::ffi::{
 };
 use crate::runtime;
 use crate::server::{mcpaxle_server, server_ref};
-use mcpaxle_core::transport::http::{HttpOptions, HttpServer};
+use mcpaxle_core::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle_core::transport::stdio::{StdioOptions, serve_with};
 use serde::Deserialize;
 use std::ffi::{c_char, c_int};
@@ -40,6 +40,8 @@ struct HttpJson {
     allowed_origins: Option<Vec<String>>,
     keep_alive_ms: Option<u64>,
     drain_timeout_ms: Option<u64>,
+    /// The core's `ConnectionLimits`, as JSON: the core reads it.
+    connections: Option<serde_json::Value>,
 }
 
 fn stdio_options(
@@ -96,6 +98,14 @@ fn http_options(
     }
     if let Some(ms) = j.drain_timeout_ms {
         o.drain_timeout = Duration::from_millis(ms);
+    }
+    if let Some(v) = j.connections {
+        o.connections = ConnectionLimits::from_json(v).map_err(|e| {
+            FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                format!("options_json is not valid: {}", e.message()),
+            )
+        })?;
     }
     Ok(o)
 }
@@ -329,8 +339,15 @@ impl AsyncWrite for FdStream {
 ///
 /// `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
 /// "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
-/// "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`. It installs no signal
-/// handler: stop it from another thread. The bearer protection set with
+/// "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`, and `"connections"`: the limits
+/// of the server's connections, an object with any of `"maxConnections"` (default: three
+/// quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
+/// is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;
+/// a slower body gets 408), `"idleTimeoutMs"` (60000, between requests),
+/// `"http2KeepAliveIntervalMs"` (30000; 0 for none), `"http2KeepAliveTimeoutMs"` (20000),
+/// `"maxHeaderBytes"` (65536), `"http2MaxConcurrentStreams"` (100), `"maxBodyBytesInFlight"`
+/// (134217728; past it a body gets 503). Serving raises the process's soft fd limit to the
+/// hard one (once). It installs no signal handler: stop it from another thread. The bearer protection set with
 /// `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
 ///
 /// Ownership: borrows the server for the duration of the call. Thread: as

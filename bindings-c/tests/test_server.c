@@ -719,6 +719,39 @@ TEST(blocking_serve_http_stops) {
     mcpaxle_server_free(s);
 }
 
+/* The connection limits of "connections": a bare connect is closed past headerReadTimeoutMs;
+ * bad limits are refused, naming the field. */
+TEST(http_connection_limits) {
+    mcpaxle_server *s = new_server(NULL);
+    mcpaxle_http_server *h = NULL;
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"maxConnections\":0}}", &h), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK(strstr(mcpaxle_last_error_message(), "maxConnections must be at least 1") != NULL);
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"idleTimeout\":5}}", &h), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK(strstr(mcpaxle_last_error_message(), "idleTimeout") != NULL);
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0",
+                                       "{\"connections\":{\"maxConnections\":50,\"headerReadTimeoutMs\":200,\"bodyReadTimeoutMs\":1000,"
+                                       "\"idleTimeoutMs\":1000,\"http2KeepAliveIntervalMs\":0,\"http2KeepAliveTimeoutMs\":1000,"
+                                       "\"maxHeaderBytes\":16384,\"http2MaxConcurrentStreams\":10,\"maxBodyBytesInFlight\":1048576}}",
+                                       &h),
+             MCPAXLE_OK);
+    uint16_t port = 0;
+    CHECK_RC(mcpaxle_http_server_port(h, &port), MCPAXLE_OK);
+    int fd = connect_port(port);
+    CHECK(fd >= 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char byte;
+    CHECK(recv(fd, &byte, 1, 0) == 0); /* closed by the server, not by the 5 s timeout */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    CHECK(ms >= 150 && ms < 4000);
+    close(fd);
+    mcpaxle_http_server_free(h);
+    mcpaxle_server_free(s);
+}
+
 static void *serve_fds_thread(void *arg) {
     struct serve_args *a = arg;
     a->rc = mcpaxle_server_serve_fds(a->server, a->in_fd, a->out_fd, "{\"maxMessageSize\":100000,\"drainTimeoutMs\":1000}");
@@ -927,6 +960,7 @@ int main(int argc, char **argv) {
     RUN(completion_errors_and_bad_payloads);
     RUN(mrtr_rounds_and_missing_capability);
     RUN(blocking_serve_http_stops);
+    RUN(http_connection_limits);
     RUN(serve_fds_over_pipes);
     RUN(serve_stdio_in_a_child);
     RUN(free_while_serving_waits_for_callbacks);

@@ -5,7 +5,7 @@
 
 const native = require('../native.js')
 const { authConfig } = require('./auth.js')
-const { ErrorCode, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, usage } = require('./errors.js')
+const { ErrorCode, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
@@ -384,6 +384,11 @@ class Server {
    * scopes (or without the tool's `toolScopes`) with `403 insufficient_scope`, and a `verify`
    * that throws or answers another shape with `503` (reported on `console.error`). The token's
    * subject is the handlers' `ctx.principal`.
+   *
+   * `connections` bounds the connections (every field optional; the defaults need no tuning):
+   * `{maxConnections, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs,
+   * http2KeepAliveIntervalMs, http2KeepAliveTimeoutMs, maxHeaderBytes,
+   * http2MaxConcurrentStreams, maxBodyBytesInFlight}`. Bad limits reject with code `USAGE`.
    */
   async serveHttp(options = {}) {
     const config = {}
@@ -391,6 +396,11 @@ class Server {
       if (options[key] != null) config[key] = options[key]
     }
     if (options.auth != null) config.auth = authConfig(options.auth)
+    if (options.connections != null) {
+      const c = options.connections
+      if (typeof c !== 'object' || Array.isArray(c)) throw usage(`connections must be an object of connection limits, not ${typeName(c)}`)
+      config.connectionsJson = JSON.stringify(c)
+    }
     const host = options.host ?? '127.0.0.1'
     const n = await sync(() => this.#native.serveHttp(String(host), Number(options.port ?? 0), config)).catch(rethrow)
     const closed = n.wait().catch(rethrow)

@@ -12,7 +12,7 @@ use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{
     CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions,
 };
-use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
@@ -76,6 +76,11 @@ pub struct HttpConfig {
     pub drain_timeout_ms: Option<f64>,
     /// Bearer-token protection (OAuth 2.1 resource server); none by default.
     pub auth: Option<AuthConfig>,
+    /// The connection limits as JSON (the core's `ConnectionLimits`: `maxConnections`,
+    /// `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `idleTimeoutMs`, `http2KeepAliveIntervalMs`,
+    /// `http2KeepAliveTimeoutMs`, `maxHeaderBytes`, `http2MaxConcurrentStreams`,
+    /// `maxBodyBytesInFlight`); the core's defaults by default.
+    pub connections_json: Option<String>,
 }
 
 /// A duration option in milliseconds: a positive, finite number.
@@ -377,6 +382,12 @@ impl NativeServer {
                 options.drain_timeout = Duration::from_secs_f64(ms / 1000.0);
             }
             options.auth = c.auth.map(auth::bearer_auth);
+            if let Some(json) = c.connections_json {
+                let v: Value = serde_json::from_str(&json)
+                    .map_err(|e| usage(format!("connections is not valid JSON: {e}")))?;
+                options.connections = ConnectionLimits::from_json(v)
+                    .map_err(|e| usage(e.message().to_owned()))?;
+            }
         }
         let path = options.path.clone();
         let server = self.server.clone();

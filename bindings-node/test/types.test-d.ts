@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type OAuthOptions } from '../index'
+import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type OAuthOptions } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -73,6 +73,8 @@ async function server(): Promise<void> {
   const h = await s.serveHttp({ port: 0 })
   console.log(h.url, h.port)
   await h.close()
+  const limits: ConnectionLimits = { maxConnections: 100, headerReadTimeoutMs: 5000, http2KeepAliveIntervalMs: 0 }
+  await (await s.serveHttp({ port: 0, connections: limits })).close()
   const auth: BearerAuthOptions = {
     resource: 'https://mcp.example.com/mcp',
     authorizationServers: ['https://auth.example.com'],

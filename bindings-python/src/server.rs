@@ -8,7 +8,7 @@ use crate::{convert, errors};
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions};
-use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -272,7 +272,8 @@ impl PyServer {
 
     /// Starts serving Streamable HTTP on `host:port`: an awaitable resolving to a
     /// [`Running`] once the port is bound. `options`: `path`, `max_body`, `allowed_hosts`,
-    /// `allowed_origins`, `keep_alive_ms`, `drain_timeout_ms`, and `auth` (the dict of
+    /// `allowed_origins`, `keep_alive_ms`, `drain_timeout_ms`, `connections` (the core's
+    /// [`ConnectionLimits`] as a dict, read by the core), and `auth` (the dict of
     /// `mcpaxle.BearerAuth`, whose verifier runs on `bridge`'s loop).
     #[pyo3(signature = (bridge, host, port, options=None))]
     fn start_http<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, host: String, port: u16, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
@@ -352,6 +353,7 @@ fn http_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyR
             "keep_alive_ms" => o.keep_alive = Duration::from_millis(v.extract()?),
             "drain_timeout_ms" => o.drain_timeout = Duration::from_millis(v.extract()?),
             "auth" => o.auth = Some(crate::auth::bearer_auth(bridge, &v)?),
+            "connections" => o.connections = ConnectionLimits::from_json(crate::convert::from_py(&v)?).map_err(|e| usage(e.message().to_owned()))?,
             other => return Err(PyTypeError::new_err(format!("unknown HTTP option {other:?}"))),
         }
     }

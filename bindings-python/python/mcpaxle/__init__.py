@@ -44,7 +44,7 @@ from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents,
 from ._context import Context, ElicitResult, Root, SampleResult
 from ._oauth import OAuth
 from ._schema import Field
-from ._server import CacheHint, Running, Server
+from ._server import CacheHint, ConnectionLimits, Running, Server
 from .errors import InputRequired, McpError, ToolError
 
 __version__ = "0.1.0"
@@ -54,6 +54,7 @@ __all__ = [
     "BearerAuth",
     "CacheHint",
     "Client",
+    "ConnectionLimits",
     "Context",
     "ElicitResult",
     "EmbeddedResource",

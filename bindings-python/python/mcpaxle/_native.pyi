@@ -118,7 +118,12 @@ class Server:
     def start_http(self, bridge: Bridge, host: str, port: int, options: dict[str, Any] | None = None) -> Awaitable[Running]:
         """Serves Streamable HTTP; resolves once the port is bound. ``options``: ``path``,
         ``max_body``, ``allowed_hosts``, ``allowed_origins``, ``keep_alive_ms``,
-        ``drain_timeout_ms``, and ``auth``: ``mcpaxle.BearerAuth._native()``, i.e.
+        ``drain_timeout_ms``, ``connections`` (the core's connection limits:
+        ``max_connections``, ``header_read_timeout_ms``, ``body_read_timeout_ms``,
+        ``idle_timeout_ms``, ``http2_keep_alive_interval_ms``, ``http2_keep_alive_timeout_ms``,
+        ``max_header_bytes``, ``http2_max_concurrent_streams``, ``max_body_bytes_in_flight``;
+        the camelCase names of the JSON form are accepted too), and ``auth``:
+        ``mcpaxle.BearerAuth._native()``, i.e.
         ``resource``, ``authorization_servers``, ``scopes_supported``, ``required_scopes``,
         ``tool_scopes`` and ``verify`` (``async def (token: str) -> {"subject": str,
         "scopes": list[str]} | None``, called on the bridge's loop; raising means 503)."""

@@ -20,7 +20,7 @@ from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
 from .errors import UsageError
 
-__all__ = ["CacheHint", "Running", "Server"]
+__all__ = ["CacheHint", "ConnectionLimits", "Running", "Server"]
 
 logger = logging.getLogger("mcpaxle")
 
@@ -64,6 +64,55 @@ def _cache(cache: CacheSpec | dict[str, CacheSpec] | None) -> dict[str, tuple[in
             raise UsageError(f"unknown cache entry {k!r}: use {', '.join(_CACHE_KEYS)}")
         out[k] = _hint(v, "private" if k == "read" else "public")
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectionLimits:
+    """The limits of an HTTP server's connections (``start_http(connections=...)``); durations
+    in seconds (or ``timedelta``), like ``keep_alive`` and ``drain_timeout``. ``None`` keeps the
+    core's default, which needs no tuning.
+
+    A connection is *busy* while a request of it is handled (its handler runs, or its response
+    or ``subscriptions/listen`` stream is open) and *idle* otherwise, including while it is
+    still sending a request's headers or body. When ``max_connections`` are open, the idle one
+    least recently busy is closed for each new connection; with none idle, new connections are
+    closed at once. Serving raises the process's soft file-descriptor limit to the hard one.
+    """
+
+    #: The most connections open at once (default: three quarters of the fd limit, at most
+    #: 10,000; 768 for a limit of 1,024).
+    max_connections: int | None = None
+    #: How long a request's headers may take to arrive (default 10 s), from the connect for a
+    #: connection's first request; past it the connection is closed.
+    header_read_timeout: float | datetime.timedelta | None = None
+    #: How long a request's body may take once its headers are in (default 30 s); past it the
+    #: request gets 408 with a JSON-RPC error.
+    body_read_timeout: float | datetime.timedelta | None = None
+    #: How long a keep-alive connection may wait for its next request (default 60 s).
+    idle_timeout: float | datetime.timedelta | None = None
+    #: The interval of HTTP/2 PING frames (default 30 s; ``0`` for none).
+    http2_keep_alive_interval: float | datetime.timedelta | None = None
+    #: How long an HTTP/2 PING may go unanswered before the connection is closed (default 20 s).
+    http2_keep_alive_timeout: float | datetime.timedelta | None = None
+    #: The most bytes of request headers (default 64 KiB, at least 8 KiB).
+    max_header_bytes: int | None = None
+    #: The most requests at once on one HTTP/2 connection (default 100).
+    http2_max_concurrent_streams: int | None = None
+    #: The most bytes of request bodies held at once while they arrive, over all connections
+    #: (default 128 MiB); past it a body gets 503 with ``Retry-After``.
+    max_body_bytes_in_flight: int | None = None
+
+    def _native(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                continue
+            if f.name.endswith(("_timeout", "_interval")):
+                out[f.name + "_ms"] = _ms(v)  # type: ignore[assignment]
+            else:
+                out[f.name] = v
+        return out
 
 
 def _ms(v: float | datetime.timedelta | None) -> int | None:
@@ -570,6 +619,7 @@ class Server:
         keep_alive: float | None = None,
         drain_timeout: float | None = None,
         auth: BearerAuth | None = None,
+        connections: ConnectionLimits | dict[str, Any] | None = None,
     ) -> Running:
         """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
         picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
@@ -578,7 +628,17 @@ class Server:
         ``auth`` (a :class:`~mcpaxle.BearerAuth`) requires an OAuth bearer token on every
         request and publishes the protected resource metadata at
         ``/.well-known/oauth-protected-resource<path>``; handlers see the token's subject as
-        ``ctx.principal``."""
+        ``ctx.principal``.
+
+        ``connections`` (a :class:`ConnectionLimits`, or a dict of its fields) bounds the
+        connections: header, body and idle timeouts, HTTP/2 pings, how many are open at once."""
+        if isinstance(connections, dict):
+            try:
+                connections = ConnectionLimits(**connections)
+            except TypeError as e:
+                raise UsageError(f"connections: {e}") from None
+        if connections is not None and not isinstance(connections, ConnectionLimits):
+            raise UsageError(f"connections must be a mcpaxle.ConnectionLimits, a dict or None, not {type(connections).__name__}")
         if auth is not None and not isinstance(auth, BearerAuth):
             raise UsageError(f"auth must be a mcpaxle.BearerAuth or None, not {type(auth).__name__}")
         options: dict[str, Any] = {
@@ -589,6 +649,7 @@ class Server:
             "keep_alive_ms": _ms(keep_alive),
             "drain_timeout_ms": _ms(drain_timeout),
             "auth": auth._native(self._pool) if auth is not None else None,
+            "connections": connections._native() if connections is not None else None,
         }
         loop = asyncio.get_running_loop()
         bridge = self._acquire(loop)

@@ -7,8 +7,11 @@
 //! disconnect cancels the request, and shutdown is graceful: stop accepting, end listen
 //! streams with their final response, drain with a deadline.
 //!
+//! [`HttpServer`] also bounds its connections ([`ConnectionLimits`]): header, body and idle
+//! timeouts, HTTP/2 keep-alive pings, and a connection limit that closes idle connections first.
+//!
 //! [`McpService`] is the same endpoint as a plain request → response function, to mount in
-//! your own hyper or axum application.
+//! your own hyper or axum application (its connections are then your server's business).
 
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
@@ -16,6 +19,8 @@ use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionRefused, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::auth::{BearerAuth, Refusal};
+use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
+pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::outgoing_bytes;
 use crate::transport::resume::{self, ResumableStreams};
 use crate::transport::rules;
@@ -25,7 +30,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use serde_json::Value;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -70,6 +75,10 @@ pub struct HttpOptions {
     pub drain_timeout: Duration,
     /// Bearer-token protection (see [`BearerAuth`]); `None` (the default): none.
     pub auth: Option<BearerAuth>,
+    /// The limits of [`HttpServer`]'s connections: timeouts, HTTP/2 keep-alive, how many
+    /// (defaults sized from the fd limit; see [`ConnectionLimits`]). Not used by
+    /// [`McpService::handle`] alone.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for HttpOptions {
@@ -82,6 +91,7 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             drain_timeout: Duration::from_secs(10),
             auth: None,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -502,6 +512,29 @@ where
     match http_body_util::Limited::new(body, max).collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) if e.downcast_ref::<BodiesInFlight>().is_some() => {
+            let limit = e.downcast_ref::<BodiesInFlight>().map(|b| b.limit).unwrap_or_default();
+            let message = format!(
+                "Server busy: the server is receiving too many request bodies at once (they hold its limit of {limit} bytes, \
+                 maxBodyBytesInFlight); retry shortly"
+            );
+            // -32000: "server busy", as when the legacy session table is full.
+            let mut r = rpc_error(StatusCode::SERVICE_UNAVAILABLE, ErrorObject::new(-32000, message));
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(Box::new(r))
+        }
+        Err(e) if e.downcast_ref::<BodyTimeout>().is_some() => {
+            let limit = e.downcast_ref::<BodyTimeout>().map(|t| t.limit).unwrap_or_default();
+            let message = format!(
+                "Request Timeout: the request body did not arrive within {} ms (the server's bodyReadTimeoutMs); send it at once, or ask \
+                 the operator to raise the limit",
+                limit.as_millis()
+            );
+            let mut r = rpc_error(StatusCode::REQUEST_TIMEOUT, ErrorObject::new(jsonrpc::INVALID_REQUEST, message));
+            r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(Box::new(r))
+        }
         Err(e) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: the body could not be read ({e})"))))),
     }
 }
@@ -732,7 +765,13 @@ impl Drop for HttpServer {
 impl HttpServer {
     /// Binds `addr` and serves `server` on it in the background (HTTP/1.1 with keep-alive, and
     /// HTTP/2 with prior knowledge, h2c).
+    ///
+    /// Raises the process's soft fd limit to the hard one first (once per process; see
+    /// [`raise_fd_limit`](crate::transport::connections::raise_fd_limit)), then sizes the
+    /// default connection limit from it.
     pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
+        options.connections.validate()?;
+        crate::transport::connections::raise_fd_limit();
         let listener = TcpListener::bind(addr).await.map_err(|e| Error::new(crate::ErrorKind::Transport, format!("cannot listen on {addr}: {e}")))?;
         let addr = listener.local_addr()?;
         let drain = options.drain_timeout;
@@ -784,13 +823,20 @@ pub async fn serve(server: Server, addr: SocketAddr, options: HttpOptions) -> Re
 
 async fn accept_loop(listener: TcpListener, service: McpService, shutdown: CancellationToken, drain: Duration) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let limits = &service.options.connections;
+    let builder = limits.builder();
+    let connections = Connections::new(limits);
     loop {
         let (stream, peer) = tokio::select! {
             biased;
             _ = shutdown.cancelled() => break,
             r = listener.accept() => match r {
                 Ok(s) => s,
+                // Descriptors ran out (other files of the process): make room, try again.
+                Err(e) if out_of_descriptors(&e) && connections.shed_idle() => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!("accept failed: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -798,17 +844,30 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
                 }
             },
         };
+        // Full of busy connections: this one is closed at once.
+        let Some(tracked) = connections.admit() else {
+            tracing::debug!("connection limit reached with every connection busy: closing the one from {peer}");
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let svc = service.clone();
-        let hyper_svc = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-            req.extensions_mut().insert(PeerAddr(peer));
+        let track = tracked.clone();
+        let hyper_svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
             let svc = svc.clone();
-            async move { Ok::<_, Infallible>(svc.handle(req).await) }
+            let (mut req, state) = track.request(req);
+            req.extensions_mut().insert(PeerAddr(peer));
+            let track = track.clone();
+            async move { Ok::<_, Infallible>(track.respond(svc.handle(req).await, state)) }
         });
-        let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
+        let conn = builder.serve_connection(TokioIo::new(tracked.io(stream)), hyper_svc).into_owned();
         let conn = graceful.watch(conn);
+        let admitted = Admitted(tracked);
         tokio::spawn(async move {
-            let _ = conn.await;
+            tokio::select! {
+                _ = conn => {}
+                // Overstayed a timeout while idle, or closed to make room.
+                _ = admitted.0.expired() => {}
+            }
         });
     }
     drop(listener);

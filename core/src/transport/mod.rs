@@ -2,6 +2,7 @@
 //! [`Server::handle_request`](crate::server::Server::handle_request).
 
 pub mod auth;
+pub mod connections;
 pub mod http;
 mod resume;
 mod rules;

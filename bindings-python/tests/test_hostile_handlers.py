@@ -119,7 +119,7 @@ async def test_a_stuck_def_times_out_while_others_are_served(serve: Any) -> None
             assert r["isError"] is True
             assert re.search(r"tool \"stuck\" handler did not finish within 300 ms \(its own timeout\)", r["content"][0]["text"]), r
         assert time.monotonic() - started < 3
-        assert saw_cancel.is_set(), "the abandoned thread sees ctx.is_cancelled"
+        assert await asyncio.to_thread(saw_cancel.wait, 2), "the abandoned thread sees ctx.is_cancelled"
         assert 1 <= server._pool.abandoned <= 4
         # The pool still serves at full width with the stuck threads abandoned.
         results = await asyncio.gather(*[threaded(client.call_tool)("hello") for _ in range(4)])
@@ -283,5 +283,5 @@ async def test_an_async_def_blocking_the_loop_is_named(serve: Any, caplog: pytes
     final = [r.getMessage() for r in caplog.records if "blocked the event loop for" in r.getMessage()]
     assert len(final) == 1 and "tool 'nap'" in final[0], final
     seconds = float(re.search(r"for (\d+\.\d+) s", final[0]).group(1))  # type: ignore[union-attr]
-    assert 0.5 <= seconds <= 1.2, final[0]
+    assert 0.5 <= seconds <= 2.0, final[0]  # a 0.8 s block, measured to within a tick (slack for a loaded machine)
     assert any("tool 'nap' has been blocking the event loop" in r.getMessage() for r in caplog.records)

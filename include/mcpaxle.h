@@ -1269,7 +1269,10 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
  * `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
  * "public"|"private"}` hint) and `"legacy"` (`{"enabled": bool, "maxSessions": N,
- * "idleTimeoutMs": N, "requestTimeoutMs": N}`: how 2025-11-25 clients are served). Unknown
+ * "idleTimeoutMs": N, "requestTimeoutMs": N}`: how 2025-11-25 clients are served) and
+ * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
+ * call then fails with an error naming the handler and the limit, an `isError` result for a
+ * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
  * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
@@ -1310,6 +1313,20 @@ enum mcpaxle_result mcpaxle_server_add_tool(struct mcpaxle_server *server,
                                             const char *tool_json,
                                             mcpaxle_handler callback,
                                             void *user_data);
+
+/**
+ * Adds (or replaces, by name) a tool with options of its own: as `mcpaxle_server_add_tool`,
+ * and `options_json` (may be NULL) is an object with `"timeoutMs"` (the longest one call may
+ * run, overriding the server's `handlerTimeoutMs`; the call then ends with an `isError` result
+ * naming the tool and the limit). Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ *
+ * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+ */
+enum mcpaxle_result mcpaxle_server_add_tool_with_options(struct mcpaxle_server *server,
+                                                         const char *tool_json,
+                                                         const char *options_json,
+                                                         mcpaxle_handler callback,
+                                                         void *user_data);
 
 /**
  * Removes a tool by name; `*removed` (may be NULL) tells whether it existed. Calls already

@@ -285,3 +285,38 @@ async def test_an_async_def_blocking_the_loop_is_named(serve: Any, caplog: pytes
     seconds = float(re.search(r"for (\d+\.\d+) s", final[0]).group(1))  # type: ignore[union-attr]
     assert 0.5 <= seconds <= 2.0, final[0]  # a 0.8 s block, measured to within a tick (slack for a loaded machine)
     assert any("tool 'nap' has been blocking the event loop" in r.getMessage() for r in caplog.records)
+
+
+async def test_sequential_calls_reuse_one_thread_and_never_warn(caplog: pytest.LogCaptureFixture) -> None:
+    from mcpaxle._pool import Pool
+
+    pool = Pool(4)
+    with caplog.at_level(logging.WARNING, logger="mcpaxle"):
+        for i in range(300):
+            assert await pool.run("tool 'echo'", lambda i=i: i) == i
+    assert pool._workers == 1, "a thread is free again before its result reaches the loop"
+    assert not [r for r in caplog.records if r.name == "mcpaxle"]
+    pool.shutdown()
+
+
+async def test_abandoned_threads_are_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    from mcpaxle._pool import Pool
+
+    pool = Pool(1, max_abandoned=1)
+    release = threading.Event()
+    with caplog.at_level(logging.ERROR, logger="mcpaxle"):
+        for _ in range(3):
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(pool.run("tool 'stuck'", lambda: release.wait(10)), 0.2)
+    # The first stuck thread was abandoned and replaced; the second, past the bound, keeps its
+    # place (said once); the third call never got a thread and was dropped from the queue.
+    assert pool.abandoned == 1 and pool._workers == 1
+    [record] = [r for r in caplog.records if "max_abandoned_threads" in r.getMessage()]
+    assert "tool 'stuck' was given up" in record.getMessage()
+    release.set()
+    deadline = time.monotonic() + 5
+    while pool.abandoned and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert pool.abandoned == 0 and pool._workers == 1, "a returning abandoned thread leaves a full pool"
+    assert await pool.run("tool 'echo'", lambda: "served") == "served"
+    pool.shutdown()

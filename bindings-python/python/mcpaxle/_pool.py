@@ -68,7 +68,7 @@ class Pool:
         self._cv = threading.Condition(threading.Lock())
         self._queue: collections.deque[_Job] = collections.deque()
         self._workers = 0  # threads of the pool (not abandoned)
-        self._idle = 0  # of those, waiting for a job
+        self._free = 0  # of those, not running a job (waiting for one, or about to)
         self._abandoned = 0  # threads running a job that was given up
         self._running: dict[int, _Job] = {}
         self._saturated = False
@@ -103,11 +103,10 @@ class Pool:
         with self._cv:
             self._closed = False  # served again after a shutdown
             self._queue.append(job)
-            if self._idle > len(self._queue) - 1:
+            if self._free >= len(self._queue):  # a free thread not yet claimed by a queued job
                 self._cv.notify()
                 return
             if self._workers < self.max_workers:
-                self._workers += 1
                 self._start_thread()
                 return
             if self._saturated:
@@ -131,6 +130,9 @@ class Pool:
         )
 
     def _start_thread(self) -> None:
+        """Adds a thread to the pool (call with the lock held)."""
+        self._workers += 1
+        self._free += 1
         threading.Thread(target=self._work, name="mcpaxle-handler", daemon=True).start()
 
     def _give_up(self, job: _Job) -> None:
@@ -156,8 +158,7 @@ class Pool:
                 job.abandoned = True
                 self._abandoned += 1
                 self._workers -= 1
-                if self._queue and self._idle < len(self._queue) and not self._closed:
-                    self._workers += 1
+                if self._queue and self._free < len(self._queue) and not self._closed:
                     self._start_thread()
                 return
         logger.error(
@@ -172,13 +173,13 @@ class Pool:
         while True:
             with self._cv:
                 while not self._queue and not self._closed:
-                    self._idle += 1
                     self._cv.wait()
-                    self._idle -= 1
                 if self._closed:
                     self._workers -= 1
+                    self._free -= 1
                     return
                 job = self._queue.popleft()
+                self._free -= 1
                 job.state = "running"
                 job.started = time.monotonic()
                 self._running[me] = job
@@ -186,22 +187,29 @@ class Pool:
                 outcome: tuple[bool, Any] = (True, job.ctx.run(job.fn))
             except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, which sorts it
                 outcome = (False, e)
-            try:
-                job.loop.call_soon_threadsafe(_deliver, job.future, outcome)
-            except RuntimeError:
-                pass  # the loop closed: nobody waits for this any more
-            outcome = (False, None)
+            # Counted free before the result is delivered: the next call it lets the loop make
+            # finds this thread available (no spurious new thread, no spurious "busy" warning).
             with self._cv:
                 job.state = "done"
                 del self._running[me]
                 if not self._queue:
                     self._saturated = False
+                leave = False
                 if job.abandoned:
                     self._abandoned -= 1
                     self._limit_logged = False
-                    if self._closed or self._workers >= self.max_workers:
-                        return
-                    self._workers += 1
+                    leave = self._closed or self._workers >= self.max_workers
+                    if not leave:
+                        self._workers += 1
+                if not leave:
+                    self._free += 1
+            try:
+                job.loop.call_soon_threadsafe(_deliver, job.future, outcome)
+            except RuntimeError:
+                pass  # the loop closed: nobody waits for this any more
+            outcome = (False, None)
+            if leave:
+                return
 
     def shutdown(self) -> None:
         """Stops the idle threads (the next call starts new ones); threads still running calls

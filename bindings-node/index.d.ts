@@ -517,6 +517,12 @@ export interface ServerOptions {
   legacyRequestTimeoutMs?: number
   /** Caching hints of the cacheable results (default: `ttlMs` 0, lists public, reads private). */
   cache?: { discover?: CacheHint; tools?: CacheHint; prompts?: CacheHint; resources?: CacheHint; templates?: CacheHint; read?: CacheHint }
+  /**
+   * The longest one call of any handler may run, in milliseconds (default: no limit). The call
+   * then ends with an error naming the handler and the limit (an `isError` result for a tool),
+   * and the handler's `ctx.signal` aborts.
+   */
+  handlerTimeoutMs?: number
 }
 
 /** The caching hint of a resource's reads. */
@@ -659,11 +665,13 @@ export declare class Server {
   /**
    * Adds or replaces a tool. A thrown `ToolError` (or any plain `Error`) becomes an `isError`
    * result the model reads; an `McpError` with a protocol code (e.g. `INVALID_PARAMS`) becomes
-   * that JSON-RPC error.
+   * that JSON-RPC error. `options.timeoutMs` is the longest one call may run, overriding the
+   * server's `handlerTimeoutMs`.
    */
   tool(
     definition: Omit<Tool, 'inputSchema'> & { inputSchema?: JsonObject },
     handler: (args: JsonObject, ctx: RequestContext) => Awaitable<CallToolResult | string>,
+    options?: { timeoutMs?: number },
   ): this
   removeTool(name: string): boolean
   /** Adds or replaces a resource. */

@@ -74,8 +74,11 @@ export declare class NativeHttpServer {
 export declare class NativeServer {
   /** Builds a server. */
   constructor(config: ServerConfig)
-  /** Adds or replaces a tool (`definitionJson` a `Tool`). */
-  addTool(definitionJson: string, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  /**
+   * Adds or replaces a tool (`definitionJson` a `Tool`; `timeoutMs` its own handler
+   * timeout, overriding the server's).
+   */
+  addTool(definitionJson: string, timeoutMs: number | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
   /** Removes a tool; whether it existed. */
   removeTool(name: string): boolean
   /**
@@ -352,6 +355,11 @@ export interface ServerConfig {
    * for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
    */
   cacheJson?: string
+  /**
+   * The longest one call of any handler may run, in milliseconds (default: no limit); the
+   * call then fails with an error naming the handler and the limit.
+   */
+  handlerTimeoutMs?: number
 }
 
 /** The protocol revisions the client speaks, most preferred first. */

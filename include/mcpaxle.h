@@ -1286,8 +1286,11 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
  * 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
  * 30 s for a session that never went past `initialize`, 5 min for the client to answer a
- * request; a full table or quota ends its least recently used idle session to make room).
- * Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * request; a full table or quota ends its least recently used idle session to make room) and
+ * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
+ * call then fails with an error naming the handler and the limit, an `isError` result for a
+ * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+ * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
  * `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -1327,6 +1330,20 @@ enum mcpaxle_result mcpaxle_server_add_tool(struct mcpaxle_server *server,
                                             const char *tool_json,
                                             mcpaxle_handler callback,
                                             void *user_data);
+
+/**
+ * Adds (or replaces, by name) a tool with options of its own: as `mcpaxle_server_add_tool`,
+ * and `options_json` (may be NULL) is an object with `"timeoutMs"` (the longest one call may
+ * run, overriding the server's `handlerTimeoutMs`; the call then ends with an `isError` result
+ * naming the tool and the limit). Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ *
+ * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+ */
+enum mcpaxle_result mcpaxle_server_add_tool_with_options(struct mcpaxle_server *server,
+                                                         const char *tool_json,
+                                                         const char *options_json,
+                                                         mcpaxle_handler callback,
+                                                         void *user_data);
 
 /**
  * Removes a tool by name; `*removed` (may be NULL) tells whether it existed. Calls already

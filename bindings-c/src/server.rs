@@ -14,7 +14,7 @@ use mcpaxle_core::schema::{
 use mcpaxle_core::server::{
     BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
     PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions,
-    ToolHandler,
+    ToolHandler, ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
@@ -262,6 +262,25 @@ struct ServerOptions {
     state_ttl_ms: Option<u64>,
     cache: Option<CacheJson>,
     legacy: Option<LegacyJson>,
+    handler_timeout_ms: Option<u64>,
+}
+
+/// The options of one tool (`mcpaxle_server_add_tool_with_options`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ToolOptionsJson {
+    timeout_ms: Option<u64>,
+}
+
+/// A timeout in milliseconds: 0 is refused (it would fail every call).
+fn timeout_ms(ms: Option<u64>, what: &str) -> FfiResult<Option<Duration>> {
+    match ms {
+        Some(0) => Err(FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+            format!("{what} must be a positive number of milliseconds"),
+        )),
+        other => Ok(other.map(Duration::from_millis)),
+    }
 }
 
 fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server> {
@@ -338,6 +357,9 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
         }
         b = b.legacy(o);
     }
+    if let Some(d) = timeout_ms(options.handler_timeout_ms, "options_json: handlerTimeoutMs")? {
+        b = b.handler_timeout(d);
+    }
     Ok(b.build())
 }
 
@@ -355,8 +377,11 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
 /// "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
 /// 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
 /// 30 s for a session that never went past `initialize`, 5 min for the client to answer a
-/// request; a full table or quota ends its least recently used idle session to make room).
-/// Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// request; a full table or quota ends its least recently used idle session to make room) and
+/// `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
+/// call then fails with an error naming the handler and the limit, an `isError` result for a
+/// tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+/// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
 /// `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -443,6 +468,43 @@ pub unsafe extern "C" fn mcpaxle_server_add_tool(
         let tool: Tool = from_json(def, "tool_json")?;
         let h = handler(s, Kind::Tool, callback, user_data)?;
         s.server.add_tool(tool, h)?;
+        Ok(())
+    })
+}
+
+/// Adds (or replaces, by name) a tool with options of its own: as `mcpaxle_server_add_tool`,
+/// and `options_json` (may be NULL) is an object with `"timeoutMs"` (the longest one call may
+/// run, overriding the server's `handlerTimeoutMs`; the call then ends with an `isError` result
+/// naming the tool and the limit). Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+///
+/// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_add_tool_with_options(
+    server: *mut mcpaxle_server,
+    tool_json: *const c_char,
+    options_json: *const c_char,
+    callback: mcpaxle_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let (s, def, options) = unsafe {
+            (
+                server_ref(server)?,
+                arg_json(tool_json, "tool_json")?,
+                opt_json(options_json, "options_json")?,
+            )
+        };
+        let tool: Tool = from_json(def, "tool_json")?;
+        let options: ToolOptionsJson = match options {
+            Some(v) => from_json(v, "options_json")?,
+            None => ToolOptionsJson::default(),
+        };
+        let options = ToolOptions {
+            timeout: timeout_ms(options.timeout_ms, "options_json: timeoutMs")?,
+        };
+        let h = handler(s, Kind::Tool, callback, user_data)?;
+        s.server.add_tool_with(tool, options, h)?;
         Ok(())
     })
 }

@@ -789,6 +789,69 @@ TEST(serve_fds_over_pipes) {
     mcpaxle_server_free(s);
 }
 
+/* ---- handler timeouts ------------------------------------------------------------------------ */
+
+/* Never completes: keeps the completion, completed by the test once the call has timed out. */
+static mcpaxle_completion *held[2];
+static atomic_int held_count;
+static void hold_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+    (void)ud, (void)args, (void)ctx;
+    int i = atomic_fetch_add(&held_count, 1);
+    if (i < 2) held[i] = c;
+}
+
+static char *call_over_pipe(int in, int out, const char *id, const char *tool) {
+    char *req = fmt("{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+                    id, tool);
+    CHECK(write(in, req, strlen(req)) == (ssize_t)strlen(req));
+    free(req);
+    return read_line_fd(out);
+}
+
+/* handlerTimeoutMs (server-wide) and a tool's own timeoutMs: the call ends with an isError
+ * result naming the tool and the limit; completing it later is ALREADY_COMPLETED. */
+TEST(handler_timeouts) {
+    mcpaxle_server *bad = NULL;
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"handlerTimeoutMs\":0}", &bad), MCPAXLE_ERR_INVALID_PARAMS);
+    mcpaxle_server *s = new_server("{\"handlerTimeoutMs\":150}");
+    const char *own = "{\"name\":\"own\",\"inputSchema\":{\"type\":\"object\"}}";
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeoutMs\":0}", hold_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeout\":5}", hold_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(NULL, own, NULL, hold_tool, NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeoutMs\":100}", hold_tool, NULL), MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"server\",\"inputSchema\":{\"type\":\"object\"}}", hold_tool, NULL), MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}}", NULL, echo_tool, NULL), MCPAXLE_OK);
+    int to_server[2], from_server[2];
+    CHECK(pipe(to_server) == 0 && pipe(from_server) == 0);
+    struct serve_args a = {.server = s, .rc = -1, .in_fd = to_server[0], .out_fd = from_server[1]};
+    pthread_t t;
+    pthread_create(&t, NULL, serve_fds_thread, &a);
+
+    char *line = call_over_pipe(to_server[1], from_server[0], "t1", "own");
+    CHECK_JSON(line, "/id", "t1");
+    CHECK_JSON(line, "/result/isError", "true");
+    CHECK_JSON(line, "/result/content/0/text",
+               "Timeout: the tool \"own\" handler did not finish within 100 ms (its own timeout); the call was abandoned");
+    free(line);
+    line = call_over_pipe(to_server[1], from_server[0], "t2", "server");
+    CHECK_JSON(line, "/result/content/0/text",
+               "Timeout: the tool \"server\" handler did not finish within 150 ms (the server's handler timeout); the call was abandoned");
+    free(line);
+    line = call_over_pipe(to_server[1], from_server[0], "t3", "echo");
+    CHECK_JSON(line, "/id", "t3");
+    free(line);
+    CHECK(atomic_load(&held_count) == 2);
+    for (int i = 0; i < 2; i++) CHECK_RC(mcpaxle_completion_ok(held[i], "{\"content\":[]}"), MCPAXLE_ERR_ALREADY_COMPLETED);
+
+    close(to_server[1]);
+    pthread_join(t, NULL);
+    CHECK_RC(a.rc, MCPAXLE_OK);
+    close(to_server[0]), close(from_server[0]), close(from_server[1]);
+    mcpaxle_server_free(s);
+}
+
 /* serve_stdio in a child process (exec'd, so a fresh process): one request, then EOF. */
 TEST(serve_stdio_in_a_child) {
     int to_child[2], from_child[2];
@@ -962,6 +1025,7 @@ int main(int argc, char **argv) {
     RUN(blocking_serve_http_stops);
     RUN(http_connection_limits);
     RUN(serve_fds_over_pipes);
+    RUN(handler_timeouts);
     RUN(serve_stdio_in_a_child);
     RUN(free_while_serving_waits_for_callbacks);
     RUN(free_stops_a_blocking_serve);

@@ -266,7 +266,7 @@ class Server {
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
     const config = { name: o.name, version: o.version }
     for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy', 'legacyMaxSessions',
-      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs']) {
+      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs', 'handlerTimeoutMs']) {
       if (o[key] != null) config[key] = o[key]
     }
     if (o.cache != null) config.cacheJson = JSON.stringify(o.cache)
@@ -277,11 +277,14 @@ class Server {
    * Adds or replaces a tool: `definition` is a `Tool` (`name`, `description`, `inputSchema`, …),
    * `handler` is `async (args, ctx) => CallToolResult | string`. A thrown `ToolError` (or any
    * plain `Error`) becomes an `isError` result the model reads; an `McpError` with a protocol
-   * code (e.g. `INVALID_PARAMS`) becomes that JSON-RPC error.
+   * code (e.g. `INVALID_PARAMS`) becomes that JSON-RPC error. `options.timeoutMs` is the longest
+   * one call may run (overriding the server's `handlerTimeoutMs`): the call then ends with an
+   * `isError` result naming the tool and the limit, and `ctx.signal` aborts.
    */
-  tool(definition, handler) {
+  tool(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorCode.INTERNAL)
-    sync(() => this.#native.addTool(toolDefinition(definition), h))
+    const timeoutMs = options && options.timeoutMs != null ? options.timeoutMs : null
+    sync(() => this.#native.addTool(toolDefinition(definition), timeoutMs, h))
     return this
   }
 

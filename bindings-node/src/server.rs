@@ -10,7 +10,7 @@ use crate::runtime;
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{
-    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions,
+    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions,
 };
 use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
@@ -59,6 +59,9 @@ pub struct ServerConfig {
     /// Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
     /// for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
     pub cache_json: Option<String>,
+    /// The longest one call of any handler may run, in milliseconds (default: no limit); the
+    /// call then fails with an error naming the handler and the limit.
+    pub handler_timeout_ms: Option<f64>,
 }
 
 /// How the HTTP transport is configured.
@@ -141,6 +144,17 @@ fn cache_defaults(json: &str) -> Result<CacheDefaults> {
     Ok(d)
 }
 
+/// A timeout in milliseconds: a positive, finite number.
+fn positive_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
+    match ms {
+        None => Ok(None),
+        Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
+        Some(_) => Err(usage(format!(
+            "{what} must be a positive number of milliseconds"
+        ))),
+    }
+}
+
 fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
     match kind {
         "prompt" => Ok(CompletionRef::Prompt(name)),
@@ -210,20 +224,28 @@ impl NativeServer {
         if let Some(c) = config.cache_json {
             b = b.cache_defaults(cache_defaults(&c)?);
         }
+        if let Some(d) = positive_ms(config.handler_timeout_ms, "handlerTimeoutMs")? {
+            b = b.handler_timeout(d);
+        }
         Ok(NativeServer { server: b.build() })
     }
 
-    /// Adds or replaces a tool (`definitionJson` a `Tool`).
+    /// Adds or replaces a tool (`definitionJson` a `Tool`; `timeoutMs` its own handler
+    /// timeout, overriding the server's).
     #[napi]
     pub fn add_tool(
         &self,
         definition_json: String,
+        timeout_ms: Option<f64>,
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
         handler: HandlerFn,
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
+        let options = ToolOptions {
+            timeout: positive_ms(timeout_ms, "timeoutMs")?,
+        };
         self.server
-            .add_tool(tool, JsHandler::new(handler, "CallToolResult"))
+            .add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult"))
             .map_err(errors::to_napi)
     }
 

@@ -333,3 +333,52 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     assert.throws(() => new Server({ name: 'x' }), { code: 'USAGE' })
   })
 })
+
+describe('handler timeouts (handlerTimeoutMs, a tool\'s timeoutMs)', () => {
+  let handle
+  let client
+  let aborted = 0
+
+  before(async () => {
+    const server = new Server({ name: 'timeouts', version: '1.0.0', handlerTimeoutMs: 150 })
+    server
+      .tool({ name: 'stuck' }, async (_args, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        aborted++
+        return 'too late'
+      }, { timeoutMs: 100 })
+      .tool({ name: 'forever' }, () => new Promise(() => {}))
+      .tool({ name: 'patient' }, async () => {
+        await sleep(300)
+        return 'patient done'
+      }, { timeoutMs: 5000 })
+    handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+    client = await Client.connectHttp(handle.url)
+  })
+
+  after(async () => {
+    await client?.close()
+    await handle?.close()
+    await handle?.closed
+  })
+
+  test('a tool past its own timeout ends with an isError result naming it; its signal aborts', async () => {
+    const r = await client.callTool('stuck', {})
+    assert.equal(r.isError, true)
+    assert.match(text(r), /tool "stuck" handler did not finish within 100 ms \(its own timeout\)/)
+    for (let i = 0; i < 50 && aborted === 0; i++) await sleep(20)
+    assert.equal(aborted, 1)
+  })
+
+  test('the server-wide timeout, and a tool timeout that overrides it', async () => {
+    const r = await client.callTool('forever', {})
+    assert.equal(r.isError, true)
+    assert.match(text(r), /tool "forever" handler did not finish within 150 ms \(the server's handler timeout\)/)
+    assert.equal(text(await client.callTool('patient', {})), 'patient done')
+  })
+
+  test('a timeout that is not a positive number is a usage error', () => {
+    assert.throws(() => new Server({ name: 'x', version: '1', handlerTimeoutMs: 0 }), { code: 'USAGE' })
+    assert.throws(() => new Server({ name: 'x', version: '1' }).tool({ name: 't' }, async () => '', { timeoutMs: -5 }), { code: 'USAGE' })
+  })
+})

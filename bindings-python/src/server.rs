@@ -7,7 +7,7 @@ use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions};
+use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions};
 use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
@@ -64,7 +64,8 @@ impl PyServer {
     #[new]
     #[pyo3(signature = (name, version, *, title=None, instructions=None, cache=None, state_key=None, state_ttl_ms=None, page_size=None,
         server_info_in_results=true, logging=false, legacy=true, legacy_max_sessions=None, legacy_idle_timeout_ms=None, legacy_request_timeout_ms=None,
-        legacy_max_sessions_per_principal=None, legacy_max_sessions_per_peer=None, legacy_uninitialized_timeout_ms=None))]
+        legacy_max_sessions_per_principal=None, legacy_max_sessions_per_peer=None, legacy_uninitialized_timeout_ms=None,
+        handler_timeout_ms=None))]
     #[allow(clippy::too_many_arguments)] // keyword-only options of a Python constructor
     fn new(
         name: String,
@@ -84,6 +85,7 @@ impl PyServer {
         legacy_max_sessions_per_principal: Option<usize>,
         legacy_max_sessions_per_peer: Option<usize>,
         legacy_uninitialized_timeout_ms: Option<u64>,
+        handler_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
         check_fork()?;
         let mut b = Server::builder(name, version).server_info_in_results(server_info_in_results);
@@ -145,16 +147,21 @@ impl PyServer {
             lo.uninitialized_timeout = d;
         }
         b = b.legacy(lo);
+        if let Some(d) = ms(handler_timeout_ms) {
+            b = b.handler_timeout(d);
+        }
         Ok(PyServer { server: b.build(), home: Home::default() })
     }
 
     /// Adds or replaces a tool (`definition` is a `Tool` object as a dict); listeners get
-    /// `notifications/tools/list_changed`.
-    fn add_tool(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>) -> PyResult<()> {
+    /// `notifications/tools/list_changed`. `timeout_ms` is the tool's own handler timeout
+    /// (None: the server's).
+    #[pyo3(signature = (definition, handler, timeout_ms=None))]
+    fn add_tool(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, timeout_ms: Option<u64>) -> PyResult<()> {
         check_fork()?;
         let tool: Tool = self::definition(definition, "tool")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("tool {:?}", tool.name));
-        self.server.add_tool(tool, h).map_err(core_err)
+        self.server.add_tool_with(tool, ToolOptions { timeout: ms(timeout_ms) }, h).map_err(core_err)
     }
 
     /// Removes a tool; returns whether it existed.

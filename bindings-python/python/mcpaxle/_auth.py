@@ -31,7 +31,6 @@ it issued (signature, expiry, and that their audience is this ``resource``).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import inspect
 import logging
@@ -171,14 +170,14 @@ def _verifier(fn: TokenVerifier, pool: Pool) -> Callable[[str], Awaitable[dict[s
     async def invoke(token: str) -> dict[str, Any] | None:
         try:
             if sync:
-                loop = asyncio.get_running_loop()
-                call = functools.partial(fn, token)
-                info = await loop.run_in_executor(pool.executor(), contextvars.copy_context().run, call)
+                info = await pool.run(what, functools.partial(fn, token))
             else:
                 info = fn(token)
             if inspect.isawaitable(info):
                 info = await info
-        except Exception as e:
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:  # noqa: BLE001 - SystemExit and the like fail this request only
             logger.error("%s raised %s; the request gets 503", what, type(e).__name__, exc_info=e)
             raise InternalError(f"Internal error in {what}") from None
         if info is None:

@@ -1,25 +1,29 @@
 """Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
 the serving loop: arguments bound and converted, the Context added when asked for, ``def``
-functions run on a bounded thread pool (never on the loop), the return value converted to
-the protocol's shape, and exceptions sorted: ``mcpaxle.errors`` exceptions, cancellation and
-``InputRequired`` pass through; anything else is logged with its traceback and becomes a
-short internal error (for a tool: an ``isError`` result)."""
+functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`), the
+return value converted to the protocol's shape, and exceptions sorted: ``mcpaxle.errors``
+exceptions, cancellation and ``InputRequired`` pass through; anything else, ``SystemExit``,
+``KeyboardInterrupt`` and every other ``BaseException`` included, is logged with its traceback
+and becomes a short internal error of that call only (for a tool: an ``isError`` result): a
+handler never stops the server."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import enum
 import functools
 import inspect
 import logging
 import typing
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
+from . import _watchdog as watchdog
 from ._context import Context
+from ._pool import Pool
 from ._schema import Params, converter, fields_with_defaults
-from .errors import InternalError, McpError, ToolError
+from .errors import InputRequired, InternalError, McpError, ToolError
+
+__all__ = ["Pool", "binder", "is_async", "make_invoker"]
 
 logger = logging.getLogger("mcpaxle")
 
@@ -32,32 +36,21 @@ def is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-class Pool:
-    """The bounded thread pool of a server's ``def`` handlers, made on first use."""
-
-    def __init__(self, max_workers: int | None) -> None:
-        self.max_workers = max_workers
-        self._executor: ThreadPoolExecutor | None = None
-
-    def executor(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="mcpaxle-handler")
-        return self._executor
-
-    def shutdown(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
-
-
 def _failure(e: BaseException, what: str, tool: bool) -> BaseException:
     """The exception to raise for ``e`` escaping a handler."""
-    if isinstance(e, McpError) or not isinstance(e, Exception):
-        return e  # library errors keep their kind; CancelledError, InputRequired, SystemExit pass
-    logger.error("%s raised %s", what, type(e).__name__, exc_info=e)
+    if isinstance(e, (McpError, InputRequired, asyncio.CancelledError)):
+        return e  # library errors keep their kind; cancellation and MRTR rounds pass
+    if isinstance(e, Exception):
+        logger.error("%s raised %s", what, type(e).__name__, exc_info=e)
+        message = f"Internal error in {what}"
+    else:
+        # SystemExit, KeyboardInterrupt, GeneratorExit...: raised by one call's code, they end
+        # that call only (left to propagate, they would stop the event loop, the server with it).
+        logger.error("%s raised %s; only this call fails, the server goes on", what, type(e).__name__, exc_info=e)
+        message = f"Internal error in {what} (it raised {type(e).__name__})"
     if tool:
-        return ToolError(f"Internal error in {what}")
-    return InternalError(f"Internal error in {what}")
+        return ToolError(message)
+    return InternalError(message)
 
 
 def _from_str(tp: Any) -> Callable[[Any], Any] | None:
@@ -91,6 +84,7 @@ def make_invoker(
     """The ``invoke(payload, native_ctx)`` coroutine function for a user function."""
     ctx_name = params.ctx
     if is_async(fn):
+        watchdog.name_handler(fn, what)
 
         async def invoke(payload: Any, nctx: Any) -> dict[str, Any]:
             kwargs = prepare(payload)
@@ -109,8 +103,7 @@ def make_invoker(
         if ctx_name is not None:
             kwargs[ctx_name] = Context(nctx, loop)
         try:
-            call = functools.partial(fn, **kwargs)
-            result = await loop.run_in_executor(pool.executor(), contextvars.copy_context().run, call)
+            result = await pool.run(what, functools.partial(fn, **kwargs))
             if inspect.isawaitable(result):
                 result = await result
             return finish(result, payload)

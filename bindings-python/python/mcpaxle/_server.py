@@ -18,6 +18,7 @@ from ._auth import BearerAuth
 from ._convert import AUTO, STRUCTURED, WRAPPED, completion_result, prompt_result, resource_result, tool_result
 from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
+from ._watchdog import Watchdog
 from .errors import UsageError
 
 __all__ = ["CacheHint", "ConnectionLimits", "Running", "Server"]
@@ -124,6 +125,14 @@ def _ms(v: float | datetime.timedelta | None) -> int | None:
     return int(v * 1000)
 
 
+def _positive_ms(v: float | datetime.timedelta | None, what: str) -> int | None:
+    """A timeout in seconds (or a timedelta) to milliseconds, at least 1 ms."""
+    ms = _ms(v)
+    if ms is not None and ms <= 0:
+        raise UsageError(f"{what} must be a positive number of seconds (or None for no limit), not {v!r}")
+    return ms
+
+
 _ANNOTATIONS = {
     "title": "title",
     "read_only": "readOnlyHint",
@@ -197,8 +206,8 @@ class Server:
     each an int (ms), a ``timedelta``, ``(ttl_ms, "public" | "private")`` or a
     :class:`CacheHint`. ``state_key`` (str or bytes) is the secret sealing MRTR
     ``requestState``: set the same one on every instance behind a load balancer.
-    ``max_workers`` bounds the thread pool of plain ``def`` handlers. ``logging`` advertises
-    the (deprecated) logging capability. ``legacy=False`` serves 2026-07-28 clients only.
+    ``logging`` advertises the (deprecated) logging capability. ``legacy=False`` serves
+    2026-07-28 clients only.
 
     Legacy (2025-11-25) HTTP sessions, each bound to the principal that opened it, are limited
     by ``legacy_max_sessions`` (default 10,000 per endpoint), ``legacy_max_sessions_per_principal``
@@ -209,6 +218,20 @@ class Server:
     (default 30 s) if its client never went past ``initialize``; ``legacy_request_timeout``
     (default 5 min) bounds the wait for a client's answer to an elicitation, sampling or roots
     request. Durations are seconds (or a ``timedelta``), as ``state_ttl``.
+
+    Handlers cannot take the server down. Whatever a handler raises, ``SystemExit`` and
+    ``KeyboardInterrupt`` included, fails that call only. ``handler_timeout`` (seconds or a
+    ``timedelta``; default ``None``, no limit) bounds every call of every handler, and
+    ``@server.tool(timeout=...)`` one tool's: the call then ends with an error naming the
+    handler and the limit, an ``async def`` is cancelled, and the thread of a plain ``def``
+    (which cannot be stopped; it sees ``ctx.is_cancelled``) is abandoned and replaced.
+    ``max_workers`` bounds the threads running plain ``def`` handlers (default
+    ``min(32, cpu_count + 4)``; when all are busy a warning names the handlers holding them);
+    ``max_abandoned_threads`` bounds the threads left running calls that were given up
+    (default: ``max_workers``; past it a stuck thread keeps its place in the pool). Threads
+    never delay the exit of the process. ``loop_block_warning`` (seconds; default 0.5,
+    ``None`` for off) warns when an ``async def`` handler blocks the event loop that long,
+    naming it and how long it blocked.
     """
 
     def __init__(
@@ -232,6 +255,9 @@ class Server:
         legacy_uninitialized_timeout: float | datetime.timedelta | None = None,
         legacy_request_timeout: float | datetime.timedelta | None = None,
         server_info_in_results: bool = True,
+        handler_timeout: float | datetime.timedelta | None = None,
+        max_abandoned_threads: int | None = None,
+        loop_block_warning: float | datetime.timedelta | None = 0.5,
     ) -> None:
         key = state_key.encode() if isinstance(state_key, str) else state_key
         self._native = _native.Server(
@@ -252,10 +278,17 @@ class Server:
             legacy_max_sessions_per_principal=legacy_max_sessions_per_principal,
             legacy_max_sessions_per_peer=legacy_max_sessions_per_peer,
             legacy_uninitialized_timeout_ms=_ms(legacy_uninitialized_timeout),
+            handler_timeout_ms=_positive_ms(handler_timeout, "handler_timeout"),
         )
         self.name = name
         self.version = version
-        self._pool = Pool(max_workers)
+        try:
+            self._pool = Pool(max_workers, max_abandoned_threads)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        block = _ms(loop_block_warning)
+        self._block_warning = None if block is None else block / 1000
+        self._watchdog: Watchdog | None = None
         self._tools: dict[str, dict[str, Any]] = {}
         self._resources: dict[str, dict[str, Any]] = {}
         self._templates: dict[str, dict[str, Any]] = {}
@@ -278,6 +311,7 @@ class Server:
         structured_output: bool | None = None,
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
+        timeout: float | datetime.timedelta | None = None,
     ) -> Any:
         """Registers a function as a tool (``@server.tool()`` or ``@server.tool``).
 
@@ -288,13 +322,15 @@ class Server:
         (plus its JSON as text); an int, list... as ``{"result": value}``; ``str`` and
         content (Image, Audio, EmbeddedResource) as content. A parameter annotated
         ``Context`` receives the request context. ``annotations`` are behaviour hints:
-        ``{"read_only": True, "idempotent": True}``. Returns the function unchanged."""
+        ``{"read_only": True, "idempotent": True}``. ``timeout`` (seconds or a ``timedelta``)
+        is the longest one call may run, overriding the server's ``handler_timeout``. Returns
+        the function unchanged."""
         if callable(name):
             self.add_tool(name, localns=_caller())
             return name
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, localns=_caller())
+            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, timeout=timeout, localns=_caller())
             return fn
 
         return register
@@ -311,11 +347,13 @@ class Server:
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
         input_schema: dict[str, Any] | None = None,
+        timeout: float | datetime.timedelta | None = None,
         localns: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Adds or replaces a tool at any time (listeners get ``tools/list_changed``);
         returns its definition. ``input_schema`` replaces the generated schema (the function
-        then receives the arguments as keyword arguments as they are)."""
+        then receives the arguments as keyword arguments as they are). ``timeout`` as in
+        :meth:`tool`."""
         localns = localns if localns is not None else _caller()
         params = params_of(fn, localns=localns)
         tool_name = name or fn.__name__
@@ -340,7 +378,7 @@ class Server:
             return tool_result(result, mode)
 
         invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), finish, self._pool, tool=True)
-        self._native.add_tool(definition, invoke)
+        self._native.add_tool(definition, invoke, _positive_ms(timeout, f"the timeout of tool {tool_name!r}"))
         self._tools[tool_name] = definition
         return definition
 
@@ -598,6 +636,8 @@ class Server:
             raise
         self._loop = loop
         self._serving += 1
+        if self._watchdog is None and self._block_warning is not None:
+            self._watchdog = Watchdog(loop, self._block_warning)
         return bridge
 
     def _release(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -605,6 +645,9 @@ class Server:
         if self._serving == 0:
             self._native.attach(None)
             self._loop = None
+            if self._watchdog is not None:
+                self._watchdog.stop()
+                self._watchdog = None
         _bridge.release(loop)
 
     async def start_http(

@@ -20,7 +20,9 @@ use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use crate::legacy::Session;
 use tokio_util::sync::CancellationToken;
 
@@ -316,7 +318,9 @@ impl Server {
             let mut round = round;
             let mut replays = 0;
             let outcome = loop {
-                let ctx = RequestContext::new(id.clone(), method.to_owned(), meta.clone(), principal.clone(), Some(tx.clone()), cancel.clone(), round, peer.clone());
+                // A child token: a handler timeout cancels it without aborting the exchange,
+                // which still has to answer.
+                let ctx = RequestContext::new(id.clone(), method.to_owned(), meta.clone(), principal.clone(), Some(tx.clone()), cancel.child_token(), round, peer.clone());
                 let outcome = match AssertUnwindSafe(body(ctx.clone())).catch_unwind().await {
                     Ok(r) => r,
                     Err(_) => {
@@ -404,7 +408,8 @@ impl Server {
         Ok(self.run(req.id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
             let (server, tool, arguments, era) = (server.clone(), tool.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
-                match tool.handler.call(arguments, ctx).await {
+                let limit = Limit::of_tool(&server, &tool);
+                match limit.run("tool", tool.json["name"].as_str().unwrap_or_default(), &ctx, tool.handler.call(arguments, ctx.clone())).await {
                     Ok(result) => {
                         check_structured(&tool, &result)?;
                         Ok(server.finish(to_map(&result), None, &era))
@@ -439,10 +444,11 @@ impl Server {
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, handler, era, hint) = (server.clone(), handler.clone(), era2.clone(), hint.clone());
+            let (server, handler, era, hint, uri) = (server.clone(), handler.clone(), era2.clone(), hint.clone(), uri.clone());
             let request = ResourceRequest { uri: uri.clone(), variables: variables.clone() };
             Box::pin(async move {
-                let result = handler.read(request, ctx).await?;
+                let limit = Limit::of_server(&server);
+                let result = limit.run("resource", &uri, &ctx, handler.read(request, ctx.clone())).await?;
                 Ok(server.finish(to_map(&result), Some(&hint), &era))
             })
         }))
@@ -467,7 +473,8 @@ impl Server {
         Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), era, move |ctx| {
             let (server, prompt, arguments, era) = (server.clone(), prompt.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
-                let result = prompt.handler.get(arguments, ctx).await?;
+                let limit = Limit::of_server(&server);
+                let result = limit.run("prompt", prompt.json["name"].as_str().unwrap_or_default(), &ctx, prompt.handler.get(arguments, ctx.clone())).await?;
                 Ok(server.finish(to_map(&result), None, &era))
             })
         }))
@@ -500,6 +507,10 @@ impl Server {
             value: str_param(Some(arg), "value")?.to_owned(),
             context: params.and_then(|p| p.pointer("/context/arguments")).and_then(Value::as_object).cloned().unwrap_or_default(),
         };
+        let what = match &reference {
+            CompletionRef::Prompt(n) => format!("completion of prompt {n:?}"),
+            CompletionRef::ResourceTemplate(t) => format!("completion of resource template {t:?}"),
+        };
         let handler = read(&regs.completions).get(&reference).cloned();
         let Some(handler) = handler else {
             return Ok(self.ready(req.id, to_map(&json!({ "completion": { "values": [], "hasMore": false } })), None, era));
@@ -507,9 +518,10 @@ impl Server {
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "completion/complete", meta, tc, None, era, move |ctx| {
-            let (server, handler, request, era) = (server.clone(), handler.clone(), request.clone(), era2.clone());
+            let (server, handler, request, era, what) = (server.clone(), handler.clone(), request.clone(), era2.clone(), what.clone());
             Box::pin(async move {
-                let mut result = to_map(&handler.complete(request, ctx).await?);
+                let limit = Limit::of_server(&server);
+                let mut result = to_map(&limit.run_named(&what, &ctx, handler.complete(request, ctx.clone())).await?);
                 if let Some(Value::Object(completion)) = result.get_mut("completion") {
                     truncate_completion(completion);
                 }
@@ -553,6 +565,68 @@ impl Server {
             Some(Response::result(id.clone(), Value::Object(closed)))
         };
         Ok(Exchange::running(Box::pin(fut), rx, cancel, true))
+    }
+}
+
+/// The handler timeout of one call and where it comes from (for the error message).
+struct Limit {
+    after: Option<Duration>,
+    own: bool,
+}
+
+impl Limit {
+    /// The server's [`ServerBuilder::handler_timeout`](crate::server::ServerBuilder::handler_timeout).
+    fn of_server(server: &Server) -> Limit {
+        Limit { after: server.inner.config.handler_timeout, own: false }
+    }
+
+    /// A tool's own timeout, else the server's.
+    fn of_tool(server: &Server, tool: &crate::server::registry::ToolEntry) -> Limit {
+        match tool.timeout {
+            Some(d) => Limit { after: Some(d), own: true },
+            None => Limit::of_server(server),
+        }
+    }
+
+    /// Runs `kind name`'s handler future (`tool "forecast"`) within the limit.
+    async fn run<T>(&self, kind: &str, name: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        match self.after {
+            None => fut.await,
+            Some(_) => self.run_named(&format!("{kind} {name:?}"), ctx, fut).await,
+        }
+    }
+
+    /// Runs a handler future within the limit: when it is reached the future is dropped, the
+    /// request's cancellation token cancelled (a handler polling it, say on a host thread that
+    /// cannot be stopped, sees it), and the call fails with [`ErrorKind::Timeout`].
+    async fn run_named<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        let Some(after) = self.after else { return fut.await };
+        // Pinned here, so that the token is cancelled before the future is dropped.
+        let mut fut = std::pin::pin!(fut);
+        match tokio::time::timeout(after, fut.as_mut()).await {
+            Ok(r) => r,
+            Err(_) => {
+                ctx.cancellation_token().cancel();
+                let whose = if self.own { "its own timeout" } else { "the server's handler timeout" };
+                tracing::warn!(handler = what, "a handler timed out after {}", human(after));
+                Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("Timeout: the {what} handler did not finish within {} ({whose}); the call was abandoned", human(after)),
+                ))
+            }
+        }
+    }
+}
+
+/// A duration for a message: "2 s", "1.5 s", "250 ms".
+fn human(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} s", d.as_secs_f64())
     }
 }
 

@@ -99,6 +99,16 @@ impl Default for CacheDefaults {
     }
 }
 
+/// Options of one tool, beside its protocol definition: [`Server::add_tool_with`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOptions {
+    /// The longest one call of this tool may run, overriding the server's
+    /// [`ServerBuilder::handler_timeout`] (longer or shorter); None (the default) keeps the
+    /// server's. When reached, the call ends with an `isError` result naming the tool and the
+    /// limit, and the handler's future is dropped.
+    pub timeout: Option<Duration>,
+}
+
 /// Builds a [`Server`].
 pub struct ServerBuilder {
     config: Config,
@@ -115,6 +125,8 @@ pub(crate) struct Config {
     pub server_info_in_results: bool,
     pub capabilities: Capabilities,
     pub legacy: LegacyOptions,
+    /// The longest any handler may run (None: no limit); see [`ServerBuilder::handler_timeout`].
+    pub handler_timeout: Option<Duration>,
 }
 
 /// Which server capabilities are advertised even when their registry is empty.
@@ -209,6 +221,19 @@ impl ServerBuilder {
         self
     }
 
+    /// The longest a handler (tool, resource, prompt or completion) may run per call; default:
+    /// no limit (a call then ends when it returns, the client cancels or goes away, or the
+    /// server shuts down). When it is reached the handler's future is dropped (a host
+    /// binding's task is cancelled, its thread abandoned), the request's cancellation token is
+    /// cancelled, and the call fails with an error naming the handler and the limit: an
+    /// `isError` result for `tools/call`, an internal error (-32603) otherwise. A tool's own
+    /// [`ToolOptions::timeout`] overrides it. In a legacy session the limit applies to each run
+    /// of the handler, asks to the client included.
+    pub fn handler_timeout(mut self, limit: Duration) -> Self {
+        self.config.handler_timeout = Some(limit);
+        self
+    }
+
     /// Uses another notification bus (default: in-process).
     pub fn bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
         self.bus = Some(bus);
@@ -253,6 +278,7 @@ impl Server {
                 server_info_in_results: true,
                 capabilities: Capabilities::default(),
                 legacy: LegacyOptions::default(),
+                handler_timeout: None,
             },
             bus: None,
         }
@@ -269,7 +295,24 @@ impl Server {
     /// an external `$ref`, a schema over the size bounds) or its `x-mcp-header` annotations
     /// are invalid.
     pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) -> Result<()> {
-        self.inner.registries.add_tool(tool, Arc::new(handler))?;
+        self.add_tool_with(tool, ToolOptions::default(), handler)
+    }
+
+    /// Adds or replaces a tool with options of its own (see [`ToolOptions`]); otherwise as
+    /// [`Server::add_tool`].
+    ///
+    /// ```
+    /// use mcpaxle::server::{Server, ToolOptions};
+    /// use mcpaxle::schema::{CallToolResult, Tool};
+    /// use std::time::Duration;
+    ///
+    /// let server = Server::builder("s", "1").build();
+    /// let tool = Tool::new("slow", "Takes its time", serde_json::json!({ "type": "object" }));
+    /// let options = ToolOptions { timeout: Some(Duration::from_secs(30)) };
+    /// server.add_tool_with(tool, options, |_args, _ctx| async { Ok(CallToolResult::text("done")) }).unwrap();
+    /// ```
+    pub fn add_tool_with(&self, tool: Tool, options: ToolOptions, handler: impl ToolHandler) -> Result<()> {
+        self.inner.registries.add_tool(tool, options, Arc::new(handler))?;
         self.inner.bus.publish(ServerEvent::ToolsListChanged);
         Ok(())
     }

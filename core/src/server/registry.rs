@@ -4,13 +4,14 @@
 use crate::error::{Error, Result};
 use crate::headers::{self, HeaderParam};
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use crate::server::{CacheHint, TemplateOptions};
+use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
 use crate::server::uri_template::UriTemplate;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 pub(crate) struct ToolEntry {
     pub json: Value,
@@ -18,6 +19,8 @@ pub(crate) struct ToolEntry {
     /// The compiled `outputSchema`: every successful result's `structuredContent` must match.
     pub output: Option<CompiledSchema>,
     pub header_params: Vec<HeaderParam>,
+    /// The tool's own handler timeout ([`ToolOptions::timeout`]).
+    pub timeout: Option<Duration>,
     pub handler: Arc<dyn ToolHandler>,
 }
 
@@ -93,7 +96,7 @@ impl Registries {
         *self.ever.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn add_tool(&self, tool: Tool, handler: Arc<dyn ToolHandler>) -> Result<()> {
+    pub fn add_tool(&self, tool: Tool, options: ToolOptions, handler: Arc<dyn ToolHandler>) -> Result<()> {
         if tool.name.is_empty() {
             return Err(Error::usage("A tool needs a non-empty name"));
         }
@@ -107,7 +110,7 @@ impl Registries {
         };
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
-        let entry = ToolEntry { json: to_json(&tool), schema, output, header_params, handler };
+        let entry = ToolEntry { json: to_json(&tool), schema, output, header_params, timeout: options.timeout, handler };
         write(&self.tools).insert(tool.name, Arc::new(entry));
         self.mark(|e| e.tools = true);
         Ok(())

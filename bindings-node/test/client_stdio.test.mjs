@@ -3,6 +3,9 @@
 // the middle of a call.
 
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { describe, test } from 'node:test'
 import { EVERYTHING, JS_SERVER, alive, handlers, mcpaxle, sleep, text } from './helpers.mjs'
 
@@ -135,6 +138,30 @@ describe('client over stdio (JavaScript fixture server)', () => {
       await assert.rejects(client.callTool('echo', { text: 'x' }), { code: 'TRANSPORT' })
     } finally {
       await client.close()
+    }
+  })
+
+  test('the server gets a small environment unless inheritEnv', async () => {
+    process.env.MCPAXLE_TEST_SECRET = 's3cret'
+    const dump = async (options) => {
+      const file = path.join(os.tmpdir(), `mcpaxle-env-${process.pid}-${options.inheritEnv ?? false}`)
+      const script = `env > '${file}'; exec '${process.execPath}' '${JS_SERVER}' --stdio`
+      const client = await Client.connectStdio('sh', ['-c', script], { env: { GIVEN: 'yes' }, ...options })
+      await client.close()
+      const text = fs.readFileSync(file, 'utf8')
+      fs.rmSync(file, { force: true })
+      return Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+    }
+    try {
+      const small = await dump({})
+      assert.equal(small.GIVEN, 'yes')
+      assert.equal(small.PATH, process.env.PATH)
+      assert.equal(small.MCPAXLE_TEST_SECRET, undefined, 'the host environment stays out')
+      const all = await dump({ inheritEnv: true })
+      assert.equal(all.MCPAXLE_TEST_SECRET, 's3cret')
+      assert.equal(all.GIVEN, 'yes')
+    } finally {
+      delete process.env.MCPAXLE_TEST_SECRET
     }
   })
 

@@ -202,8 +202,8 @@ impl RequestContext {
 
     /// Sends `notifications/progress` for this request; does nothing when the client sent no
     /// progress token. `progress` should increase from one call to the next. Never waits:
-    /// while the client is not reading, a newer value replaces the one still queued, so a
-    /// handler may report as often as it likes.
+    /// while the client is not reading, once 64 messages of this request wait, a newer value
+    /// replaces the latest one still queued, so a handler may report as often as it likes.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.inner.meta.progress_token else { return };
         let mut p = Map::new();

@@ -119,12 +119,17 @@ impl Stream for Exchange {
 /// The queue of what a request sends before its response (notifications, requests to a
 /// legacy client), filled by its handler without waiting and emptied as the transport writes.
 /// While the transport cannot write (a client that does not read), a handler's progress does
-/// not pile up: a `notifications/progress` replaces the one of the same `progressToken` still
-/// queued (the client only ever needs the latest), so the queue holds at most one per token.
+/// not pile up: once [`COALESCE_PROGRESS_AFTER`] messages wait, a `notifications/progress`
+/// replaces the latest one of the same `progressToken` still queued (the client only needs
+/// the latest value), so progress never grows the queue past that. Below it, every progress
+/// notification is kept.
 pub(crate) fn outgoing_channel() -> (OutgoingTx, OutgoingRx) {
     let chan = Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false }));
     (OutgoingTx { chan: chan.clone() }, OutgoingRx { chan })
 }
+
+/// How many messages may wait in an exchange's queue before unread progress is coalesced.
+pub(crate) const COALESCE_PROGRESS_AFTER: usize = 64;
 
 struct Chan {
     queue: VecDeque<Outgoing>,
@@ -154,11 +159,13 @@ impl OutgoingTx {
         if c.receiver_gone {
             return Err(Closed);
         }
-        if let Some(token) = progress_token(&o) {
-            if let Some(i) = c.queue.iter().position(|q| progress_token(q) == Some(token)) {
-                // The newer value goes where the older one was: still before the response.
-                c.queue[i] = o;
-                return Ok(());
+        if c.queue.len() >= COALESCE_PROGRESS_AFTER {
+            if let Some(token) = progress_token(&o) {
+                if let Some(i) = c.queue.iter().rposition(|q| progress_token(q) == Some(token)) {
+                    // The newer value takes the place of the latest older one: order is kept.
+                    c.queue[i] = o;
+                    return Ok(());
+                }
             }
         }
         c.queue.push_back(o);
@@ -224,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn unread_progress_is_coalesced_per_token_and_keeps_its_place() {
+    fn unread_progress_is_coalesced_past_the_bound_and_keeps_its_order() {
         let (tx, mut rx) = outgoing_channel();
         let log = Outgoing::Notification(Notification::new("notifications/message", Some(json!({ "level": "info", "data": "x" }))));
         tx.send(progress(1, 0)).unwrap();
@@ -233,14 +240,23 @@ mod tests {
             tx.send(progress(1, n)).unwrap();
             tx.send(progress(2, n)).unwrap();
         }
-        assert_eq!(rx.len(), 3, "one progress per token, whatever the rate");
-        assert_eq!(rx.try_recv(), Some(progress(1, 99_999)));
-        assert_eq!(rx.try_recv(), Some(log));
-        assert_eq!(rx.try_recv(), Some(progress(2, 99_999)));
-        assert_eq!(rx.try_recv(), None);
-        // Once read, the next progress is queued anew.
+        assert_eq!(rx.len(), COALESCE_PROGRESS_AFTER, "bounded, whatever the rate");
+        let mut got = Vec::new();
+        while let Some(o) = rx.try_recv() {
+            got.push(o);
+        }
+        // Everything up to the bound, in order; then only the latest value of each token.
+        assert_eq!(got[0], progress(1, 0));
+        assert_eq!(got[1], log);
+        assert_eq!(got[2], progress(1, 1));
+        assert_eq!(got[3], progress(2, 1));
+        assert_eq!(got[got.len() - 2], progress(1, 99_999));
+        assert_eq!(got[got.len() - 1], progress(2, 99_999));
+        // Below the bound, nothing is coalesced.
         tx.send(progress(1, 100_000)).unwrap();
+        tx.send(progress(1, 100_001)).unwrap();
         assert_eq!(rx.try_recv(), Some(progress(1, 100_000)));
+        assert_eq!(rx.try_recv(), Some(progress(1, 100_001)));
         drop(rx);
         assert!(tx.send(progress(1, 0)).is_err());
     }

@@ -83,6 +83,8 @@ async function server(): Promise<void> {
     toolScopes: { write_note: ['notes:write'] },
   }
   s.tool({ name: 'whoami' }, async (_args, ctx) => ctx.principal ?? 'anonymous')
+  const bounded = new Server({ name: 'bounded', version: '1.0.0', handlerTimeoutMs: 30_000 })
+  bounded.tool({ name: 'slow' }, async () => 'done', { timeoutMs: 5_000 })
   await (await s.serveHttp({ port: 0, auth })).close()
   await s.serveStdio().closed
 }

@@ -125,7 +125,7 @@ async fn the_server_wide_timeout_covers_tools_and_resources() {
     let mut h = harness(Some(Duration::from_millis(100)));
     h.send(1, "tools/call", json!({ "name": "forever" })).await;
     h.send(2, "resources/read", json!({ "uri": "test://stuck" })).await;
-    let mut answers = vec![h.next().await, h.next().await];
+    let mut answers = [h.next().await, h.next().await];
     answers.sort_by_key(|a| a["id"].as_i64());
     let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(answers[0]["result"]["isError"], json!(true));

@@ -222,6 +222,22 @@ async fn modern_only_mode_refuses_the_legacy_era() {
     assert_eq!(svc.handle(http_req("GET", Some("abc"), None)).await.status(), 405);
 }
 
+#[tokio::test]
+async fn a_session_request_with_two_protocol_version_lines_is_refused() {
+    let (_s, svc) = service(LegacyOptions::default());
+    let sid = initialize(&svc, json!({})).await;
+    let ok = svc.handle(http_req("POST", Some(&sid), Some(rpc(2, "tools/list", json!({}))))).await;
+    assert_eq!(ok.status(), 200);
+    for second in ["2025-11-25", "2026-07-28"] {
+        let mut req = http_req("POST", Some(&sid), Some(rpc(3, "tools/list", json!({}))));
+        req.headers_mut().append("mcp-protocol-version", http::HeaderValue::from_static(second));
+        let r = svc.handle(req).await;
+        assert_eq!(r.status(), 400, "a second line {second:?}");
+        let v = json_of(r).await;
+        assert!(v["error"]["message"].as_str().unwrap().contains("more than once"), "{v}");
+    }
+}
+
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()).and_then(|n| n.parse().ok()).unwrap_or(0)

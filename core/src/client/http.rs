@@ -426,6 +426,14 @@ fn error_response(body: &[u8]) -> Option<Response> {
 
 /// Parses an HTTP body or SSE event into messages (a batch array is accepted).
 fn messages(bytes: &[u8]) -> std::result::Result<Vec<Message>, String> {
+    // One message (the common case) is parsed from its text, so that an integer id beyond the
+    // range of i64 (a server's request to a legacy client) is kept exactly.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
+        return match jsonrpc::parse_message(bytes) {
+            Ok(m) => Ok(vec![m]),
+            Err(r) => Err(r.response.as_error().map(|e| e.message.clone()).unwrap_or_default()),
+        };
+    }
     let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON ({e})"))?;
     let items = match value {
         Value::Array(items) => items,
@@ -638,5 +646,19 @@ async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: tokio:
             _ = shared.closed.cancelled() => return,
             _ = tokio::time::sleep(delay) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_keep_integer_ids_beyond_i64_and_accept_batches() {
+        let one = messages(br#" {"jsonrpc":"2.0","id":18446744073709551616,"method":"roots/list"}"#).unwrap();
+        assert!(matches!(&one[..], [Message::Request(r)] if r.id == RequestId::BigNumber("18446744073709551616".into())));
+        let batch = messages(br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":{}}]"#).unwrap();
+        assert_eq!(batch.len(), 2);
+        assert!(messages(b"{nope").unwrap_err().contains("not valid JSON"));
     }
 }

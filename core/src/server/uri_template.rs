@@ -659,6 +659,19 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
     (strict_end.unwrap_or(i), i)
 }
 
+/// [`extent`] for one expression: in `{x}`, `{.x}` and `{/x}` only an exploded object expands
+/// to a raw `=`, so without an explode modifier a `=` ends the strict part.
+fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
+    let (strict, lenient) = extent(expression.operator, bytes, start);
+    let equals_expands = !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path)
+        || expression.vars.iter().any(|v| v.modifier == Modifier::Explode);
+    if equals_expands {
+        return (strict, lenient);
+    }
+    let strict = bytes[start..strict].iter().position(|&b| b == b'=').map_or(strict, |i| start + i);
+    (strict, lenient)
+}
+
 /// A backtracking search over the template's parts that remembers failed (part, position)
 /// pairs and spends from a fixed budget, so its work is bounded whatever the input.
 struct Matcher<'a> {
@@ -721,11 +734,11 @@ impl Matcher<'_> {
         let op = expression.operator;
         let (min_end, strict_end, lenient_end) = match op.prefix() {
             None => {
-                let (strict, lenient) = extent(op, bytes, pos);
+                let (strict, lenient) = expression_extent(expression, bytes, pos);
                 (pos + 1, strict, lenient)
             }
             Some(prefix) if uri[pos..].starts_with(prefix) => {
-                let (strict, lenient) = extent(op, bytes, pos + 1);
+                let (strict, lenient) = expression_extent(expression, bytes, pos + 1);
                 (pos, strict, lenient)
             }
             Some(_) => (pos, pos, pos),
@@ -1238,6 +1251,17 @@ mod tests {
     fn repeated_variables_must_agree() {
         assert_eq!(matched("{x}/{x}", "a/a"), Some(json!({"x": "a"})));
         assert_eq!(matched("{x}/{x}", "a/b"), None);
+    }
+
+    #[test]
+    fn a_raw_equals_sign_is_not_what_a_simple_variable_expands_to() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/
+        // equals-in-a-simple-variable): `{x}` took the raw `=` that belongs to `{+y}`.
+        let uri = template("{x}{+y}").expand(&vars(json!({"x": "a=b", "y": "=c"})));
+        assert_eq!(uri, "a%3Db=c");
+        assert_eq!(matched("{x}{+y}", &uri), Some(json!({"x": "a=b", "y": "=c"})));
+        assert_eq!(matched("{x*}", "a=1,b=2"), Some(json!({"x": {"a": "1", "b": "2"}})));
+        assert_eq!(matched("item/{id}", "item/a=b"), Some(json!({"id": "a=b"})));
     }
 
     #[test]

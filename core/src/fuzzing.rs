@@ -92,12 +92,37 @@ pub fn uri_template(data: &[u8]) {
     // A variable named by two expressions is left out (fuzz/known/uri_template): the matcher
     // may leave one of them empty (`{#f}{#f}` on `#a#b#a#b` gives f = "a#b#a#b"), which no
     // expansion of a defined variable does.
-    if handed_out.len() <= MAX_URI_LENGTH / 4 && !repeats_a_variable(template.as_str()) {
+    // An exploded object with a member named like a variable of the template (`{?x*}` with
+    // {"x": "1"}) expands exactly like the list ["1"]: RFC 6570 is ambiguous there.
+    let names: Vec<String> = template.variable_names().into_iter().map(percent_decoded).collect();
+    let shadowed = vars.values().any(|v| v.as_object().is_some_and(|o| o.keys().any(|k| names.contains(k))));
+    if handed_out.len() <= MAX_URI_LENGTH / 4 && !repeats_a_variable(template.as_str()) && !shadowed {
         let Some(again) = template.match_uri(&handed_out) else {
             panic!("{uri:?} matched {vars:?}, which expands to {handed_out:?}, which does not match");
         };
         assert_eq!(template.expand(&again), handed_out, "{handed_out:?} (the expansion of {vars:?}) matched {again:?}");
     }
+}
+
+/// A variable name with its `%XX` triplets decoded (names may hold them: `{?%3F*}`).
+fn percent_decoded(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Whether two expressions of `template` (already parsed) name the same variable.
@@ -215,7 +240,8 @@ mod tests {
         for (target, run) in TARGETS {
             let corpus = files("corpus", target);
             assert!(corpus.len() >= 5, "fuzz/corpus/{target} has {} seeds", corpus.len());
-            for path in corpus.iter().chain(&files("regressions", target)) {
+            // known/: open findings the properties leave out, which must pass them.
+            for path in corpus.iter().chain(&files("regressions", target)).chain(&files("known", target)) {
                 let data = std::fs::read(path).unwrap();
                 if let Err(panic) = std::panic::catch_unwind(|| run(&data)) {
                     panic!("{target}: {} fails: {:?}", path.display(), panic.downcast_ref::<String>());

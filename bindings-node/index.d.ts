@@ -722,6 +722,10 @@ export declare class Server {
     /** The limits of the connections: timeouts, HTTP/2 pings, how many at once. */
     connections?: ConnectionLimits
   }): Promise<ServerHandle>
-  /** Serves on this process's stdin/stdout until stdin closes (log with `console.error`). */
-  serveStdio(): ServerHandle
+  /**
+   * Serves on this process's stdin/stdout until stdin closes (log with `console.error`).
+   * `maxOutboundQueue` (default 1024) bounds the messages waiting to be written: a client that
+   * stops reading stdout is not read from until it reads again.
+   */
+  serveStdio(options?: { maxOutboundQueue?: number }): ServerHandle
 }

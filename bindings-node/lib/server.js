@@ -413,10 +413,13 @@ class Server {
   /**
    * Serves on this process's stdin/stdout (write nothing else to stdout: log with
    * `console.error`). Returns a handle whose `closed` settles when stdin closes.
+   * `options.maxOutboundQueue` (default 1024) bounds the messages waiting to be written: a
+   * client that stops reading stdout is not read from until it reads again.
    */
-  serveStdio() {
+  serveStdio(options = {}) {
     const token = new native.CancelToken()
-    const closed = sync(() => this.#native.serveStdio(token)).catch(rethrow)
+    const config = options.maxOutboundQueue === undefined ? undefined : { maxOutboundQueue: options.maxOutboundQueue }
+    const closed = sync(() => this.#native.serveStdio(token, config)).catch(rethrow)
     return new ServerHandle(closed, () => {
       token.cancel()
       return closed

@@ -64,6 +64,14 @@ pub struct ServerConfig {
     pub handler_timeout_ms: Option<f64>,
 }
 
+/// How the stdio transport is configured.
+#[napi(object, object_to_js = false)]
+pub struct StdioConfig {
+    /// The most messages waiting to be written before the server stops reading stdin (the
+    /// core's `StdioOptions::max_outbound_queue`, default 1024).
+    pub max_outbound_queue: Option<u32>,
+}
+
 /// How the HTTP transport is configured.
 #[napi(object, object_to_js = false)]
 pub struct HttpConfig {
@@ -441,12 +449,19 @@ impl NativeServer {
         &self,
         env: &'env Env,
         stop: &CancelToken,
+        config: Option<StdioConfig>,
     ) -> Result<PromiseRaw<'env, ()>> {
         let server = self.server.clone();
-        let options = StdioOptions {
+        let mut options = StdioOptions {
             shutdown: stop.token(),
             ..StdioOptions::default()
         };
+        if let Some(n) = config.and_then(|c| c.max_outbound_queue) {
+            if n == 0 {
+                return Err(usage("maxOutboundQueue must be at least 1"));
+            }
+            options.max_outbound_queue = n as usize;
+        }
         runtime::promise(env, async move {
             stdio::serve_with(server, tokio::io::stdin(), tokio::io::stdout(), options).await
         })

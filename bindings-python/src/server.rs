@@ -309,16 +309,24 @@ impl PyServer {
 
     /// Starts serving stdio: MCP messages on this process's stdin and stdout. With
     /// `redirect_stdout`, file descriptor 1 points at stderr while serving, so that nothing
-    /// else (a `print`, a C library) can write into the protocol stream.
-    #[pyo3(signature = (redirect_stdout=true, drain_timeout_ms=None))]
-    fn start_stdio(&self, redirect_stdout: bool, drain_timeout_ms: Option<u64>) -> PyResult<Running> {
+    /// else (a `print`, a C library) can write into the protocol stream. `max_outbound_queue`:
+    /// the most messages waiting to be written before the server stops reading stdin (the
+    /// core's `StdioOptions::max_outbound_queue`, default 1024).
+    #[pyo3(signature = (redirect_stdout=true, drain_timeout_ms=None, max_outbound_queue=None))]
+    fn start_stdio(&self, redirect_stdout: bool, drain_timeout_ms: Option<u64>, max_outbound_queue: Option<usize>) -> PyResult<Running> {
         check_fork()?;
+        if max_outbound_queue == Some(0) {
+            return Err(usage("max_outbound_queue must be at least 1".into()));
+        }
         runtime::runtime()?;
         let out = crate::stdio::protocol_out(redirect_stdout)?;
         let token = CancellationToken::new();
         let mut options = StdioOptions { shutdown: token.clone(), ..Default::default() };
         if let Some(d) = ms(drain_timeout_ms) {
             options.drain_timeout = d;
+        }
+        if let Some(n) = max_outbound_queue {
+            options.max_outbound_queue = n;
         }
         let (tx, rx) = watch::channel(false);
         let server = self.server.clone();

@@ -87,3 +87,77 @@ def test_first_answer_is_prompt() -> None:
     runs = [first_answer_ms() for _ in range(5)]
     print(f"stdio first answer: best {min(runs):.0f} ms (target 200 ms), runs {[round(r) for r in runs]}")
     assert min(runs) < 1000, runs
+
+
+BACKPRESSURE_SERVER = """
+import asyncio, sys
+from mcpaxle import Server
+
+server = Server("backpressure")
+
+@server.tool()
+async def big() -> str:
+    print("called", file=sys.stderr, flush=True)
+    return "x" * 65536
+
+queue = None if sys.argv[1] == "default" else int(sys.argv[1])
+asyncio.run(server.serve_stdio(max_outbound_queue=queue))
+"""
+
+
+def _calls_while_stdout_unread(queue: str, requests: int) -> tuple[int, int]:
+    """Sends `requests` calls of a tool answering 64 KiB each without reading stdout; returns
+    how many calls the server had started after a pause, and how many answers arrive once
+    stdout is read."""
+    import threading
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BACKPRESSURE_SERVER, queue],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    calls = [0]
+
+    def count() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.strip() == b"called":
+                calls[0] += 1
+
+    threading.Thread(target=count, daemon=True).start()
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for i in range(requests):
+            proc.stdin.write((json.dumps(request("tools/call", {"name": "big"}, id=i + 1)) + "\n").encode())
+        proc.stdin.flush()
+        time.sleep(1.5)
+        started = calls[0]
+        answered = 0
+        for line in proc.stdout:
+            if json.loads(line).get("id") is not None:
+                answered += 1
+                if answered == requests:
+                    break
+        return started, answered
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
+def test_max_outbound_queue_stops_reading_a_client_that_does_not_read() -> None:
+    # Bounded by the option: the server stops reading once two answers wait to be written...
+    started, answered = _calls_while_stdout_unread("2", 40)
+    assert started <= 8, f"{started} calls started with max_outbound_queue=2 and stdout unread"
+    assert answered == 40
+    # ...while the default (1024) takes all 40 in: the option is what made the difference.
+    started, answered = _calls_while_stdout_unread("default", 40)
+    assert started == 40
+    assert answered == 40
+
+
+def test_max_outbound_queue_of_zero_is_a_usage_error() -> None:
+    code = "import asyncio\nfrom mcpaxle import Server\nfrom mcpaxle.errors import UsageError\n" \
+        "try:\n    asyncio.run(Server('s').serve_stdio(max_outbound_queue=0))\nexcept UsageError as e:\n    print('usage:', e)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert b"usage: max_outbound_queue must be at least 1" in out.stdout, out

@@ -128,7 +128,7 @@ class Server:
         ``resource``, ``authorization_servers``, ``scopes_supported``, ``required_scopes``,
         ``tool_scopes`` and ``verify`` (``async def (token: str) -> {"subject": str,
         "scopes": list[str]} | None``, called on the bridge's loop; raising means 503)."""
-    def start_stdio(self, redirect_stdout: bool = True, drain_timeout_ms: int | None = None) -> Running: ...
+    def start_stdio(self, redirect_stdout: bool = True, drain_timeout_ms: int | None = None, max_outbound_queue: int | None = None) -> Running: ...
 
 def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Connects to a Streamable HTTP endpoint (an awaitable on the bridge's loop).

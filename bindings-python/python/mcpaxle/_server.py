@@ -712,10 +712,14 @@ class Server:
         logger.info("mcpaxle: serving %s", running.url)
         await running.serve_forever()
 
-    async def serve_stdio(self, *, redirect_stdout: bool = True, drain_timeout: float | None = None) -> None:
+    async def serve_stdio(
+        self, *, redirect_stdout: bool = True, drain_timeout: float | None = None, max_outbound_queue: int | None = None
+    ) -> None:
         """Serves stdio (newline-delimited JSON-RPC on stdin/stdout) until stdin closes or
         the awaiting task is cancelled. With ``redirect_stdout`` (the default), anything
-        else written to stdout while serving, a ``print()`` included, goes to stderr."""
+        else written to stdout while serving, a ``print()`` included, goes to stderr.
+        ``max_outbound_queue`` (default 1024) bounds the messages waiting to be written: a
+        client that stops reading stdout is not read from until it reads again."""
         loop = asyncio.get_running_loop()
         bridge = self._acquire(loop)
         saved = sys.stdout
@@ -725,7 +729,7 @@ class Server:
                     sys.stdout.flush()
                 except Exception:
                     pass
-            native = self._native.start_stdio(redirect_stdout, _ms(drain_timeout))
+            native = self._native.start_stdio(redirect_stdout, _ms(drain_timeout), max_outbound_queue)
         except BaseException:
             self._release(loop)
             raise

@@ -116,7 +116,7 @@ export declare class NativeServer {
   /** Serves over Streamable HTTP on `host:port` (port 0: any free port). */
   serveHttp(host: string, port: number, config?: HttpConfig | undefined | null): Promise<NativeHttpServer>
   /** Serves on this process's stdin and stdout until stdin closes or `stop` is cancelled. */
-  serveStdio(stop: CancelToken): Promise<void>
+  serveStdio(stop: CancelToken, config?: StdioConfig | undefined | null): Promise<void>
 }
 
 /** An open subscription (the JavaScript `Subscription` wraps it). */
@@ -360,6 +360,15 @@ export interface ServerConfig {
    * call then fails with an error naming the handler and the limit.
    */
   handlerTimeoutMs?: number
+}
+
+/** How the stdio transport is configured. */
+export interface StdioConfig {
+  /**
+   * The most messages waiting to be written before the server stops reading stdin (the
+   * core's `StdioOptions::max_outbound_queue`, default 1024).
+   */
+  maxOutboundQueue?: number
 }
 
 /** The protocol revisions the client speaks, most preferred first. */

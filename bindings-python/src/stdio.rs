@@ -6,10 +6,10 @@
 use std::io;
 use std::os::fd::RawFd;
 use std::pin::Pin;
-use std::sync::mpsc;
 use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::PollSender;
 
 /// Where the protocol goes while serving stdio, and how fd 1 is put back afterwards.
 pub struct ProtocolOut {
@@ -42,10 +42,12 @@ pub fn protocol_out(redirect: bool) -> io::Result<ProtocolOut> {
         }
         saved = Some(s);
     }
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    // Bounded, so that a client that does not read stdout holds up the transport's writes (and
+    // with them its reading of stdin, StdioOptions::max_outbound_queue) instead of piling up here.
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITES_IN_FLIGHT);
     let (done_tx, done_rx) = oneshot::channel();
     std::thread::Builder::new().name("mcpaxle-stdout".into()).spawn(move || {
-        for chunk in rx {
+        while let Some(chunk) = rx.blocking_recv() {
             if write_all(out, &chunk).is_err() {
                 break;
             }
@@ -53,8 +55,11 @@ pub fn protocol_out(redirect: bool) -> io::Result<ProtocolOut> {
         unsafe { libc::close(out) };
         let _ = done_tx.send(());
     })?;
-    Ok(ProtocolOut { writer: FdWriter { tx: Some(tx) }, flushed: done_rx, saved_stdout: saved })
+    Ok(ProtocolOut { writer: FdWriter { tx: Some(PollSender::new(tx)) }, flushed: done_rx, saved_stdout: saved })
 }
+
+/// The writes handed to the writer thread and not yet written: past them `poll_write` waits.
+const WRITES_IN_FLIGHT: usize = 4;
 
 /// Points fd 1 back at what it was before [`protocol_out`] redirected it.
 pub fn restore_stdout(saved: Option<RawFd>) {
@@ -81,15 +86,19 @@ fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// An `AsyncWrite` handing each write to the writer thread (never blocks the runtime).
+/// An `AsyncWrite` handing each write to the writer thread (never blocks the runtime; waits,
+/// as a pipe would, while [`WRITES_IN_FLIGHT`] writes are not yet written).
 pub struct FdWriter {
-    tx: Option<mpsc::Sender<Vec<u8>>>,
+    tx: Option<PollSender<Vec<u8>>>,
 }
 
 impl AsyncWrite for FdWriter {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let sent = self.tx.as_ref().map(|tx| tx.send(buf.to_vec()).is_ok()).unwrap_or(false);
-        Poll::Ready(if sent { Ok(buf.len()) } else { Err(io::ErrorKind::BrokenPipe.into()) })
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let Some(tx) = self.tx.as_mut() else { return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())) };
+        if std::task::ready!(tx.poll_reserve(cx)).is_err() || tx.send_item(buf.to_vec()).is_err() {
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
+        Poll::Ready(Ok(buf.len()))
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {

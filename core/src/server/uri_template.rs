@@ -660,15 +660,17 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
 }
 
 /// [`extent`] for one expression: in `{x}`, `{.x}` and `{/x}` only an exploded object expands
-/// to a raw `=`, so without an explode modifier a `=` ends the strict part.
+/// to a raw `=`, so without an explode modifier a `=` ends the strict part; and a raw `,` only
+/// comes from a second variable or a list, so for one variable it ends the strict part too (the
+/// split that expansion of strings makes is tried first; a list still matches leniently).
 fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
     let (strict, lenient) = extent(expression.operator, bytes, start);
-    let equals_expands = !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path)
-        || expression.vars.iter().any(|v| v.modifier == Modifier::Explode);
-    if equals_expands {
+    if !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path) {
         return (strict, lenient);
     }
-    let strict = bytes[start..strict].iter().position(|&b| b == b'=').map_or(strict, |i| start + i);
+    let exploded = expression.vars.iter().any(|v| v.modifier == Modifier::Explode);
+    let ends_strict = |b: u8| (b == b'=' && !exploded) || (b == b',' && !exploded && expression.vars.len() == 1);
+    let strict = bytes[start..strict].iter().position(|&b| ends_strict(b)).map_or(strict, |i| start + i);
     (strict, lenient)
 }
 
@@ -1262,6 +1264,20 @@ mod tests {
         assert_eq!(matched("{x}{+y}", &uri), Some(json!({"x": "a=b", "y": "=c"})));
         assert_eq!(matched("{x*}", "a=1,b=2"), Some(json!({"x": {"a": "1", "b": "2"}})));
         assert_eq!(matched("item/{id}", "item/a=b"), Some(json!({"id": "a=b"})));
+    }
+
+    #[test]
+    fn a_raw_comma_is_not_what_a_single_simple_variable_expands_to_first() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/
+        // comma-in-a-simple-variable): `{a}` took the raw `,` that belongs to `{x,y}`.
+        let t = "{a}{?%2E%2Eya}{x,y}";
+        let uri = template(t).expand(&vars(json!({"a": "a", "x": "+x", "y": "y"})));
+        assert_eq!(uri, "a%2Bx,y");
+        let again = matched(t, &uri).expect("its own expansion matches");
+        assert_eq!(template(t).expand(again.as_object().unwrap()), uri);
+        // A raw comma in one variable still matches, leniently, as it did.
+        assert_eq!(matched("{a}", "b,c"), Some(json!({"a": "b,c"})));
+        assert_eq!(matched("item/{id}.json", "item/a,b.json"), Some(json!({"id": "a,b"})));
     }
 
     #[test]

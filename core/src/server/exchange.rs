@@ -122,19 +122,74 @@ impl Stream for Exchange {
 /// not pile up: once [`COALESCE_PROGRESS_AFTER`] messages wait, a `notifications/progress`
 /// replaces the latest one of the same `progressToken` still queued (the client only needs
 /// the latest value), so progress never grows the queue past that. Below it, every progress
-/// notification is kept.
+/// notification is kept. Log messages (`notifications/message`) past [`MAX_UNREAD_LOGS`]
+/// waiting messages are not queued but counted, and one warning in their place says how many
+/// were dropped, so a handler logging in a loop cannot grow the queue either, and the loss is
+/// not silent.
 pub(crate) fn outgoing_channel() -> (OutgoingTx, OutgoingRx) {
-    let chan = Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false }));
+    let chan = Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false, dropped_logs: 0 }));
     (OutgoingTx { chan: chan.clone() }, OutgoingRx { chan })
 }
 
 /// How many messages may wait in an exchange's queue before unread progress is coalesced.
 pub(crate) const COALESCE_PROGRESS_AFTER: usize = 64;
 
+/// How many messages may wait in an exchange's queue before log messages are dropped (and
+/// counted in one warning).
+pub(crate) const MAX_UNREAD_LOGS: usize = 1024;
+
+/// The logger name of the warning that stands for dropped log messages.
+const DROPPED_LOGS_LOGGER: &str = "mcpaxle";
+
 struct Chan {
     queue: VecDeque<Outgoing>,
     waker: Option<Waker>,
     receiver_gone: bool,
+    /// Log messages dropped since the warning that counts them was last sent.
+    dropped_logs: u64,
+}
+
+impl Chan {
+    /// Notes that `o` left the queue: once the warning counting dropped logs is sent, the next
+    /// drop starts a new count.
+    fn sent(&mut self, o: Option<&Outgoing>) {
+        if o.is_some_and(is_dropped_logs_warning) {
+            self.dropped_logs = 0;
+        }
+    }
+
+    /// Counts a dropped log message in the warning at the end of the queue (added if the last
+    /// message is not that warning yet).
+    fn drop_log(&mut self) {
+        self.dropped_logs += 1;
+        let warning = dropped_logs_warning(self.dropped_logs);
+        match self.queue.back_mut() {
+            Some(last) if is_dropped_logs_warning(last) => *last = warning,
+            _ => self.queue.push_back(warning),
+        }
+    }
+}
+
+fn dropped_logs_warning(count: u64) -> Outgoing {
+    let data = format!("{count} log message(s) of this request were dropped: the client did not read them in time");
+    Outgoing::Notification(Notification::new(
+        "notifications/message",
+        Some(serde_json::json!({ "level": "warning", "logger": DROPPED_LOGS_LOGGER, "data": data })),
+    ))
+}
+
+fn is_log(o: &Outgoing) -> bool {
+    matches!(o, Outgoing::Notification(n) if n.method == "notifications/message")
+}
+
+fn is_dropped_logs_warning(o: &Outgoing) -> bool {
+    match o {
+        Outgoing::Notification(n) if n.method == "notifications/message" => n.params.as_ref().is_some_and(|p| {
+            p.get("logger").and_then(serde_json::Value::as_str) == Some(DROPPED_LOGS_LOGGER)
+                && p.get("data").and_then(serde_json::Value::as_str).is_some_and(|d| d.contains("were dropped: the client did not read"))
+        }),
+        _ => false,
+    }
 }
 
 fn lock(chan: &Mutex<Chan>) -> std::sync::MutexGuard<'_, Chan> {
@@ -168,6 +223,10 @@ impl OutgoingTx {
                 }
             }
         }
+        if c.queue.len() >= MAX_UNREAD_LOGS && is_log(&o) {
+            c.drop_log();
+            return Ok(());
+        }
         c.queue.push_back(o);
         let waker = c.waker.take();
         drop(c);
@@ -194,7 +253,10 @@ impl OutgoingRx {
     fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
         let mut c = lock(&self.chan);
         match c.queue.pop_front() {
-            Some(o) => Poll::Ready(Some(o)),
+            Some(o) => {
+                c.sent(Some(&o));
+                Poll::Ready(Some(o))
+            }
             None => {
                 c.waker = Some(cx.waker().clone());
                 Poll::Pending
@@ -203,7 +265,10 @@ impl OutgoingRx {
     }
 
     fn try_recv(&mut self) -> Option<Outgoing> {
-        lock(&self.chan).queue.pop_front()
+        let mut c = lock(&self.chan);
+        let o = c.queue.pop_front();
+        c.sent(o.as_ref());
+        o
     }
 
     /// How many messages are queued.
@@ -259,5 +324,38 @@ mod tests {
         assert_eq!(rx.try_recv(), Some(progress(1, 100_001)));
         drop(rx);
         assert!(tx.send(progress(1, 0)).is_err());
+    }
+
+    fn log(n: u64) -> Outgoing {
+        Outgoing::Notification(Notification::new("notifications/message", Some(json!({ "level": "info", "data": n }))))
+    }
+
+    #[test]
+    fn unread_logs_past_the_bound_are_counted_in_one_warning() {
+        let (tx, mut rx) = outgoing_channel();
+        for n in 0..100_000 {
+            tx.send(log(n)).unwrap();
+        }
+        assert_eq!(rx.len(), MAX_UNREAD_LOGS + 1, "the bound, and one warning in place of the rest");
+        let mut got = Vec::new();
+        while let Some(o) = rx.try_recv() {
+            got.push(o);
+        }
+        assert_eq!(got[..MAX_UNREAD_LOGS], (0..MAX_UNREAD_LOGS as u64).map(log).collect::<Vec<_>>()[..]);
+        assert_eq!(got[MAX_UNREAD_LOGS], dropped_logs_warning(100_000 - MAX_UNREAD_LOGS as u64));
+        // Read: logs are queued again, and a later drop starts its own count.
+        tx.send(log(7)).unwrap();
+        assert_eq!(rx.try_recv(), Some(log(7)));
+        for n in 0..MAX_UNREAD_LOGS as u64 + 3 {
+            tx.send(log(n)).unwrap();
+        }
+        let last = std::iter::from_fn(|| rx.try_recv()).last();
+        assert_eq!(last, Some(dropped_logs_warning(3)));
+        // Other messages are not dropped: a response-bound request still gets through.
+        for n in 0..MAX_UNREAD_LOGS as u64 {
+            tx.send(log(n)).unwrap();
+        }
+        tx.send(progress(1, 1)).unwrap();
+        assert_eq!(std::iter::from_fn(|| rx.try_recv()).last(), Some(progress(1, 1)));
     }
 }

@@ -1,4 +1,4 @@
-//! Every example of the specification (`shared/spec/2026-07-28/examples/<TypeName>/*.json`)
+//! Every example of the specification (`spec/2026-07-28/examples/<TypeName>/*.json`, vendored)
 //! parses into the Rust type of that name, serializes back to the same JSON, and validates
 //! against `schema.json`; plus tests of the `support` validation helpers themselves.
 

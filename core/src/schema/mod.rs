@@ -1,5 +1,5 @@
 //! Serde types for every message of the Model Context Protocol, revision 2026-07-28
-//! (`shared/spec/2026-07-28/schema.ts`), named as in the schema.
+//! (`spec/2026-07-28/schema.ts`, vendored from the specification), named as in the schema.
 //!
 //! Conventions:
 //! * Fields are `snake_case` in Rust and `camelCase` on the wire; `_meta` is

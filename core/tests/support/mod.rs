@@ -12,8 +12,8 @@
 //! cached. References never leave the document (the validator is offline), and `format`
 //! (`uri`, `uri-template`, ...) is asserted, not just annotated.
 //!
-//! The spec directory is `shared/spec/2026-07-28` found beside the workspace (normally
-//! `$CARGO_MANIFEST_DIR/../../shared/spec`), or the directory named by `MCPAXLE_SPEC_DIR`.
+//! The spec directory is the copy vendored in the repository, `spec/2026-07-28` at the
+//! workspace root (`$CARGO_MANIFEST_DIR/../spec`), or the directory named by `MCPAXLE_SPEC_DIR`.
 
 #![allow(dead_code)]
 
@@ -46,21 +46,14 @@ fn find_spec_dir() -> PathBuf {
         assert!(dir.join("schema.json").is_file(), "{SPEC_DIR_ENV}={} does not hold a schema.json", dir.display());
         return dir;
     }
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut tried = Vec::new();
-    for ancestor in manifest_dir.ancestors() {
-        let candidate = ancestor.join("shared").join("spec").join(REVISION);
-        if candidate.join("schema.json").is_file() {
-            return candidate;
-        }
-        tried.push(candidate.display().to_string());
-    }
-    panic!(
-        "the MCP spec {REVISION} was not found: no schema.json in any of {tried:#?}. It is expected in the \
-         shared/ directory beside the workspace ({}/../../shared/spec/{REVISION}); set {SPEC_DIR_ENV} to the \
-         directory holding schema.json to use another copy",
-        manifest_dir.display()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("spec").join(REVISION);
+    assert!(
+        dir.join("schema.json").is_file(),
+        "the MCP spec {REVISION} was not found: no schema.json in {}, the copy vendored in the repository; \
+         set {SPEC_DIR_ENV} to the directory holding schema.json to use another copy",
+        dir.display()
     );
+    dir
 }
 
 /// The directory of the spec's examples, one subdirectory per type name.

@@ -177,15 +177,20 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def _hwm_kib(pid: int) -> int:
+def _status_kib(pid: int, field: str) -> int:
+    """A size field of /proc/PID/status (`VmHWM`, `VmRSS`), in KiB; 0 for a gone process."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def _hwm_kib(pid: int) -> int:
+    return _status_kib(pid, "VmHWM")
 
 
 @dataclass

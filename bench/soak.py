@@ -37,14 +37,7 @@ SERVERS = {
 
 def rss_kib(pid: int) -> int:
     """Resident set (VmRSS) of a process and its descendants, in KiB."""
-    total = 0
-    for p in bench._tree(pid):
-        try:
-            with open(f"/proc/{p}/status") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
-        except OSError:
-            pass
-    return total
+    return sum(bench._status_kib(p, "VmRSS") for p in bench._tree(pid))
 
 
 def soak(key: str, opts: argparse.Namespace, log_dir: Path) -> dict:

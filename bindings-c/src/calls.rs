@@ -120,11 +120,7 @@ impl Call {
     /// The newest remembered error with the result code `code`.
     fn recorded(&self, code: c_int) -> Option<Error> {
         let errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
-        errors
-            .iter()
-            .rev()
-            .find(|e| mcpaxle_result::of_kind(e.kind()) as c_int == code)
-            .cloned()
+        errors.iter().rev().find(|e| mcpaxle_result::of_kind(e.kind()) as c_int == code).cloned()
     }
 }
 
@@ -140,9 +136,10 @@ pub(crate) fn live(ctx: *mut mcpaxle_context) -> FfiResult<Arc<Call>> {
     if ctx.is_null() {
         return Err(FfiError::null("ctx"));
     }
-    calls().get(&(ctx as usize)).cloned().ok_or_else(|| {
-        FfiError::closed("this context's call is over (completed, cancelled, or its server freed)")
-    })
+    calls()
+        .get(&(ctx as usize))
+        .cloned()
+        .ok_or_else(|| FfiError::closed("this context's call is over (completed, cancelled, or its server freed)"))
 }
 
 /// Removes a pending call: the caller now owns its completion.
@@ -164,11 +161,7 @@ fn take(c: *mut mcpaxle_completion) -> FfiResult<Arc<Call>> {
 pub(crate) fn abandon_owner(owner: u64) {
     let gone: Vec<Arc<Call>> = {
         let mut map = calls();
-        let ids: Vec<usize> = map
-            .iter()
-            .filter(|(_, c)| c.owner == owner)
-            .map(|(id, _)| *id)
-            .collect();
+        let ids: Vec<usize> = map.iter().filter(|(_, c)| c.owner == owner).map(|(id, _)| *id).collect();
         ids.into_iter().filter_map(|id| map.remove(&id)).collect()
     };
     drop(gone);
@@ -198,35 +191,23 @@ pub(crate) async fn invoke(
 ) -> Result<Payload, Error> {
     let (tx, rx) = oneshot::channel();
     let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
-    let entry = Arc::new(Call {
-        owner: owner.id(),
-        kind,
-        ctx,
-        tx: Mutex::new(Some(tx)),
-        errors: Mutex::new(Vec::new()),
-    });
+    let entry =
+        Arc::new(Call { owner: owner.id(), kind, ctx, tx: Mutex::new(Some(tx)), errors: Mutex::new(Vec::new()) });
     calls().insert(id, entry);
     let _abandon = Abandon(id);
-    let json =
-        CString::new(request).map_err(|_| Error::internal("the request holds a NUL byte"))?;
+    let json = CString::new(request).map_err(|_| Error::internal("the request holds a NUL byte"))?;
     let owner = owner.clone();
     let ran = tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await;
     match ran {
         Ok(Some(())) => {}
         Ok(None) => {
-            return Err(Error::new(
-                ErrorKind::Cancelled,
-                "the handler's server or client was freed",
-            ));
+            return Err(Error::new(ErrorKind::Cancelled, "the handler's server or client was freed"));
         }
         Err(_) => return Err(Error::internal("the handler's thread failed")),
     }
     match rx.await {
         Ok(outcome) => outcome,
-        Err(_) => Err(Error::new(
-            ErrorKind::Cancelled,
-            "the call was abandoned: its server or client was freed",
-        )),
+        Err(_) => Err(Error::new(ErrorKind::Cancelled, "the call was abandoned: its server or client was freed")),
     }
 }
 
@@ -239,45 +220,26 @@ pub(crate) struct Target<F> {
 
 fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
     if kind == Kind::Authorization {
-        return Err(FfiError::usage(
-            "an authorization completes with mcpaxle_completion_redirect (or an error)",
-        ));
+        return Err(FfiError::usage("an authorization completes with mcpaxle_completion_redirect (or an error)"));
     }
     let v = parse_json(json, "result_json")?;
     let bad = |e: serde_json::Error, what: &str| {
-        FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-            format!("result_json is not a valid {what}: {e}"),
-        )
+        FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json is not a valid {what}: {e}"))
     };
     Ok(match kind {
-        Kind::Tool => {
-            Payload::Tool(serde_json::from_value(v).map_err(|e| bad(e, "CallToolResult"))?)
-        }
-        Kind::Resource => {
-            Payload::Resource(serde_json::from_value(v).map_err(|e| bad(e, "ReadResourceResult"))?)
-        }
-        Kind::Prompt => {
-            Payload::Prompt(serde_json::from_value(v).map_err(|e| bad(e, "GetPromptResult"))?)
-        }
-        Kind::Completion => {
-            Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?)
-        }
+        Kind::Tool => Payload::Tool(serde_json::from_value(v).map_err(|e| bad(e, "CallToolResult"))?),
+        Kind::Resource => Payload::Resource(serde_json::from_value(v).map_err(|e| bad(e, "ReadResourceResult"))?),
+        Kind::Prompt => Payload::Prompt(serde_json::from_value(v).map_err(|e| bad(e, "GetPromptResult"))?),
+        Kind::Completion => Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?),
         Kind::Input if v.is_object() => Payload::Input(v),
         Kind::Token if v.is_null() => Payload::Token(None),
         Kind::Token => {
-            let t: TokenJson = serde_json::from_value(v)
-                .map_err(|e| bad(e, "token answer ({\"subject\", \"scopes\"} or null)"))?;
-            Payload::Token(Some(TokenInfo {
-                subject: t.subject,
-                scopes: t.scopes,
-            }))
+            let t: TokenJson =
+                serde_json::from_value(v).map_err(|e| bad(e, "token answer ({\"subject\", \"scopes\"} or null)"))?;
+            Payload::Token(Some(TokenInfo { subject: t.subject, scopes: t.scopes }))
         }
         Kind::Input | Kind::Authorization => {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "result_json must be a JSON object",
-            ));
+            return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "result_json must be a JSON object"));
         }
     })
 }
@@ -285,10 +247,7 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
 /// Completes `call` with an error, or with an internal error and the reason `e` when `e` says
 /// the caller's arguments were wrong.
 fn fail_with(call: &Call, e: FfiError) -> FfiResult {
-    call.send(Err(Error::internal(format!(
-        "Internal error: the handler completed wrongly: {}",
-        e.message
-    ))));
+    call.send(Err(Error::internal(format!("Internal error: the handler completed wrongly: {}", e.message))));
     Err(e)
 }
 
@@ -318,8 +277,8 @@ pub unsafe extern "C" fn mcpaxle_completion_ok(
     ffi_boundary!({
         let call = take(completion)?;
         // SAFETY: result_json is NULL or a NUL-terminated string, per the contract.
-        let parsed = unsafe { crate::ffi::arg_str(result_json, "result_json") }
-            .and_then(|s| parse_payload(call.kind, s));
+        let parsed =
+            unsafe { crate::ffi::arg_str(result_json, "result_json") }.and_then(|s| parse_payload(call.kind, s));
         match parsed {
             Ok(p) => {
                 call.send(Ok(p));
@@ -353,9 +312,7 @@ pub unsafe extern "C" fn mcpaxle_completion_redirect(
         if call.kind != Kind::Authorization {
             return fail_with(
                 &call,
-                FfiError::usage(
-                    "mcpaxle_completion_redirect completes an authorization handler's call only",
-                ),
+                FfiError::usage("mcpaxle_completion_redirect completes an authorization handler's call only"),
             );
         }
         // SAFETY: redirect_url is NULL or a NUL-terminated string, per the contract.
@@ -371,18 +328,12 @@ pub unsafe extern "C" fn mcpaxle_completion_redirect(
 
 /// The core error a C code means, with `message` (or the code's name) and optional data.
 fn error_of(code: c_int, message: Option<&str>, data: Option<Value>) -> Result<Error, Error> {
-    let text = message
-        .map(str::to_owned)
-        .unwrap_or_else(|| mcpaxle_result::name(code).to_string_lossy().into_owned());
+    let text = message.map(str::to_owned).unwrap_or_else(|| mcpaxle_result::name(code).to_string_lossy().into_owned());
     let (kind, valid) = match mcpaxle_result::kind_of_code(code) {
         Some(k) => (k, true),
         None => (ErrorKind::Internal, false),
     };
-    let mut e = if kind == ErrorKind::InputRequired {
-        Error::input_required()
-    } else {
-        Error::new(kind, text)
-    };
+    let mut e = if kind == ErrorKind::InputRequired { Error::input_required() } else { Error::new(kind, text) };
     if let Some(d) = data {
         e = e.with_data(d);
     }
@@ -434,10 +385,7 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
             Err(e) => return fail_with(&call, e),
         };
         if !call.kind.has_rounds() && kind == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int {
-            return fail_with(
-                &call,
-                FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"),
-            );
+            return fail_with(&call, FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"));
         }
         match error_of(kind, message, data) {
             Ok(e) => {
@@ -446,9 +394,7 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
             }
             Err(e) => {
                 call.send(Err(e));
-                Err(FfiError::usage(format!(
-                    "{kind} is not an mcpaxle_result error code"
-                )))
+                Err(FfiError::usage(format!("{kind} is not an mcpaxle_result error code")))
             }
         }
     })
@@ -462,16 +408,11 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
 /// Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
 /// authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_input_required(
-    completion: *mut mcpaxle_completion,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_completion_input_required(completion: *mut mcpaxle_completion) -> mcpaxle_result {
     ffi_boundary!({
         let call = take(completion)?;
         if !call.kind.has_rounds() {
-            return fail_with(
-                &call,
-                FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"),
-            );
+            return fail_with(&call, FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"));
         }
         call.send(Err(Error::input_required()));
         Ok(())
@@ -503,20 +444,13 @@ pub unsafe extern "C" fn mcpaxle_completion_propagate(
             call.send(Err(e));
             return Ok(());
         }
-        let text = if message.is_empty() {
-            None
-        } else {
-            Some(message.as_str())
-        };
+        let text = if message.is_empty() { None } else { Some(message.as_str()) };
         match error_of(code, text, None) {
             Ok(e) if e.kind() != ErrorKind::InputRequired => {
                 call.send(Err(e));
                 Ok(())
             }
-            _ => fail_with(
-                &call,
-                FfiError::usage(format!("{code} is not an error code to propagate")),
-            ),
+            _ => fail_with(&call, FfiError::usage(format!("{code} is not an error code to propagate"))),
         }
     })
 }

@@ -6,14 +6,12 @@
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
 use crate::client_oauth::OAuthSetting;
 use crate::ffi::{
-    FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result,
-    opt_json, opt_str, out_ptr, write_json,
+    FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, opt_str,
+    out_ptr, write_json,
 };
 use crate::owner::Owner;
 use crate::runtime;
-use mcpaxle_core::client::{
-    CallOptions, Client, ClientOptions, InputHandler, StderrMode, Subscription,
-};
+use mcpaxle_core::client::{CallOptions, Client, ClientOptions, InputHandler, StderrMode, Subscription};
 use mcpaxle_core::schema::{ClientCapabilities, LoggingLevel, SubscriptionFilter};
 use mcpaxle_core::{Error, ErrorKind};
 use serde::Deserialize;
@@ -33,11 +31,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed).
 pub type mcpaxle_input_handler = Option<
-    unsafe extern "C" fn(
-        user_data: *mut c_void,
-        params_json: *const c_char,
-        completion: *mut mcpaxle_completion,
-    ),
+    unsafe extern "C" fn(user_data: *mut c_void, params_json: *const c_char, completion: *mut mcpaxle_completion),
 >;
 
 /// Receives one notification as JSON, borrowed for the duration of the callback: the params of
@@ -111,15 +105,11 @@ pub struct mcpaxle_cancel_token {
 ///
 /// Ownership: `*out` is the caller's (`mcpaxle_cancel_token_free`). Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_cancel_token_new(
-    out: *mut *mut mcpaxle_cancel_token,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_cancel_token_new(out: *mut *mut mcpaxle_cancel_token) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
         let out = unsafe { out_ptr(out, "out")? };
-        *out = Box::into_raw(Box::new(mcpaxle_cancel_token {
-            token: CancellationToken::new(),
-        }));
+        *out = Box::into_raw(Box::new(mcpaxle_cancel_token { token: CancellationToken::new() }));
         Ok(())
     })
 }
@@ -127,9 +117,7 @@ pub unsafe extern "C" fn mcpaxle_cancel_token_new(
 /// Cancels every call made with options holding this token (they fail with
 /// `MCPAXLE_ERR_CANCELLED`, and the server is told). Idempotent. Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_cancel_token_cancel(
-    token: *mut mcpaxle_cancel_token,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_cancel_token_cancel(token: *mut mcpaxle_cancel_token) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
         let t = unsafe { token.as_ref() }.ok_or_else(|| FfiError::null("token"))?;
@@ -140,13 +128,9 @@ pub unsafe extern "C" fn mcpaxle_cancel_token_cancel(
 
 /// Whether the token was cancelled (false for NULL). Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_cancel_token_is_cancelled(
-    token: *const mcpaxle_cancel_token,
-) -> bool {
+pub unsafe extern "C" fn mcpaxle_cancel_token_is_cancelled(token: *const mcpaxle_cancel_token) -> bool {
     // SAFETY: per the contract.
-    ffi_boundary!(false, {
-        unsafe { token.as_ref() }.is_some_and(|t| t.token.is_cancelled())
-    })
+    ffi_boundary!(false, { unsafe { token.as_ref() }.is_some_and(|t| t.token.is_cancelled()) })
 }
 
 /// Frees a token (calls made with it keep their own reference). NULL is a no-op.
@@ -191,22 +175,9 @@ pub unsafe extern "C" fn mcpaxle_call_options_new(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (out, json) = unsafe {
-            (
-                out_ptr(out, "out")?,
-                opt_json(options_json, "options_json")?,
-            )
-        };
-        let json: CallJson = json
-            .map(|v| from_json(v, "options_json"))
-            .transpose()?
-            .unwrap_or_default();
-        *out = Box::into_raw(Box::new(mcpaxle_call_options {
-            json,
-            cancel: None,
-            on_progress: None,
-            on_log: None,
-        }));
+        let (out, json) = unsafe { (out_ptr(out, "out")?, opt_json(options_json, "options_json")?) };
+        let json: CallJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+        *out = Box::into_raw(Box::new(mcpaxle_call_options { json, cancel: None, on_progress: None, on_log: None }));
         Ok(())
     })
 }
@@ -240,10 +211,7 @@ pub unsafe extern "C" fn mcpaxle_call_options_on_progress(
     ffi_boundary!({
         // SAFETY: per the contract.
         let o = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
-        o.on_progress = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        o.on_progress = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -260,10 +228,7 @@ pub unsafe extern "C" fn mcpaxle_call_options_on_log(
     ffi_boundary!({
         // SAFETY: per the contract.
         let o = unsafe { options.as_mut() }.ok_or_else(|| FfiError::null("options"))?;
-        o.on_log = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        o.on_log = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -369,10 +334,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
                 opt_json(options_json, "options_json")?,
             )
         };
-        let j: ClientJson = json
-            .map(|v| from_json(v, "options_json"))
-            .transpose()?
-            .unwrap_or_default();
+        let j: ClientJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
         let mut o = ClientOptions::new(name, version);
         if let Some(v) = j.protocol_versions {
             o.protocol_versions = v;
@@ -405,12 +367,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
         if let Some(v) = j.max_message_size {
             o.max_message_size = v;
         }
-        o.env = j
-            .env
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
+        o.env = j.env.unwrap_or_default().into_iter().map(|(k, v)| (k.into(), v.into())).collect();
         o.inherit_env = j.inherit_env.unwrap_or(false);
         o.cwd = j.cwd.map(Into::into);
         o.stderr = match j.stderr.as_deref() {
@@ -439,9 +396,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
     })
 }
 
-pub(crate) fn options_mut<'a>(
-    p: *mut mcpaxle_client_options,
-) -> FfiResult<&'a mut mcpaxle_client_options> {
+pub(crate) fn options_mut<'a>(p: *mut mcpaxle_client_options) -> FfiResult<&'a mut mcpaxle_client_options> {
     // SAFETY: callers pass NULL or a live handle, per their contract.
     unsafe { p.as_mut() }.ok_or_else(|| FfiError::null("options"))
 }
@@ -456,10 +411,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_on_elicitation(
     user_data: *mut c_void,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        options_mut(options)?.elicitation = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        options_mut(options)?.elicitation = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -472,10 +424,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_on_sampling(
     user_data: *mut c_void,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        options_mut(options)?.sampling = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        options_mut(options)?.sampling = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -488,10 +437,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_on_roots(
     user_data: *mut c_void,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        options_mut(options)?.roots = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        options_mut(options)?.roots = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -505,10 +451,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_on_log(
     user_data: *mut c_void,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        options_mut(options)?.on_log = callback.map(|func| Target {
-            func,
-            user_data: SendPtr(user_data),
-        });
+        options_mut(options)?.on_log = callback.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
     })
 }
@@ -529,24 +472,14 @@ fn input_handler(owner: &Arc<Owner>, target: Target<InputFn>) -> InputHandler {
     Arc::new(move |params: Value| {
         let owner = owner.clone();
         Box::pin(async move {
-            let payload = calls::invoke(
-                &owner,
-                Kind::Input,
-                None,
-                params.to_string(),
-                move |id, json| {
-                    // SAFETY: the function pointer and user data were registered together.
-                    unsafe {
-                        (target.func)(target.user_data.get(), json, id as *mut mcpaxle_completion)
-                    }
-                },
-            )
+            let payload = calls::invoke(&owner, Kind::Input, None, params.to_string(), move |id, json| {
+                // SAFETY: the function pointer and user data were registered together.
+                unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_completion) }
+            })
             .await?;
             match payload {
                 Payload::Input(v) => Ok(v),
-                _ => Err(Error::internal(
-                    "the input handler completed with a result of another kind",
-                )),
+                _ => Err(Error::internal("the input handler completed with a result of another kind")),
             }
         })
     })
@@ -593,12 +526,8 @@ fn connect(
     }
     match go(core) {
         Ok(client) => {
-            *out = Box::into_raw(Box::new(mcpaxle_client {
-                client,
-                owner,
-                freed: CancellationToken::new(),
-                _log: log,
-            }));
+            *out =
+                Box::into_raw(Box::new(mcpaxle_client { client, owner, freed: CancellationToken::new(), _log: log }));
             Ok(())
         }
         Err(e) => {
@@ -624,9 +553,7 @@ pub unsafe extern "C" fn mcpaxle_client_connect_http(
     ffi_boundary!({
         // SAFETY: per the contract.
         let (out, url) = unsafe { (out_ptr(out, "out")?, arg_str(url, "url")?) };
-        connect(options, out, |o| {
-            Ok(runtime::block_on(Client::connect_http(url, o))??)
-        })
+        connect(options, out, |o| Ok(runtime::block_on(Client::connect_http(url, o))??))
     })
 }
 
@@ -644,20 +571,10 @@ pub unsafe extern "C" fn mcpaxle_client_connect_stdio(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (out, command, args) = unsafe {
-            (
-                out_ptr(out, "out")?,
-                arg_str(command, "command")?,
-                opt_json(args_json, "args_json")?,
-            )
-        };
-        let args: Vec<String> = args
-            .map(|v| from_json(v, "args_json"))
-            .transpose()?
-            .unwrap_or_default();
-        connect(options, out, |o| {
-            Ok(runtime::block_on(Client::connect_stdio(command, args, o))??)
-        })
+        let (out, command, args) =
+            unsafe { (out_ptr(out, "out")?, arg_str(command, "command")?, opt_json(args_json, "args_json")?) };
+        let args: Vec<String> = args.map(|v| from_json(v, "args_json")).transpose()?.unwrap_or_default();
+        connect(options, out, |o| Ok(runtime::block_on(Client::connect_stdio(command, args, o))??))
     })
 }
 
@@ -757,22 +674,12 @@ pub unsafe extern "C" fn mcpaxle_client_clear_cache(client: *mut mcpaxle_client)
 }
 
 /// A client method: the core call, made with the call's options.
-pub(crate) type Method = Box<
-    dyn FnOnce(
-            Client,
-            CallOptions,
-        ) -> futures_util::future::BoxFuture<'static, Result<Value, Error>>
-        + Send,
->;
+pub(crate) type Method =
+    Box<dyn FnOnce(Client, CallOptions) -> futures_util::future::BoxFuture<'static, Result<Value, Error>> + Send>;
 
 /// Runs a method with the call's options: progress and log callbacks are delivered (all of
 /// them) before this completes.
-async fn run(
-    client: Client,
-    owner: Arc<Owner>,
-    spec: CallSpec,
-    method: Method,
-) -> Result<Value, Error> {
+async fn run(client: Client, owner: Arc<Owner>, spec: CallSpec, method: Method) -> Result<Value, Error> {
     let mut options = CallOptions::new();
     if let Some(ms) = spec.json.timeout_ms {
         options.timeout = Some(Duration::from_millis(ms));
@@ -838,10 +745,7 @@ pub(crate) fn call_async(
 ) -> FfiResult {
     let c = client_ref(client)?;
     let func: ResultFn = callback.ok_or_else(|| FfiError::null("callback"))?;
-    let target = Target {
-        func,
-        user_data: SendPtr(user_data),
-    };
+    let target = Target { func, user_data: SendPtr(user_data) };
     let (core, owner, freed) = (c.client.clone(), c.owner.clone(), c.freed.clone());
     let ticket = owner.ticket();
     runtime::spawn(async move {
@@ -904,23 +808,15 @@ pub unsafe extern "C" fn mcpaxle_client_subscribe(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (out, filter) =
-            unsafe { (out_ptr(out, "out")?, arg_json(filter_json, "filter_json")?) };
+        let (out, filter) = unsafe { (out_ptr(out, "out")?, arg_json(filter_json, "filter_json")?) };
         let filter: SubscriptionFilter = from_json(filter, "filter_json")?;
         let func = callback.ok_or_else(|| FfiError::null("callback"))?;
         let c = client_ref(client)?;
         let core = c.client.clone();
-        let mut sub: Subscription =
-            runtime::block_on(async move { core.subscribe(filter).await })??;
+        let mut sub: Subscription = runtime::block_on(async move { core.subscribe(filter).await })??;
         let acknowledged = serde_json::to_value(sub.acknowledged()).unwrap_or(Value::Null);
         let owner = Arc::new(Owner::new());
-        let (tx, delivered) = notifier(
-            &owner,
-            Target {
-                func,
-                user_data: SendPtr(user_data),
-            },
-        )?;
+        let (tx, delivered) = notifier(&owner, Target { func, user_data: SendPtr(user_data) })?;
         let stop = CancellationToken::new();
         let (stop2, freed) = (stop.clone(), c.freed.clone());
         let task = runtime::spawn(async move {
@@ -944,12 +840,8 @@ pub unsafe extern "C" fn mcpaxle_client_subscribe(
             drop(tx);
             let _ = delivered.await;
         })?;
-        *out = Box::into_raw(Box::new(mcpaxle_subscription {
-            owner,
-            acknowledged,
-            stop,
-            task: Mutex::new(Some(task)),
-        }));
+        *out =
+            Box::into_raw(Box::new(mcpaxle_subscription { owner, acknowledged, stop, task: Mutex::new(Some(task)) }));
         Ok(())
     })
 }
@@ -966,12 +858,7 @@ pub unsafe extern "C" fn mcpaxle_subscription_acknowledged(
     ffi_boundary!({
         // SAFETY: per the contract.
         let (out, s) = unsafe {
-            (
-                out_ptr(filter_json, "filter_json")?,
-                subscription
-                    .as_ref()
-                    .ok_or_else(|| FfiError::null("subscription"))?,
-            )
+            (out_ptr(filter_json, "filter_json")?, subscription.as_ref().ok_or_else(|| FfiError::null("subscription"))?)
         };
         write_json(out, &s.acknowledged);
         Ok(())

@@ -2,13 +2,9 @@
 //! completion callback.
 
 use crate::client::{
-    CallSpec, Method, call_async, call_blocking, mcpaxle_call_options, mcpaxle_client,
-    mcpaxle_result_handler, to_value,
+    CallSpec, Method, call_async, call_blocking, mcpaxle_call_options, mcpaxle_client, mcpaxle_result_handler, to_value,
 };
-use crate::ffi::{
-    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json,
-    opt_str,
-};
+use crate::ffi::{FfiError, FfiResult, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, opt_str};
 use mcpaxle_core::client::{CallOptions, Client};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -22,14 +18,9 @@ use std::ffi::{c_char, c_void};
 unsafe fn method_request(method: *const c_char, params_json: *const c_char) -> FfiResult<Method> {
     // SAFETY: per the contract.
     let (m, p) = unsafe {
-        (
-            arg_str(method, "method")?.to_owned(),
-            opt_json(params_json, "params_json")?.unwrap_or(Value::Null),
-        )
+        (arg_str(method, "method")?.to_owned(), opt_json(params_json, "params_json")?.unwrap_or(Value::Null))
     };
-    Ok(Box::new(move |c: Client, o: CallOptions| {
-        Box::pin(async move { c.request(&m, p, o).await })
-    }))
+    Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { c.request(&m, p, o).await })))
 }
 
 /// Sends any request (`method`, `params_json` an object or NULL) through the whole client
@@ -48,8 +39,7 @@ pub unsafe extern "C" fn mcpaxle_client_request(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) =
-            unsafe { (method_request(method, params_json)?, CallSpec::of(options)) };
+        let (method, spec) = unsafe { (method_request(method, params_json)?, CallSpec::of(options)) };
         call_blocking(client, result_json, spec, method)
     })
 }
@@ -71,16 +61,13 @@ pub unsafe extern "C" fn mcpaxle_client_request_async(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) =
-            unsafe { (method_request(method, params_json)?, CallSpec::of(options)) };
+        let (method, spec) = unsafe { (method_request(method, params_json)?, CallSpec::of(options)) };
         call_async(client, callback, user_data, spec, method)
     })
 }
 
 unsafe fn method_discover() -> FfiResult<Method> {
-    Ok(Box::new(move |c: Client, _o: CallOptions| {
-        Box::pin(async move { to_value(c.discover().await) })
-    }))
+    Ok(Box::new(move |c: Client, _o: CallOptions| Box::pin(async move { to_value(c.discover().await) })))
 }
 
 /// `server/discover` (in a legacy session, built from the `initialize` result): versions,
@@ -240,12 +227,7 @@ pub unsafe extern "C" fn mcpaxle_client_list_resource_templates(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_list_resource_templates(cursor)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_list_resource_templates(cursor)?, CallSpec::of(options)) };
         call_blocking(client, result_json, spec, method)
     })
 }
@@ -265,12 +247,7 @@ pub unsafe extern "C" fn mcpaxle_client_list_resource_templates_async(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_list_resource_templates(cursor)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_list_resource_templates(cursor)?, CallSpec::of(options)) };
         call_async(client, callback, user_data, spec, method)
     })
 }
@@ -322,20 +299,12 @@ pub unsafe extern "C" fn mcpaxle_client_list_prompts_async(
     })
 }
 
-unsafe fn method_call_tool(
-    name: *const c_char,
-    arguments_json: *const c_char,
-) -> FfiResult<Method> {
+unsafe fn method_call_tool(name: *const c_char, arguments_json: *const c_char) -> FfiResult<Method> {
     // SAFETY: per the contract.
     let (n, a) = unsafe {
-        (
-            arg_str(name, "name")?.to_owned(),
-            opt_json(arguments_json, "arguments_json")?.unwrap_or(Value::Null),
-        )
+        (arg_str(name, "name")?.to_owned(), opt_json(arguments_json, "arguments_json")?.unwrap_or(Value::Null))
     };
-    Ok(Box::new(move |c: Client, o: CallOptions| {
-        Box::pin(async move { to_value(c.call_tool(&n, a, o).await) })
-    }))
+    Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { to_value(c.call_tool(&n, a, o).await) })))
 }
 
 /// `tools/call` of tool `name` with `arguments_json` (an object, or NULL for none). The
@@ -355,12 +324,7 @@ pub unsafe extern "C" fn mcpaxle_client_call_tool(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_call_tool(name, arguments_json)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_call_tool(name, arguments_json)?, CallSpec::of(options)) };
         call_blocking(client, result_json, spec, method)
     })
 }
@@ -383,12 +347,7 @@ pub unsafe extern "C" fn mcpaxle_client_call_tool_async(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_call_tool(name, arguments_json)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_call_tool(name, arguments_json)?, CallSpec::of(options)) };
         call_async(client, callback, user_data, spec, method)
     })
 }
@@ -396,9 +355,7 @@ pub unsafe extern "C" fn mcpaxle_client_call_tool_async(
 unsafe fn method_read_resource(uri: *const c_char) -> FfiResult<Method> {
     // SAFETY: per the contract.
     let u = unsafe { arg_str(uri, "uri")?.to_owned() };
-    Ok(Box::new(move |c: Client, o: CallOptions| {
-        Box::pin(async move { to_value(c.read_resource(&u, o).await) })
-    }))
+    Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { to_value(c.read_resource(&u, o).await) })))
 }
 
 /// `resources/read` of `uri`.
@@ -440,24 +397,11 @@ pub unsafe extern "C" fn mcpaxle_client_read_resource_async(
     })
 }
 
-unsafe fn method_get_prompt(
-    name: *const c_char,
-    arguments_json: *const c_char,
-) -> FfiResult<Method> {
+unsafe fn method_get_prompt(name: *const c_char, arguments_json: *const c_char) -> FfiResult<Method> {
     // SAFETY: per the contract.
-    let (n, a) = unsafe {
-        (
-            arg_str(name, "name")?.to_owned(),
-            opt_json(arguments_json, "arguments_json")?,
-        )
-    };
-    let a: BTreeMap<String, String> = a
-        .map(|v| from_json(v, "arguments_json"))
-        .transpose()?
-        .unwrap_or_default();
-    Ok(Box::new(move |c: Client, o: CallOptions| {
-        Box::pin(async move { to_value(c.get_prompt(&n, a, o).await) })
-    }))
+    let (n, a) = unsafe { (arg_str(name, "name")?.to_owned(), opt_json(arguments_json, "arguments_json")?) };
+    let a: BTreeMap<String, String> = a.map(|v| from_json(v, "arguments_json")).transpose()?.unwrap_or_default();
+    Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { to_value(c.get_prompt(&n, a, o).await) })))
 }
 
 /// `prompts/get` of prompt `name` with `arguments_json` (an object of strings, or NULL).
@@ -475,12 +419,7 @@ pub unsafe extern "C" fn mcpaxle_client_get_prompt(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_get_prompt(name, arguments_json)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_get_prompt(name, arguments_json)?, CallSpec::of(options)) };
         call_blocking(client, result_json, spec, method)
     })
 }
@@ -501,12 +440,7 @@ pub unsafe extern "C" fn mcpaxle_client_get_prompt_async(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, spec) = unsafe {
-            (
-                method_get_prompt(name, arguments_json)?,
-                CallSpec::of(options),
-            )
-        };
+        let (method, spec) = unsafe { (method_get_prompt(name, arguments_json)?, CallSpec::of(options)) };
         call_async(client, callback, user_data, spec, method)
     })
 }
@@ -515,14 +449,9 @@ unsafe fn method_complete(params_json: *const c_char) -> FfiResult<Method> {
     // SAFETY: per the contract.
     let p = unsafe { arg_json(params_json, "params_json")? };
     if !p.is_object() {
-        return Err(FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-            "params_json must be an object",
-        ));
+        return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "params_json must be an object"));
     }
-    Ok(Box::new(move |c: Client, o: CallOptions| {
-        Box::pin(async move { c.request("completion/complete", p, o).await })
-    }))
+    Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { c.request("completion/complete", p, o).await })))
 }
 
 /// `completion/complete`: `params_json` is `{"ref": {...}, "argument": {"name": ...,

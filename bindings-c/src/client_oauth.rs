@@ -21,11 +21,7 @@ use std::sync::Arc;
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
 /// redirect on a loopback listener).
 pub type mcpaxle_authorization_handler = Option<
-    unsafe extern "C" fn(
-        user_data: *mut c_void,
-        authorization_url: *const c_char,
-        completion: *mut mcpaxle_completion,
-    ),
+    unsafe extern "C" fn(user_data: *mut c_void, authorization_url: *const c_char, completion: *mut mcpaxle_completion),
 >;
 
 type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
@@ -109,9 +105,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
         let mut core = match authorize {
             // The real handler needs the client's owner: `OAuthSetting::for_client` puts it in.
             Some(_) => OAuthOptions::new(j.redirect_uri, |_| async {
-                Err(Error::internal(
-                    "the authorization handler is attached when connecting",
-                ))
+                Err(Error::internal("the authorization handler is attached when connecting"))
             }),
             None => OAuthOptions::without_user(j.redirect_uri)?,
         };
@@ -125,10 +119,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
         }
         o.oauth = Some(OAuthSetting {
             options: core,
-            authorize: authorize.map(|func| Target {
-                func,
-                user_data: SendPtr(user_data),
-            }),
+            authorize: authorize.map(|func| Target { func, user_data: SendPtr(user_data) }),
         });
         Ok(())
     })
@@ -146,9 +137,7 @@ fn authorization_handler(owner: &Arc<Owner>, target: Target<AuthorizeFn>) -> Aut
             .await?;
             match payload {
                 Payload::Authorization(redirect) => Ok(redirect),
-                _ => Err(Error::internal(
-                    "the authorization handler completed with a result of another kind",
-                )),
+                _ => Err(Error::internal("the authorization handler completed with a result of another kind")),
             }
         })
     })

@@ -13,8 +13,7 @@
 
 use crate::calls::{Call, live, mcpaxle_context};
 use crate::ffi::{
-    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, mcpaxle_result, opt_json, opt_str,
-    out_ptr, write_json,
+    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, mcpaxle_result, opt_json, opt_str, out_ptr, write_json,
 };
 use crate::runtime;
 use mcpaxle_core::Error;
@@ -66,19 +65,12 @@ pub(crate) fn level_of(level: c_int) -> FfiResult<LoggingLevel> {
 
 fn server_ctx(ctx: *mut mcpaxle_context) -> FfiResult<(Arc<Call>, mcpaxle_core::RequestContext)> {
     let call = live(ctx)?;
-    let rc = call
-        .ctx
-        .clone()
-        .ok_or_else(|| FfiError::usage("this handle has no request context"))?;
+    let rc = call.ctx.clone().ok_or_else(|| FfiError::usage("this handle has no request context"))?;
     Ok((call, rc))
 }
 
 /// Runs an ask; remembers its failure for `mcpaxle_completion_propagate`.
-fn ask(
-    call: &Call,
-    out: &mut *mut c_char,
-    f: impl std::future::Future<Output = Result<Value, Error>>,
-) -> FfiResult {
+fn ask(call: &Call, out: &mut *mut c_char, f: impl std::future::Future<Output = Result<Value, Error>>) -> FfiResult {
     match runtime::block_on(f)? {
         Ok(answer) => {
             write_json(out, &answer);
@@ -114,11 +106,7 @@ pub unsafe extern "C" fn mcpaxle_context_elicit(
     ffi_boundary!({
         // SAFETY: pointers per the documented contract.
         let (out, key, params) = unsafe {
-            (
-                out_ptr(answer_json, "answer_json")?,
-                arg_str(key, "key")?,
-                arg_json(params_json, "params_json")?,
-            )
+            (out_ptr(answer_json, "answer_json")?, arg_str(key, "key")?, arg_json(params_json, "params_json")?)
         };
         let (call, rc) = server_ctx(ctx)?;
         ask(&call, out, rc.elicit(key, params))
@@ -140,11 +128,7 @@ pub unsafe extern "C" fn mcpaxle_context_sample(
     ffi_boundary!({
         // SAFETY: pointers per the documented contract.
         let (out, key, params) = unsafe {
-            (
-                out_ptr(answer_json, "answer_json")?,
-                arg_str(key, "key")?,
-                arg_json(params_json, "params_json")?,
-            )
+            (out_ptr(answer_json, "answer_json")?, arg_str(key, "key")?, arg_json(params_json, "params_json")?)
         };
         let (call, rc) = server_ctx(ctx)?;
         ask(&call, out, rc.sample(key, params))
@@ -185,11 +169,7 @@ pub unsafe extern "C" fn mcpaxle_context_progress(
         // SAFETY: per the contract.
         let message = unsafe { opt_str(message, "message")? };
         let (_, rc) = server_ctx(ctx)?;
-        let total = if total.is_nan() || total < 0.0 {
-            None
-        } else {
-            Some(total)
-        };
+        let total = if total.is_nan() || total < 0.0 { None } else { Some(total) };
         rc.progress(progress, total, message);
         Ok(())
     })
@@ -225,12 +205,7 @@ pub unsafe extern "C" fn mcpaxle_context_log(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (logger, data) = unsafe {
-            (
-                opt_str(logger, "logger")?,
-                arg_json(data_json, "data_json")?,
-            )
-        };
+        let (logger, data) = unsafe { (opt_str(logger, "logger")?, arg_json(data_json, "data_json")?) };
         let level = level_of(level)?;
         let (_, rc) = server_ctx(ctx)?;
         rc.log(level, logger, data);
@@ -262,12 +237,7 @@ pub unsafe extern "C" fn mcpaxle_context_notify(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the contract.
-        let (method, params) = unsafe {
-            (
-                arg_str(method, "method")?,
-                opt_json(params_json, "params_json")?,
-            )
-        };
+        let (method, params) = unsafe { (arg_str(method, "method")?, opt_json(params_json, "params_json")?) };
         let (_, rc) = server_ctx(ctx)?;
         rc.notify(method, params.unwrap_or_else(|| json!({})));
         Ok(())
@@ -290,10 +260,7 @@ pub extern "C" fn mcpaxle_context_is_cancelled(ctx: *mut mcpaxle_context) -> boo
 /// Whether the client declared a capability for this request (`"sampling"`, `"elicitation"`,
 /// `"roots"`, ...); false for NULL arguments or a finished call. Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_context_client_supports(
-    ctx: *mut mcpaxle_context,
-    capability: *const c_char,
-) -> bool {
+pub unsafe extern "C" fn mcpaxle_context_client_supports(ctx: *mut mcpaxle_context, capability: *const c_char) -> bool {
     ffi_boundary!(false, {
         // SAFETY: per the contract.
         let cap = unsafe { arg_str(capability, "capability") };

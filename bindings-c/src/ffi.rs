@@ -154,11 +154,7 @@ pub(crate) struct FfiError {
 
 impl FfiError {
     pub fn new(code: mcpaxle_result, message: impl Into<String>) -> Self {
-        FfiError {
-            code,
-            message: message.into(),
-            rpc: None,
-        }
+        FfiError { code, message: message.into(), rpc: None }
     }
     pub fn null(what: &str) -> Self {
         Self::new(MCPAXLE_ERR_NULL, format!("{what} is NULL"))
@@ -175,11 +171,7 @@ impl From<Error> for FfiError {
     fn from(e: Error) -> Self {
         let o = e.to_error_object();
         let rpc = json!({ "code": o.code, "message": o.message, "data": o.data });
-        FfiError {
-            code: mcpaxle_result::of_kind(e.kind()),
-            message: e.message().to_owned(),
-            rpc: Some(rpc),
-        }
+        FfiError { code: mcpaxle_result::of_kind(e.kind()), message: e.message().to_owned(), rpc: Some(rpc) }
     }
 }
 
@@ -200,21 +192,14 @@ fn cstring_lossy(s: &str) -> CString {
 
 pub(crate) fn set_last_error(e: &FfiError) {
     let json = e.rpc.as_ref().map(|v| cstring_lossy(&v.to_string()));
-    let last = LastError {
-        message: cstring_lossy(&e.message),
-        json,
-    };
+    let last = LastError { message: cstring_lossy(&e.message), json };
     let _ = LAST_ERROR.try_with(|l| *l.borrow_mut() = Some(last));
 }
 
 /// This thread's last error message (read before a boundary resets it).
 pub(crate) fn last_message_owned() -> String {
     LAST_ERROR
-        .try_with(|l| {
-            l.borrow()
-                .as_ref()
-                .map(|e| e.message.to_string_lossy().into_owned())
-        })
+        .try_with(|l| l.borrow().as_ref().map(|e| e.message.to_string_lossy().into_owned()))
         .ok()
         .flatten()
         .unwrap_or_default()
@@ -303,12 +288,7 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, what: &str) -> FfiResult<&'a 
     }
     // SAFETY: non-null and, per the function's contract, NUL-terminated and alive.
     let s = unsafe { CStr::from_ptr(p) };
-    s.to_str().map_err(|_| {
-        FfiError::new(
-            MCPAXLE_ERR_INVALID_UTF8,
-            format!("{what} is not valid UTF-8"),
-        )
-    })
+    s.to_str().map_err(|_| FfiError::new(MCPAXLE_ERR_INVALID_UTF8, format!("{what} is not valid UTF-8")))
 }
 
 /// An optional string argument (NULL is `None`).
@@ -316,11 +296,7 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, what: &str) -> FfiResult<&'a 
 /// # Safety
 /// As [`arg_str`].
 pub(crate) unsafe fn opt_str<'a>(p: *const c_char, what: &str) -> FfiResult<Option<&'a str>> {
-    if p.is_null() {
-        Ok(None)
-    } else {
-        unsafe { arg_str(p, what) }.map(Some)
-    }
+    if p.is_null() { Ok(None) } else { unsafe { arg_str(p, what) }.map(Some) }
 }
 
 /// A JSON argument.
@@ -337,30 +313,18 @@ pub(crate) unsafe fn arg_json(p: *const c_char, what: &str) -> FfiResult<Value> 
 /// # Safety
 /// As [`arg_str`].
 pub(crate) unsafe fn opt_json(p: *const c_char, what: &str) -> FfiResult<Option<Value>> {
-    if p.is_null() {
-        Ok(None)
-    } else {
-        unsafe { arg_json(p, what) }.map(Some)
-    }
+    if p.is_null() { Ok(None) } else { unsafe { arg_json(p, what) }.map(Some) }
 }
 
 pub(crate) fn parse_json(s: &str, what: &str) -> FfiResult<Value> {
-    serde_json::from_str(s).map_err(|e| {
-        FfiError::new(
-            MCPAXLE_ERR_INVALID_JSON,
-            format!("{what} is not valid JSON: {e}"),
-        )
-    })
+    serde_json::from_str(s)
+        .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_JSON, format!("{what} is not valid JSON: {e}")))
 }
 
 /// Reads a JSON value as `T`: `MCPAXLE_ERR_INVALID_PARAMS` naming `what` when it does not fit.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> FfiResult<T> {
-    serde_json::from_value(v).map_err(|e| {
-        FfiError::new(
-            MCPAXLE_ERR_INVALID_PARAMS,
-            format!("{what} is not valid: {e}"),
-        )
-    })
+    serde_json::from_value(v)
+        .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_PARAMS, format!("{what} is not valid: {e}")))
 }
 
 /// Writes `value` through an optional out-parameter (`removed`, ...): nothing when it is NULL.
@@ -492,9 +456,7 @@ mod tests {
         });
         assert_eq!(r, MCPAXLE_ERR_PANIC);
         // SAFETY: the accessor returns a valid NUL-terminated string.
-        let msg = unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }
-            .to_string_lossy()
-            .into_owned();
+        let msg = unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }.to_string_lossy().into_owned();
         assert!(msg.contains("boom"), "{msg}");
     }
 
@@ -509,44 +471,21 @@ mod tests {
 
     #[test]
     fn errors_set_and_clear_the_last_error() {
-        assert_eq!(
-            ffi_boundary!({ Err(FfiError::null("x")) }),
-            MCPAXLE_ERR_NULL
-        );
+        assert_eq!(ffi_boundary!({ Err(FfiError::null("x")) }), MCPAXLE_ERR_NULL);
         // SAFETY: valid string.
-        assert_eq!(
-            unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }
-                .to_str()
-                .unwrap(),
-            "x is NULL"
-        );
+        assert_eq!(unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }.to_str().unwrap(), "x is NULL");
         assert_eq!(ffi_boundary!({ Ok(()) }), MCPAXLE_OK);
         // SAFETY: valid string.
-        assert_eq!(
-            unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }
-                .to_str()
-                .unwrap(),
-            ""
-        );
+        assert_eq!(unsafe { CStr::from_ptr(mcpaxle_last_error_message()) }.to_str().unwrap(), "");
     }
 
     #[test]
     fn every_code_has_a_name_and_maps_back() {
-        for code in [
-            0, 1, 10, 11, 12, 13, 14, 15, 16, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
-            33,
-        ] {
-            assert_ne!(
-                mcpaxle_result::name(code),
-                c"MCPAXLE_UNKNOWN_RESULT",
-                "{code}"
-            );
+        for code in [0, 1, 10, 11, 12, 13, 14, 15, 16, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33] {
+            assert_ne!(mcpaxle_result::name(code), c"MCPAXLE_UNKNOWN_RESULT", "{code}");
         }
         assert_eq!(mcpaxle_result::kind_of_code(28), Some(ErrorKind::Tool));
         assert_eq!(mcpaxle_result::kind_of_code(0), None);
-        assert_eq!(
-            mcpaxle_result::of_kind(ErrorKind::InputRequired),
-            MCPAXLE_INPUT_REQUIRED
-        );
+        assert_eq!(mcpaxle_result::of_kind(ErrorKind::InputRequired), MCPAXLE_INPUT_REQUIRED);
     }
 }

@@ -2,8 +2,7 @@
 //! and quote a string as a JSON string literal.
 
 use crate::ffi::{
-    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, into_c_string, mcpaxle_result, out_ptr,
-    write_json,
+    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, into_c_string, mcpaxle_result, out_ptr, write_json,
 };
 use serde_json::Value;
 use std::ffi::c_char;
@@ -32,13 +31,8 @@ pub unsafe extern "C" fn mcpaxle_json_get(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
-        let (out, doc, ptr) = unsafe {
-            (
-                out_ptr(out_json, "out_json")?,
-                arg_json(json, "json")?,
-                arg_str(pointer, "pointer")?,
-            )
-        };
+        let (out, doc, ptr) =
+            unsafe { (out_ptr(out_json, "out_json")?, arg_json(json, "json")?, arg_str(pointer, "pointer")?) };
         if let Some(v) = self::pointer(&doc, ptr)? {
             write_json(out, v);
         }
@@ -58,13 +52,7 @@ pub unsafe extern "C" fn mcpaxle_json_get_string(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
-        let (out, doc, ptr) = unsafe {
-            (
-                out_ptr(out, "out")?,
-                arg_json(json, "json")?,
-                arg_str(pointer, "pointer")?,
-            )
-        };
+        let (out, doc, ptr) = unsafe { (out_ptr(out, "out")?, arg_json(json, "json")?, arg_str(pointer, "pointer")?) };
         match self::pointer(&doc, ptr)? {
             Some(Value::String(s)) => *out = into_c_string(s),
             Some(v) => write_json(out, v),
@@ -106,10 +94,7 @@ pub unsafe extern "C" fn mcpaxle_json_length(
 /// Ownership: `text` is borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
 /// Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_json_quote(
-    text: *const c_char,
-    out_json: *mut *mut c_char,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_json_quote(text: *const c_char, out_json: *mut *mut c_char) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (out, text) = unsafe { (out_ptr(out_json, "out_json")?, arg_str(text, "text")?) };
@@ -131,18 +116,10 @@ pub unsafe extern "C" fn mcpaxle_json_keys(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
-        let (out, doc, ptr) = unsafe {
-            (
-                out_ptr(keys_json, "keys_json")?,
-                arg_json(json, "json")?,
-                arg_str(pointer, "pointer")?,
-            )
-        };
+        let (out, doc, ptr) =
+            unsafe { (out_ptr(keys_json, "keys_json")?, arg_json(json, "json")?, arg_str(pointer, "pointer")?) };
         if let Some(v) = self::pointer(&doc, ptr)? {
-            let keys: Vec<&String> = v
-                .as_object()
-                .map(|o| o.keys().collect())
-                .unwrap_or_default();
+            let keys: Vec<&String> = v.as_object().map(|o| o.keys().collect()).unwrap_or_default();
             write_json(out, &serde_json::json!(keys));
         }
         Ok(())

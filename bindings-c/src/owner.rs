@@ -37,11 +37,7 @@ impl Owner {
     pub fn new() -> Self {
         Owner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            state: Mutex::new(State {
-                active: true,
-                running: 0,
-                pending: 0,
-            }),
+            state: Mutex::new(State { active: true, running: 0, pending: 0 }),
             idle: Condvar::new(),
         }
     }
@@ -93,14 +89,7 @@ impl Owner {
     /// Returns whether the owner was active.
     pub fn close(&self) -> bool {
         let mine = |ticket: bool| {
-            RUNNING
-                .try_with(|r| {
-                    r.borrow()
-                        .iter()
-                        .filter(|e| **e == (self.id, ticket))
-                        .count()
-                })
-                .unwrap_or(0)
+            RUNNING.try_with(|r| r.borrow().iter().filter(|e| **e == (self.id, ticket)).count()).unwrap_or(0)
         };
         let (mine_callbacks, mine_tickets) = (mine(false), mine(true));
         let mut s = self.lock();
@@ -154,10 +143,7 @@ mod tests {
         });
         std::thread::sleep(Duration::from_millis(20));
         assert!(owner.close());
-        assert!(
-            done.load(Ordering::SeqCst),
-            "close returned while a callback ran"
-        );
+        assert!(done.load(Ordering::SeqCst), "close returned while a callback ran");
         assert!(owner.enter(|| ()).is_none());
         assert!(t.join().unwrap().is_some());
     }

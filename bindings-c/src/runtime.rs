@@ -20,16 +20,10 @@ fn stamped() -> FfiResult<&'static Stamped> {
             .thread_name("mcpaxle-rt")
             .build()
             .ok()
-            .map(|runtime| Stamped {
-                pid: std::process::id(),
-                runtime,
-            })
+            .map(|runtime| Stamped { pid: std::process::id(), runtime })
     });
     slot.as_ref().ok_or_else(|| {
-        FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_TRANSPORT,
-            "cannot start the mcpaxle runtime (no threads?)",
-        )
+        FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, "cannot start the mcpaxle runtime (no threads?)")
     })
 }
 

@@ -1,9 +1,7 @@
 //! Serving a server: stdio (or any pair of file descriptors) and Streamable HTTP, blocking or
 //! in the background.
 
-use crate::ffi::{
-    FfiError, FfiResult, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr,
-};
+use crate::ffi::{FfiError, FfiResult, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr};
 use crate::runtime;
 use crate::server::{mcpaxle_server, server_ref};
 use mcpaxle_core::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
@@ -44,18 +42,9 @@ struct HttpJson {
     connections: Option<serde_json::Value>,
 }
 
-fn stdio_options(
-    json: Option<serde_json::Value>,
-    stop: &CancellationToken,
-) -> FfiResult<StdioOptions> {
-    let j: StdioJson = json
-        .map(|v| from_json(v, "options_json"))
-        .transpose()?
-        .unwrap_or_default();
-    let mut o = StdioOptions {
-        shutdown: stop.child_token(),
-        ..StdioOptions::default()
-    };
+fn stdio_options(json: Option<serde_json::Value>, stop: &CancellationToken) -> FfiResult<StdioOptions> {
+    let j: StdioJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+    let mut o = StdioOptions { shutdown: stop.child_token(), ..StdioOptions::default() };
     if let Some(n) = j.max_message_size {
         o.max_message_size = n;
     }
@@ -69,18 +58,9 @@ fn stdio_options(
 }
 
 /// The HTTP options of `options_json`, with the server's bearer protection.
-fn http_options(
-    json: Option<serde_json::Value>,
-    server: &mcpaxle_server,
-) -> FfiResult<HttpOptions> {
-    let j: HttpJson = json
-        .map(|v| from_json(v, "options_json"))
-        .transpose()?
-        .unwrap_or_default();
-    let mut o = HttpOptions {
-        auth: server.bearer_auth(),
-        ..HttpOptions::default()
-    };
+fn http_options(json: Option<serde_json::Value>, server: &mcpaxle_server) -> FfiResult<HttpOptions> {
+    let j: HttpJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+    let mut o = HttpOptions { auth: server.bearer_auth(), ..HttpOptions::default() };
     if let Some(p) = j.path {
         o.path = p;
     }
@@ -114,15 +94,9 @@ fn socket_addr(addr: &str) -> FfiResult<SocketAddr> {
     if let Ok(a) = addr.parse() {
         return Ok(a);
     }
-    addr.to_socket_addrs()
-        .ok()
-        .and_then(|mut it| it.next())
-        .ok_or_else(|| {
-            FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                format!("addr {addr:?} is not HOST:PORT"),
-            )
-        })
+    addr.to_socket_addrs().ok().and_then(|mut it| it.next()).ok_or_else(|| {
+        FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("addr {addr:?} is not HOST:PORT"))
+    })
 }
 
 /// Stops every transport currently serving this server: blocking `mcpaxle_server_serve_*`
@@ -135,10 +109,7 @@ pub unsafe extern "C" fn mcpaxle_server_stop(server: *mut mcpaxle_server) -> mcp
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let s = unsafe { server_ref(server)? };
-        let old = std::mem::replace(
-            &mut *s.stop.lock().unwrap_or_else(|e| e.into_inner()),
-            CancellationToken::new(),
-        );
+        let old = std::mem::replace(&mut *s.stop.lock().unwrap_or_else(|e| e.into_inner()), CancellationToken::new());
         old.cancel();
         Ok(())
     })
@@ -183,11 +154,7 @@ pub unsafe extern "C" fn mcpaxle_server_serve_stdio(
     server: *mut mcpaxle_server,
     options_json: *const c_char,
 ) -> mcpaxle_result {
-    ffi_boundary!({
-        serve_streams(server, options_json, || {
-            Ok((tokio::io::stdin(), tokio::io::stdout()))
-        })
-    })
+    ffi_boundary!({ serve_streams(server, options_json, || { Ok((tokio::io::stdin(), tokio::io::stdout())) }) })
 }
 
 /// Serves the server over file descriptors with stdio framing: `input_fd` is read and
@@ -206,27 +173,17 @@ pub unsafe extern "C" fn mcpaxle_server_serve_fds(
 ) -> mcpaxle_result {
     ffi_boundary!({
         if input_fd < 0 || output_fd < 0 {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "a file descriptor is negative",
-            ));
+            return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "a file descriptor is negative"));
         }
         let (i, o) = (dup(input_fd)?, dup(output_fd)?);
-        serve_streams(server, options_json, move || {
-            Ok((FdStream::reader(i)?, FdStream::writer(o)?))
-        })
+        serve_streams(server, options_json, move || Ok((FdStream::reader(i)?, FdStream::writer(o)?)))
     })
 }
 
 fn dup(fd: c_int) -> FfiResult<OwnedFd> {
     // SAFETY: the caller keeps `fd` open for the duration of the call; it is only duplicated.
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
-    b.try_clone_to_owned().map_err(|e| {
-        FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_TRANSPORT,
-            format!("fd {fd}: {e}"),
-        )
-    })
+    b.try_clone_to_owned().map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, format!("fd {fd}: {e}")))
 }
 
 /// A pipe end or a Unix socket, registered with the runtime.
@@ -238,12 +195,11 @@ enum FdStream {
 
 impl FdStream {
     fn kind(fd: &OwnedFd) -> FfiResult<bool> {
-        let meta =
-            std::fs::File::from(fd.try_clone().map_err(|e| {
-                FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string())
-            })?)
-            .metadata()
-            .map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))?;
+        let meta = std::fs::File::from(
+            fd.try_clone().map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))?,
+        )
+        .metadata()
+        .map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))?;
         let t = meta.file_type();
         if t.is_fifo() {
             Ok(true)
@@ -259,8 +215,7 @@ impl FdStream {
 
     fn socket(fd: OwnedFd) -> FfiResult<FdStream> {
         let std = std::os::unix::net::UnixStream::from(fd);
-        std.set_nonblocking(true)
-            .map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))?;
+        std.set_nonblocking(true).map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))?;
         UnixStream::from_std(std)
             .map(FdStream::Socket)
             .map_err(|e| FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, e.to_string()))
@@ -292,11 +247,7 @@ fn wrong_end() -> std::io::Error {
 }
 
 impl AsyncRead for FdStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             FdStream::PipeIn(r) => Pin::new(r).poll_read(cx, buf),
             FdStream::Socket(s) => Pin::new(s).poll_read(cx, buf),
@@ -306,11 +257,7 @@ impl AsyncRead for FdStream {
 }
 
 impl AsyncWrite for FdStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
             FdStream::PipeOut(w) => Pin::new(w).poll_write(cx, buf),
             FdStream::Socket(s) => Pin::new(s).poll_write(cx, buf),
@@ -361,19 +308,9 @@ pub unsafe extern "C" fn mcpaxle_server_serve_http(
     ffi_boundary!({
         let (srv, stop, addr, options) = {
             // SAFETY: per the documented contract.
-            let (s, addr, options) = unsafe {
-                (
-                    server_ref(server)?,
-                    arg_str(addr, "addr")?,
-                    opt_json(options_json, "options_json")?,
-                )
-            };
-            (
-                s.server.clone(),
-                s.stop_token(),
-                socket_addr(addr)?,
-                http_options(options, s)?,
-            )
+            let (s, addr, options) =
+                unsafe { (server_ref(server)?, arg_str(addr, "addr")?, opt_json(options_json, "options_json")?) };
+            (s.server.clone(), s.stop_token(), socket_addr(addr)?, http_options(options, s)?)
         };
         runtime::block_on(async move {
             let running = HttpServer::bind(srv, addr, options).await?;
@@ -415,12 +352,7 @@ pub unsafe extern "C" fn mcpaxle_http_server_start(
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (out, s, addr, options) = unsafe {
-            (
-                out_ptr(out, "out")?,
-                server_ref(server)?,
-                arg_str(addr, "addr")?,
-                opt_json(options_json, "options_json")?,
-            )
+            (out_ptr(out, "out")?, server_ref(server)?, arg_str(addr, "addr")?, opt_json(options_json, "options_json")?)
         };
         let (addr, options) = (socket_addr(addr)?, http_options(options, s)?);
         let (srv, stop) = (s.server.clone(), s.stop_token());
@@ -433,10 +365,7 @@ pub unsafe extern "C" fn mcpaxle_http_server_start(
             }
         })?;
         let addr = running.local_addr();
-        *out = Box::into_raw(Box::new(mcpaxle_http_server {
-            running: Mutex::new(Some(running)),
-            addr,
-        }));
+        *out = Box::into_raw(Box::new(mcpaxle_http_server { running: Mutex::new(Some(running)), addr }));
         Ok(())
     })
 }
@@ -445,17 +374,11 @@ pub unsafe extern "C" fn mcpaxle_http_server_start(
 ///
 /// Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_http_server_port(
-    http: *mut mcpaxle_http_server,
-    port: *mut u16,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_http_server_port(http: *mut mcpaxle_http_server, port: *mut u16) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (h, port) = unsafe {
-            (
-                http.as_ref().ok_or_else(|| FfiError::null("http"))?,
-                port.as_mut().ok_or_else(|| FfiError::null("port"))?,
-            )
+            (http.as_ref().ok_or_else(|| FfiError::null("http"))?, port.as_mut().ok_or_else(|| FfiError::null("port"))?)
         };
         *port = h.addr.port();
         Ok(())
@@ -468,9 +391,7 @@ pub unsafe extern "C" fn mcpaxle_http_server_port(
 /// Ownership: the handle stays the caller's (free it). Thread: any thread that is not an
 /// async runtime worker.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_http_server_stop(
-    http: *mut mcpaxle_http_server,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_http_server_stop(http: *mut mcpaxle_http_server) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let h = unsafe { http.as_ref() }.ok_or_else(|| FfiError::null("http"))?;

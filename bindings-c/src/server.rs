@@ -2,19 +2,18 @@
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion, mcpaxle_context};
 use crate::ffi::{
-    FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result,
-    opt_json, out_ptr, set_opt_out,
+    FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr,
+    set_opt_out,
 };
 use crate::owner::Owner;
 use mcpaxle_core::legacy::LegacyOptions;
 use mcpaxle_core::schema::{
-    CacheScope, CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
+    CacheScope, CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use mcpaxle_core::server::{
-    BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest,
-    PromptHandler, ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions,
-    ToolHandler, ToolOptions,
+    BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler,
+    ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions, ToolHandler, ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
@@ -50,8 +49,7 @@ pub type mcpaxle_handler = Option<
     ),
 >;
 
-type HandlerFn =
-    unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_context, *mut mcpaxle_completion);
+type HandlerFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_context, *mut mcpaxle_completion);
 
 /// An MCP server: registries of tools, resources, templates, prompts and completions that can
 /// change at any time, served over stdio or Streamable HTTP. Created by `mcpaxle_server_new`,
@@ -99,24 +97,11 @@ impl CHandler {
         let me = self.clone();
         Box::pin(async move {
             let Target { func, user_data } = me.target;
-            calls::invoke(
-                &me.owner,
-                me.kind,
-                Some(ctx),
-                request.to_string(),
-                move |id, json| {
-                    // SAFETY: the C function pointer and user_data were given together at
-                    // registration; the handle ids are opaque to C.
-                    unsafe {
-                        func(
-                            user_data.get(),
-                            json,
-                            id as *mut mcpaxle_context,
-                            id as *mut mcpaxle_completion,
-                        )
-                    }
-                },
-            )
+            calls::invoke(&me.owner, me.kind, Some(ctx), request.to_string(), move |id, json| {
+                // SAFETY: the C function pointer and user_data were given together at
+                // registration; the handle ids are opaque to C.
+                unsafe { func(user_data.get(), json, id as *mut mcpaxle_context, id as *mut mcpaxle_completion) }
+            })
             .await
         })
     }
@@ -127,11 +112,7 @@ fn mismatch() -> Error {
 }
 
 impl ToolHandler for CHandler {
-    fn call(
-        &self,
-        arguments: Value,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, Result<CallToolResult>> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<CallToolResult>> {
         let f = self.run(arguments, ctx);
         Box::pin(async move {
             match f.await? {
@@ -143,15 +124,8 @@ impl ToolHandler for CHandler {
 }
 
 impl ResourceHandler for CHandler {
-    fn read(
-        &self,
-        request: ResourceRequest,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, Result<ReadResourceResult>> {
-        let f = self.run(
-            json!({ "uri": request.uri, "variables": request.variables }),
-            ctx,
-        );
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<ReadResourceResult>> {
+        let f = self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx);
         Box::pin(async move {
             match f.await? {
                 Payload::Resource(r) => Ok(r),
@@ -162,11 +136,7 @@ impl ResourceHandler for CHandler {
 }
 
 impl PromptHandler for CHandler {
-    fn get(
-        &self,
-        arguments: Map<String, Value>,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, Result<GetPromptResult>> {
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<GetPromptResult>> {
         let f = self.run(Value::Object(arguments), ctx);
         Box::pin(async move {
             match f.await? {
@@ -178,11 +148,7 @@ impl PromptHandler for CHandler {
 }
 
 impl CompletionHandler for CHandler {
-    fn complete(
-        &self,
-        request: CompletionRequest,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, Result<CompleteResult>> {
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>> {
         let req = json!({
             "argument": { "name": request.argument, "value": request.value },
             "context": { "arguments": request.context },
@@ -204,14 +170,7 @@ fn handler(
     user_data: *mut c_void,
 ) -> FfiResult<CHandler> {
     let func = callback.ok_or_else(|| FfiError::null("callback"))?;
-    Ok(CHandler {
-        owner: server.owner.clone(),
-        kind,
-        target: Target {
-            func,
-            user_data: SendPtr(user_data),
-        },
-    })
+    Ok(CHandler { owner: server.owner.clone(), kind, target: Target { func, user_data: SendPtr(user_data) } })
 }
 
 #[derive(Deserialize)]
@@ -489,20 +448,14 @@ pub unsafe extern "C" fn mcpaxle_server_add_tool_with_options(
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (s, def, options) = unsafe {
-            (
-                server_ref(server)?,
-                arg_json(tool_json, "tool_json")?,
-                opt_json(options_json, "options_json")?,
-            )
+            (server_ref(server)?, arg_json(tool_json, "tool_json")?, opt_json(options_json, "options_json")?)
         };
         let tool: Tool = from_json(def, "tool_json")?;
         let options: ToolOptionsJson = match options {
             Some(v) => from_json(v, "options_json")?,
             None => ToolOptionsJson::default(),
         };
-        let options = ToolOptions {
-            timeout: timeout_ms(options.timeout_ms, "options_json: timeoutMs")?,
-        };
+        let options = ToolOptions { timeout: timeout_ms(options.timeout_ms, "options_json: timeoutMs")? };
         let h = handler(s, Kind::Tool, callback, user_data)?;
         s.server.add_tool_with(tool, options, h)?;
         Ok(())
@@ -528,9 +481,7 @@ pub unsafe extern "C" fn mcpaxle_server_remove_tool(
 }
 
 fn hint(cache_json: Option<Value>) -> FfiResult<Option<CacheHint>> {
-    cache_json
-        .map(|v| from_json::<HintJson>(v, "cache_json").map(CacheHint::from))
-        .transpose()
+    cache_json.map(|v| from_json::<HintJson>(v, "cache_json").map(CacheHint::from)).transpose()
 }
 
 /// Adds (or replaces, by URI) a direct resource: `resource_json` is a `Resource` (`uri`,
@@ -549,11 +500,7 @@ pub unsafe extern "C" fn mcpaxle_server_add_resource(
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (s, def, cache) = unsafe {
-            (
-                server_ref(server)?,
-                arg_json(resource_json, "resource_json")?,
-                opt_json(cache_json, "cache_json")?,
-            )
+            (server_ref(server)?, arg_json(resource_json, "resource_json")?, opt_json(cache_json, "cache_json")?)
         };
         let resource: Resource = from_json(def, "resource_json")?;
         let h = handler(s, Kind::Resource, callback, user_data)?;
@@ -598,11 +545,7 @@ pub unsafe extern "C" fn mcpaxle_server_add_resource_template(
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (s, def, cache) = unsafe {
-            (
-                server_ref(server)?,
-                arg_json(template_json, "template_json")?,
-                opt_json(cache_json, "cache_json")?,
-            )
+            (server_ref(server)?, arg_json(template_json, "template_json")?, opt_json(cache_json, "cache_json")?)
         };
         let template: ResourceTemplate = from_json(def, "template_json")?;
         let h = handler(s, Kind::Resource, callback, user_data)?;
@@ -714,9 +657,7 @@ fn completion_ref(v: Value) -> FfiResult<CompletionRef> {
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     match v.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => field("name").map(CompletionRef::Prompt).ok_or_else(bad),
-        Some("ref/resource") => field("uri")
-            .map(CompletionRef::ResourceTemplate)
-            .ok_or_else(bad),
+        Some("ref/resource") => field("uri").map(CompletionRef::ResourceTemplate).ok_or_else(bad),
         _ => Err(bad()),
     }
 }
@@ -810,7 +751,10 @@ mod tests {
         let Ok(server) = build("n", "1", options) else { panic!("the options were refused") };
         let o = server.legacy_options();
         assert_eq!((o.max_sessions, o.max_sessions_per_principal, o.max_sessions_per_peer), (50, 4, 5));
-        assert_eq!((o.idle_timeout, o.uninitialized_timeout, o.request_timeout), (Duration::from_secs(6), Duration::from_millis(700), Duration::from_secs(8)));
+        assert_eq!(
+            (o.idle_timeout, o.uninitialized_timeout, o.request_timeout),
+            (Duration::from_secs(6), Duration::from_millis(700), Duration::from_secs(8))
+        );
         let defaults: ServerOptions = serde_json::from_str(r#"{"legacy":{}}"#).unwrap();
         let Ok(server) = build("n", "1", defaults) else { panic!("the options were refused") };
         assert_eq!(server.legacy_options().max_sessions_per_peer, LegacyOptions::default().max_sessions_per_peer);

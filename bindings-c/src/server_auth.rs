@@ -30,13 +30,8 @@ use std::sync::Arc;
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
 /// request); the HTTP request waits for the completion, so complete promptly and cache
 /// expensive checks.
-pub type mcpaxle_token_verifier = Option<
-    unsafe extern "C" fn(
-        user_data: *mut c_void,
-        token: *const c_char,
-        completion: *mut mcpaxle_completion,
-    ),
->;
+pub type mcpaxle_token_verifier =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, token: *const c_char, completion: *mut mcpaxle_completion)>;
 
 type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
 
@@ -97,10 +92,7 @@ pub unsafe extern "C" fn mcpaxle_server_set_bearer_auth(
         let (s, json) = unsafe { (server_ref(server)?, arg_json(auth_json, "auth_json")?) };
         let func = verify.ok_or_else(|| FfiError::null("verify"))?;
         let j: BearerAuthJson = from_json(json, "auth_json")?;
-        let target = Target {
-            func,
-            user_data: SendPtr(user_data),
-        };
+        let target = Target { func, user_data: SendPtr(user_data) };
         let auth = BearerAuth {
             resource: j.resource,
             authorization_servers: j.authorization_servers,
@@ -121,16 +113,12 @@ fn token_verifier(owner: &Arc<Owner>, target: Target<VerifyFn>) -> TokenVerifier
         Box::pin(async move {
             let payload = calls::invoke(&owner, Kind::Token, None, token, move |id, token| {
                 // SAFETY: the function pointer and user data were registered together.
-                unsafe {
-                    (target.func)(target.user_data.get(), token, id as *mut mcpaxle_completion)
-                }
+                unsafe { (target.func)(target.user_data.get(), token, id as *mut mcpaxle_completion) }
             })
             .await?;
             match payload {
                 Payload::Token(info) => Ok(info),
-                _ => Err(Error::internal(
-                    "the token verifier completed with a result of another kind",
-                )),
+                _ => Err(Error::internal("the token verifier completed with a result of another kind")),
             }
         })
     })

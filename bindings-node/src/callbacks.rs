@@ -17,14 +17,8 @@ use std::sync::Arc;
 
 /// `(kind, paramsJson) => Promise<envelopeJson>`: the client's one input handler, for every
 /// kind of request a server makes (`elicitation`, `sampling`, `roots`).
-pub type InputFn = ThreadsafeFunction<
-    FnArgs<(String, String)>,
-    Promise<String>,
-    FnArgs<(String, String)>,
-    Status,
-    false,
-    true,
->;
+pub type InputFn =
+    ThreadsafeFunction<FnArgs<(String, String)>, Promise<String>, FnArgs<(String, String)>, Status, false, true>;
 
 /// `(authorizationUrl) => Promise<envelopeJson>`: the user-agent step of OAuth, whose envelope's
 /// `ok` is the URL the authorization server redirected to.
@@ -61,9 +55,7 @@ where
 pub fn input_handler(f: Arc<InputFn>, kind: &'static str) -> InputHandler {
     Arc::new(move |params: Value| {
         let f = f.clone();
-        Box::pin(
-            async move { answer(&f, FnArgs::from((kind.to_owned(), params.to_string()))).await },
-        )
+        Box::pin(async move { answer(&f, FnArgs::from((kind.to_owned(), params.to_string()))).await })
     })
 }
 
@@ -77,9 +69,7 @@ pub fn authorization_handler(f: AuthorizeFn) -> AuthorizationHandler {
         Box::pin(async move {
             match answer(&f, url).await? {
                 Value::String(redirect) => Ok(redirect),
-                other => Err(Error::internal(format!(
-                    "the authorize callback's answer is not a URL string: {other}"
-                ))),
+                other => Err(Error::internal(format!("the authorize callback's answer is not a URL string: {other}"))),
             }
         })
     })

@@ -9,8 +9,8 @@ use crate::runtime;
 use crate::subscription::NativeSubscription;
 use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, StderrMode};
 use mcpaxle::schema::{
-    CompleteRequestArgument, CompleteRequestContext, CompletionReference, Implementation,
-    LoggingLevel, SubscriptionFilter,
+    CompleteRequestArgument, CompleteRequestContext, CompletionReference, Implementation, LoggingLevel,
+    SubscriptionFilter,
 };
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
@@ -114,9 +114,7 @@ pub struct CallConfig {
 
 fn millis(ms: f64, what: &str) -> Result<Duration> {
     if !ms.is_finite() || ms < 0.0 {
-        return Err(usage(format!(
-            "{what} must be a non-negative number of milliseconds, not {ms}"
-        )));
+        return Err(usage(format!("{what} must be a non-negative number of milliseconds, not {ms}")));
     }
     Ok(Duration::from_secs_f64(ms / 1000.0))
 }
@@ -180,18 +178,14 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
     }
     o.headers = c.headers.unwrap_or_default().into_iter().collect();
     if let Some(caps) = c.capabilities_json {
-        o.capabilities = Some(
-            serde_json::from_str(&caps)
-                .map_err(|e| usage(format!("capabilities are not valid: {e}")))?,
-        );
+        o.capabilities =
+            Some(serde_json::from_str(&caps).map_err(|e| usage(format!("capabilities are not valid: {e}")))?);
     }
     if let Some(f) = c.on_input {
         let f = Arc::new(f);
         for kind in c.input_kinds.unwrap_or_default() {
             let Some(kind) = INPUT_KINDS.iter().copied().find(|k| *k == kind) else {
-                return Err(usage(format!(
-                    "unknown input kind {kind:?} (expected elicitation, sampling or roots)"
-                )));
+                return Err(usage(format!("unknown input kind {kind:?} (expected elicitation, sampling or roots)")));
             };
             let h = callbacks::input_handler(f.clone(), kind);
             match kind {
@@ -216,21 +210,14 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
     if let Some(n) = c.max_message_size {
         o.max_message_size = n as usize;
     }
-    o.env = c
-        .env
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect();
+    o.env = c.env.unwrap_or_default().into_iter().map(|(k, v)| (k.into(), v.into())).collect();
     o.inherit_env = c.inherit_env.unwrap_or(false);
     o.cwd = c.cwd.map(Into::into);
     o.stderr = match c.stderr.as_deref() {
         None | Some("inherit") => StderrMode::Inherit,
         Some("ignore") => StderrMode::Null,
         Some(other) => {
-            return Err(usage(format!(
-                "stderr must be \"inherit\" or \"ignore\", not {other:?}"
-            )));
+            return Err(usage(format!("stderr must be \"inherit\" or \"ignore\", not {other:?}")));
         }
     };
     if let Some(ms) = c.shutdown_timeout_ms {
@@ -272,17 +259,9 @@ fn call_options(
 
 /// Connects to a Streamable HTTP endpoint.
 #[napi]
-pub fn connect_http<'env>(
-    env: &'env Env,
-    url: String,
-    config: ClientConfig,
-) -> Result<PromiseRaw<'env, NativeClient>> {
+pub fn connect_http<'env>(env: &'env Env, url: String, config: ClientConfig) -> Result<PromiseRaw<'env, NativeClient>> {
     let options = client_options(config)?;
-    runtime::promise(env, async move {
-        Ok(NativeClient {
-            client: Client::connect_http(&url, options).await?,
-        })
-    })
+    runtime::promise(env, async move { Ok(NativeClient { client: Client::connect_http(&url, options).await? }) })
 }
 
 /// Spawns a server and connects to it over stdio.
@@ -294,11 +273,10 @@ pub fn connect_stdio<'env>(
     config: ClientConfig,
 ) -> Result<PromiseRaw<'env, NativeClient>> {
     let options = client_options(config)?;
-    runtime::promise(env, async move {
-        Ok(NativeClient {
-            client: Client::connect_stdio(&command, &args, options).await?,
-        })
-    })
+    runtime::promise(
+        env,
+        async move { Ok(NativeClient { client: Client::connect_stdio(&command, &args, options).await? }) },
+    )
 }
 
 /// A connected client (the JavaScript `Client` wraps it).
@@ -329,9 +307,7 @@ impl NativeClient {
     /// Sets (or, with no value, removes) an HTTP header sent with every later request.
     #[napi]
     pub fn set_header(&self, name: String, value: Option<String>) -> Result<()> {
-        self.client
-            .set_header(&name, value.as_deref())
-            .map_err(errors::to_napi)
+        self.client.set_header(&name, value.as_deref()).map_err(errors::to_napi)
     }
 
     /// Forgets every cached result.
@@ -349,12 +325,7 @@ impl NativeClient {
 
     /// One page of a list: `what` is `tools`, `resources`, `resourceTemplates` or `prompts`.
     #[napi]
-    pub fn list<'env>(
-        &self,
-        env: &'env Env,
-        what: String,
-        cursor: Option<String>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    pub fn list<'env>(&self, env: &'env Env, what: String, cursor: Option<String>) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         check_list(&what)?;
         runtime::promise(env, async move {
@@ -392,20 +363,14 @@ impl NativeClient {
         name: String,
         arguments_json: Option<String>,
         config: Option<CallConfig>,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<
-            EventFn,
-        >,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_log: Option<
-            EventFn,
-        >,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<EventFn>,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_log: Option<EventFn>,
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         let args = parse_json(arguments_json.as_deref(), "the tool arguments")?;
         let options = call_options(config, on_progress, on_log, cancel)?;
-        runtime::promise(env, async move {
-            to_text(&c.call_tool(&name, args, options).await?)
-        })
+        runtime::promise(env, async move { to_text(&c.call_tool(&name, args, options).await?) })
     }
 
     /// `resources/read`.
@@ -415,16 +380,12 @@ impl NativeClient {
         env: &'env Env,
         uri: String,
         config: Option<CallConfig>,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<
-            EventFn,
-        >,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<EventFn>,
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         let options = call_options(config, on_progress, None, cancel)?;
-        runtime::promise(env, async move {
-            to_text(&c.read_resource(&uri, options).await?)
-        })
+        runtime::promise(env, async move { to_text(&c.read_resource(&uri, options).await?) })
     }
 
     /// `prompts/get` (arguments a JSON object of strings).
@@ -436,24 +397,17 @@ impl NativeClient {
         name: String,
         arguments_json: Option<String>,
         config: Option<CallConfig>,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<
-            EventFn,
-        >,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<EventFn>,
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         let arguments: BTreeMap<String, String> = match arguments_json {
             None => BTreeMap::new(),
-            Some(a) => serde_json::from_str(&a).map_err(|e| {
-                usage(format!(
-                    "prompt arguments must be an object of strings: {e}"
-                ))
-            })?,
+            Some(a) => serde_json::from_str(&a)
+                .map_err(|e| usage(format!("prompt arguments must be an object of strings: {e}")))?,
         };
         let options = call_options(config, on_progress, None, cancel)?;
-        runtime::promise(env, async move {
-            to_text(&c.get_prompt(&name, arguments, options).await?)
-        })
+        runtime::promise(env, async move { to_text(&c.get_prompt(&name, arguments, options).await?) })
     }
 
     /// `completion/complete`: `ref` (`{"type": "ref/prompt", "name"}` or
@@ -467,20 +421,17 @@ impl NativeClient {
         context_json: Option<String>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
-        let reference: CompletionReference = serde_json::from_str(&ref_json)
-            .map_err(|e| usage(format!("the completion ref is not valid: {e}")))?;
+        let reference: CompletionReference =
+            serde_json::from_str(&ref_json).map_err(|e| usage(format!("the completion ref is not valid: {e}")))?;
         let argument: CompleteRequestArgument = serde_json::from_str(&argument_json)
             .map_err(|e| usage(format!("the completion argument is not valid: {e}")))?;
         let context: Option<CompleteRequestContext> = match context_json {
             None => None,
-            Some(t) => Some(
-                serde_json::from_str(&t)
-                    .map_err(|e| usage(format!("the completion context is not valid: {e}")))?,
-            ),
+            Some(t) => {
+                Some(serde_json::from_str(&t).map_err(|e| usage(format!("the completion context is not valid: {e}")))?)
+            }
         };
-        runtime::promise(env, async move {
-            to_text(&c.complete(reference, argument, context).await?)
-        })
+        runtime::promise(env, async move { to_text(&c.complete(reference, argument, context).await?) })
     }
 
     /// Any request, with the whole pipeline (`_meta`, headers, cache, MRTR, retries).
@@ -492,20 +443,14 @@ impl NativeClient {
         method: String,
         params_json: Option<String>,
         config: Option<CallConfig>,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<
-            EventFn,
-        >,
-        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_log: Option<
-            EventFn,
-        >,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<EventFn>,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_log: Option<EventFn>,
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         let params = parse_json(params_json.as_deref(), "the request params")?;
         let options = call_options(config, on_progress, on_log, cancel)?;
-        runtime::promise(env, async move {
-            to_text(&c.request(&method, params, options).await?)
-        })
+        runtime::promise(env, async move { to_text(&c.request(&method, params, options).await?) })
     }
 
     /// Opens a subscription (`filterJson` a `SubscriptionFilter`); `deliver` receives each batch
@@ -547,10 +492,7 @@ fn check_list(what: &str) -> Result<()> {
 /// Fills the members of an elicitation's `content` that the `requestedSchema` gives a default
 /// for and the user left out (SEP-1034); returns the completed content (JSON).
 #[napi]
-pub fn apply_schema_defaults(
-    requested_schema_json: String,
-    content_json: Option<String>,
-) -> Result<String> {
+pub fn apply_schema_defaults(requested_schema_json: String, content_json: Option<String>) -> Result<String> {
     let schema = parse_json(Some(&requested_schema_json), "the requested schema")?;
     let mut content = match parse_json(content_json.as_deref(), "the content")? {
         Value::Object(m) => m,
@@ -564,8 +506,5 @@ pub fn apply_schema_defaults(
 /// The protocol revisions the client speaks, most preferred first.
 #[napi]
 pub fn supported_versions() -> Vec<String> {
-    mcpaxle::client::SUPPORTED_VERSIONS
-        .iter()
-        .map(|v| v.to_string())
-        .collect()
+    mcpaxle::client::SUPPORTED_VERSIONS.iter().map(|v| v.to_string()).collect()
 }

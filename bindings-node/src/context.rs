@@ -37,11 +37,7 @@ impl RequestCtx {
     /// Wraps a context; the caller cancels `over` when the run is over and sets `answered`
     /// when it ended with the handler's answer.
     pub fn new(ctx: RequestContext, over: CancellationToken, answered: Arc<AtomicBool>) -> Self {
-        RequestCtx {
-            ctx,
-            over,
-            answered,
-        }
+        RequestCtx { ctx, over, answered }
     }
 }
 
@@ -101,12 +97,9 @@ impl RequestCtx {
     #[napi]
     pub fn close_stream(&self, retry_ms: f64) -> Result<()> {
         if !retry_ms.is_finite() || retry_ms < 0.0 {
-            return Err(usage(
-                "retryMs must be a non-negative number of milliseconds",
-            ));
+            return Err(usage("retryMs must be a non-negative number of milliseconds"));
         }
-        self.ctx
-            .close_stream(Duration::from_secs_f64(retry_ms / 1000.0));
+        self.ctx.close_stream(Duration::from_secs_f64(retry_ms / 1000.0));
         Ok(())
     }
 
@@ -132,17 +125,13 @@ impl RequestCtx {
             "sampling" => Box::pin(async move { ctx.sample(&key, params).await }),
             "roots" => Box::pin(async move { ctx.list_roots(&key).await }),
             other => {
-                return Err(usage(format!(
-                    "unknown ask kind {other:?} (expected elicitation, sampling or roots)"
-                )));
+                return Err(usage(format!("unknown ask kind {other:?} (expected elicitation, sampling or roots)")));
             }
         };
         runtime::check()?;
         match runtime::poll_once(Box::pin(async move { envelope(ask.await) })) {
             Ok(text) => Ok(Either::A(text)),
-            Err(pending) => Ok(Either::B(runtime::promise(env, async move {
-                Ok(pending.await)
-            })?)),
+            Err(pending) => Ok(Either::B(runtime::promise(env, async move { Ok(pending.await) })?)),
         }
     }
 
@@ -155,8 +144,7 @@ impl RequestCtx {
     /// Saves state (JSON) for the next round.
     #[napi]
     pub fn set_request_state(&self, state_json: String) -> Result<()> {
-        self.ctx
-            .set_request_state(parse_json(Some(&state_json), "the request state")?);
+        self.ctx.set_request_state(parse_json(Some(&state_json), "the request state")?);
         Ok(())
     }
 

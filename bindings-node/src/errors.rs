@@ -91,10 +91,7 @@ pub fn to_json(e: &Error) -> Value {
 
 /// A core error as a napi error (a rejected promise or a thrown exception in JavaScript).
 pub fn to_napi(e: Error) -> napi::Error {
-    napi::Error::new(
-        napi::Status::GenericFailure,
-        format!("{MARKER}{}", to_json(&e)),
-    )
+    napi::Error::new(napi::Status::GenericFailure, format!("{MARKER}{}", to_json(&e)))
 }
 
 /// A misuse of the API (bad argument, bad definition) as a napi error.
@@ -105,18 +102,12 @@ pub fn usage(message: impl Into<String>) -> napi::Error {
 /// A core error from the `error` member of a JavaScript envelope.
 pub fn from_json(v: &Value) -> Error {
     let kind = kind_from_name(v.get("code").and_then(Value::as_str).unwrap_or_default());
-    let message = v
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the JavaScript handler failed");
+    let message = v.get("message").and_then(Value::as_str).unwrap_or("the JavaScript handler failed");
     let mut e = Error::new(kind, message);
     if let Some(d) = v.get("data").filter(|d| !d.is_null()) {
         e = e.with_data(d.clone());
     }
-    let code = v
-        .get("rpcCode")
-        .and_then(Value::as_i64)
-        .and_then(|c| i32::try_from(c).ok());
+    let code = v.get("rpcCode").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
     if let Some(code) = code.filter(|c| *c != e.code()) {
         e = e.with_code(code);
     }
@@ -125,9 +116,8 @@ pub fn from_json(v: &Value) -> Error {
 
 /// Decodes a JavaScript envelope: the `ok` value, or the `error` as a core error.
 pub fn open_envelope(text: &str) -> mcpaxle::Result<Value> {
-    let mut v: Value = serde_json::from_str(text).map_err(|e| {
-        Error::internal(format!("the JavaScript layer sent a malformed answer: {e}"))
-    })?;
+    let mut v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::internal(format!("the JavaScript layer sent a malformed answer: {e}")))?;
     if let Some(e) = v.get("error") {
         return Err(from_json(e));
     }
@@ -136,24 +126,18 @@ pub fn open_envelope(text: &str) -> mcpaxle::Result<Value> {
 
 /// A napi error (a failed threadsafe call, a rejected promise) as a core error.
 pub fn from_napi(e: napi::Error) -> Error {
-    Error::internal(format!(
-        "the JavaScript handler could not be called: {}",
-        e.reason
-    ))
+    Error::internal(format!("the JavaScript handler could not be called: {}", e.reason))
 }
 
 /// Parses JSON sent by the JavaScript layer (`null` when absent).
 pub fn parse_json(text: Option<&str>, what: &str) -> napi::Result<Value> {
     match text {
         None => Ok(Value::Null),
-        Some(t) => {
-            serde_json::from_str(t).map_err(|e| usage(format!("{what} is not valid JSON: {e}")))
-        }
+        Some(t) => serde_json::from_str(t).map_err(|e| usage(format!("{what} is not valid JSON: {e}"))),
     }
 }
 
 /// Serializes a result for the JavaScript layer.
 pub fn to_text<T: serde::Serialize>(v: &T) -> mcpaxle::Result<String> {
-    serde_json::to_string(v)
-        .map_err(|e| Error::internal(format!("cannot serialize the result: {e}")))
+    serde_json::to_string(v).map_err(|e| Error::internal(format!("cannot serialize the result: {e}")))
 }

@@ -10,8 +10,7 @@ use crate::callbacks;
 use crate::context::RequestCtx;
 use mcpaxle::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
 use mcpaxle::server::{
-    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler,
-    ResourceRequest, ToolHandler,
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
 use mcpaxle::{Error, RequestContext};
 use napi::Status;
@@ -43,17 +42,10 @@ pub struct JsHandler {
 impl JsHandler {
     /// Wraps a JavaScript handler; `what` names its result type in errors.
     pub fn new(f: HandlerFn, what: &'static str) -> Self {
-        JsHandler {
-            f: Arc::new(f),
-            what,
-        }
+        JsHandler { f: Arc::new(f), what }
     }
 
-    fn run<T: DeserializeOwned>(
-        &self,
-        input: Value,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<T>> {
+    fn run<T: DeserializeOwned>(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<T>> {
         let (f, what) = (self.f.clone(), self.what);
         Box::pin(async move {
             // `over` fires when this run ends, answered or dropped (a dropped run is a cancelled
@@ -65,19 +57,14 @@ impl JsHandler {
             let v = callbacks::answer(&f, FnArgs::from((input.to_string(), js_ctx))).await;
             answered.store(true, Ordering::Release);
             let v = v?;
-            serde_json::from_value(v).map_err(|e| {
-                Error::internal(format!("the handler's result is not a valid {what}: {e}"))
-            })
+            serde_json::from_value(v)
+                .map_err(|e| Error::internal(format!("the handler's result is not a valid {what}: {e}")))
         })
     }
 }
 
 impl ToolHandler for JsHandler {
-    fn call(
-        &self,
-        arguments: Value,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<CallToolResult>> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<CallToolResult>> {
         self.run(arguments, ctx)
     }
 }
@@ -88,10 +75,7 @@ impl ResourceHandler for JsHandler {
         request: ResourceRequest,
         ctx: RequestContext,
     ) -> BoxFuture<'static, mcpaxle::Result<ReadResourceResult>> {
-        self.run(
-            json!({ "uri": request.uri, "variables": request.variables }),
-            ctx,
-        )
+        self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx)
     }
 }
 

@@ -104,14 +104,12 @@ fn millis(name: &str, v: Option<f64>) -> Result<Option<Duration>> {
 }
 
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
-    serde_json::from_str(json)
-        .map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
+    serde_json::from_str(json).map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
 }
 
 fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
     let Some(json) = json else { return Ok(None) };
-    let v: Value = serde_json::from_str(&json)
-        .map_err(|e| usage(format!("the cache hint is not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_str(&json).map_err(|e| usage(format!("the cache hint is not valid JSON: {e}")))?;
     let ttl = v
         .get("ttlMs")
         .and_then(Value::as_u64)
@@ -120,17 +118,14 @@ fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
         None | Some("private") => CacheScope::Private,
         Some("public") => CacheScope::Public,
         Some(other) => {
-            return Err(usage(format!(
-                "cacheScope must be \"public\" or \"private\", not {other:?}"
-            )));
+            return Err(usage(format!("cacheScope must be \"public\" or \"private\", not {other:?}")));
         }
     };
     Ok(Some(CacheHint::new(ttl, scope)))
 }
 
 fn cache_defaults(json: &str) -> Result<CacheDefaults> {
-    let v: Value = serde_json::from_str(json)
-        .map_err(|e| usage(format!("the cache hints are not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_str(json).map_err(|e| usage(format!("the cache hints are not valid JSON: {e}")))?;
     let Some(o) = v.as_object() else {
         return Err(usage("the cache hints must be an object"));
     };
@@ -157,9 +152,7 @@ fn positive_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
     match ms {
         None => Ok(None),
         Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
-        Some(_) => Err(usage(format!(
-            "{what} must be a positive number of milliseconds"
-        ))),
+        Some(_) => Err(usage(format!("{what} must be a positive number of milliseconds"))),
     }
 }
 
@@ -167,9 +160,7 @@ fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
     match kind {
         "prompt" => Ok(CompletionRef::Prompt(name)),
         "resource" => Ok(CompletionRef::ResourceTemplate(name)),
-        other => Err(usage(format!(
-            "a completion is for a \"prompt\" or a \"resource\" template, not {other:?}"
-        ))),
+        other => Err(usage(format!("a completion is for a \"prompt\" or a \"resource\" template, not {other:?}"))),
     }
 }
 
@@ -203,13 +194,12 @@ impl NativeServer {
         }
         if let Some(ms) = config.state_ttl_ms {
             if !ms.is_finite() || ms <= 0.0 {
-                return Err(usage(
-                    "stateTtlMs must be a positive number of milliseconds",
-                ));
+                return Err(usage("stateTtlMs must be a positive number of milliseconds"));
             }
             b = b.state_ttl(Duration::from_secs_f64(ms / 1000.0));
         }
-        let mut legacy = if config.legacy == Some(false) { LegacyOptions::disabled() } else { LegacyOptions::default() };
+        let mut legacy =
+            if config.legacy == Some(false) { LegacyOptions::disabled() } else { LegacyOptions::default() };
         if let Some(n) = config.legacy_max_sessions {
             legacy.max_sessions = n as usize;
         }
@@ -245,16 +235,11 @@ impl NativeServer {
         &self,
         definition_json: String,
         timeout_ms: Option<f64>,
-        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
-        handler: HandlerFn,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
-        let options = ToolOptions {
-            timeout: positive_ms(timeout_ms, "timeoutMs")?,
-        };
-        self.server
-            .add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult"))
-            .map_err(errors::to_napi)
+        let options = ToolOptions { timeout: positive_ms(timeout_ms, "timeoutMs")? };
+        self.server.add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult")).map_err(errors::to_napi)
     }
 
     /// Removes a tool; whether it existed.
@@ -270,16 +255,11 @@ impl NativeServer {
         &self,
         definition_json: String,
         cache_json: Option<String>,
-        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
-        handler: HandlerFn,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let resource: Resource = definition(&definition_json, "resource")?;
         self.server
-            .add_resource(
-                resource,
-                cache_hint(cache_json)?,
-                JsHandler::new(handler, "ReadResourceResult"),
-            )
+            .add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler, "ReadResourceResult"))
             .map_err(errors::to_napi)
     }
 
@@ -296,8 +276,7 @@ impl NativeServer {
         &self,
         definition_json: String,
         cache_json: Option<String>,
-        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
-        handler: HandlerFn,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
         options_json: Option<String>,
     ) -> Result<()> {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
@@ -327,13 +306,10 @@ impl NativeServer {
     pub fn add_prompt(
         &self,
         definition_json: String,
-        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
-        handler: HandlerFn,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let prompt: Prompt = definition(&definition_json, "prompt")?;
-        self.server
-            .add_prompt(prompt, JsHandler::new(handler, "GetPromptResult"))
-            .map_err(errors::to_napi)
+        self.server.add_prompt(prompt, JsHandler::new(handler, "GetPromptResult")).map_err(errors::to_napi)
     }
 
     /// Removes a prompt; whether it existed.
@@ -349,13 +325,9 @@ impl NativeServer {
         &self,
         kind: String,
         name: String,
-        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")]
-        handler: HandlerFn,
+        #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
-        self.server.set_completion(
-            completion_ref(&kind, name)?,
-            JsHandler::new(handler, "CompleteResult"),
-        );
+        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler, "CompleteResult"));
         Ok(())
     }
 
@@ -388,11 +360,8 @@ impl NativeServer {
         port: u32,
         config: Option<HttpConfig>,
     ) -> Result<PromiseRaw<'env, NativeHttpServer>> {
-        let ip: IpAddr = host
-            .parse()
-            .map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
-        let port =
-            u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
+        let ip: IpAddr = host.parse().map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
+        let port = u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
         let mut options = HttpOptions::default();
         if let Some(c) = config {
             if let Some(p) = c.path {
@@ -405,41 +374,29 @@ impl NativeServer {
             }
             if let Some(ms) = c.drain_timeout_ms {
                 if !ms.is_finite() || ms < 0.0 {
-                    return Err(usage(
-                        "drainTimeoutMs must be a non-negative number of milliseconds",
-                    ));
+                    return Err(usage("drainTimeoutMs must be a non-negative number of milliseconds"));
                 }
                 options.drain_timeout = Duration::from_secs_f64(ms / 1000.0);
             }
             options.auth = c.auth.map(auth::bearer_auth);
             if let Some(json) = c.connections_json {
-                let v: Value = serde_json::from_str(&json)
-                    .map_err(|e| usage(format!("connections is not valid JSON: {e}")))?;
-                options.connections = ConnectionLimits::from_json(v)
-                    .map_err(|e| usage(e.message().to_owned()))?;
+                let v: Value =
+                    serde_json::from_str(&json).map_err(|e| usage(format!("connections is not valid JSON: {e}")))?;
+                options.connections = ConnectionLimits::from_json(v).map_err(|e| usage(e.message().to_owned()))?;
             }
         }
         let path = options.path.clone();
         let server = self.server.clone();
         runtime::promise(env, async move {
             let running = HttpServer::bind(server, SocketAddr::new(ip, port), options).await?;
-            let (addr, shutdown, stopped) = (
-                running.local_addr(),
-                running.shutdown_token(),
-                CancellationToken::new(),
-            );
+            let (addr, shutdown, stopped) = (running.local_addr(), running.shutdown_token(), CancellationToken::new());
             let done = stopped.clone();
             runtime::spawn(async move {
                 running.wait().await;
                 done.cancel();
             })
             .map_err(|e| mcpaxle::Error::internal(e.reason))?;
-            Ok(NativeHttpServer {
-                addr,
-                path,
-                shutdown,
-                stopped,
-            })
+            Ok(NativeHttpServer { addr, path, shutdown, stopped })
         })
     }
 
@@ -452,10 +409,7 @@ impl NativeServer {
         config: Option<StdioConfig>,
     ) -> Result<PromiseRaw<'env, ()>> {
         let server = self.server.clone();
-        let mut options = StdioOptions {
-            shutdown: stop.token(),
-            ..StdioOptions::default()
-        };
+        let mut options = StdioOptions { shutdown: stop.token(), ..StdioOptions::default() };
         if let Some(n) = config.and_then(|c| c.max_outbound_queue) {
             if n == 0 {
                 return Err(usage("maxOutboundQueue must be at least 1"));

@@ -51,8 +51,7 @@ impl NativeSubscription {
     pub fn start(sub: Subscription, deliver: StrongEventFn) -> mcpaxle::Result<NativeSubscription> {
         let acknowledged = errors::to_text(sub.acknowledged())?;
         let stop = CancellationToken::new();
-        runtime::spawn(pump(sub, deliver, stop.clone()))
-            .map_err(|e| mcpaxle::Error::internal(e.reason))?;
+        runtime::spawn(pump(sub, deliver, stop.clone())).map_err(|e| mcpaxle::Error::internal(e.reason))?;
         Ok(NativeSubscription { acknowledged, stop })
     }
 }

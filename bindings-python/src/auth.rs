@@ -31,14 +31,17 @@ fn verifier(bridge: &Arc<BridgeInner>, verify: Py<PyAny>) -> TokenVerifier {
 
 /// A verifier's answer: `null` (an invalid token) or a `TokenInfo` as a JSON object.
 fn token_info(v: Value) -> Result<Option<TokenInfo>> {
-    let wrong = || Error::internal(format!("Internal error: the token verifier returned a result of the wrong shape: {v}"));
+    let wrong =
+        || Error::internal(format!("Internal error: the token verifier returned a result of the wrong shape: {v}"));
     let Value::Object(m) = &v else {
         return if v.is_null() { Ok(None) } else { Err(wrong()) };
     };
     let subject = m.get("subject").and_then(Value::as_str).ok_or_else(wrong)?;
     let scopes = match m.get("scopes") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.iter().map(|s| s.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>().ok_or_else(wrong)?,
+        Some(Value::Array(a)) => {
+            a.iter().map(|s| s.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>().ok_or_else(wrong)?
+        }
         Some(_) => return Err(wrong()),
     };
     Ok(Some(TokenInfo::new(subject, scopes)))
@@ -56,13 +59,15 @@ fn strings(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Vec<String>>> {
 /// and `verify` (a coroutine function `(token: str) -> {"subject", "scopes"} | None`), whose
 /// calls run on `bridge`'s loop.
 pub fn bearer_auth(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<BearerAuth> {
-    let d = d.cast::<PyDict>().map_err(|_| usage("the auth option must be a dict (build it with mcpaxle.BearerAuth)"))?;
+    let d =
+        d.cast::<PyDict>().map_err(|_| usage("the auth option must be a dict (build it with mcpaxle.BearerAuth)"))?;
     let resource: String = d
         .get_item("resource")?
         .ok_or_else(|| usage("BearerAuth needs a resource"))?
         .extract()
         .map_err(|_| usage("BearerAuth resource must be a str"))?;
-    let verify = d.get_item("verify")?.filter(|v| v.is_callable()).ok_or_else(|| usage("BearerAuth needs a callable verify"))?;
+    let verify =
+        d.get_item("verify")?.filter(|v| v.is_callable()).ok_or_else(|| usage("BearerAuth needs a callable verify"))?;
     let tool_scopes: HashMap<String, Vec<String>> = match d.get_item("tool_scopes")?.filter(|v| !v.is_none()) {
         Some(v) => v.extract().map_err(|_| usage("BearerAuth tool_scopes must be a dict of str to a list of str"))?,
         None => HashMap::new(),

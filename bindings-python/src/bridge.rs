@@ -54,11 +54,16 @@ impl Payload {
             Payload::Tool(v) => convert::to_py(py, &v)?,
             Payload::Prompt(m) => convert::map_to_py(py, &m)?.into_any(),
             Payload::Resource { uri, variables } => {
-                PyTuple::new(py, [PyString::new(py, &uri).into_any(), convert::map_to_py(py, &variables)?.into_any()])?.into_any()
+                PyTuple::new(py, [PyString::new(py, &uri).into_any(), convert::map_to_py(py, &variables)?.into_any()])?
+                    .into_any()
             }
             Payload::Completion { argument, value, context } => PyTuple::new(
                 py,
-                [PyString::new(py, &argument).into_any(), PyString::new(py, &value).into_any(), convert::map_to_py(py, &context)?.into_any()],
+                [
+                    PyString::new(py, &argument).into_any(),
+                    PyString::new(py, &value).into_any(),
+                    convert::map_to_py(py, &context)?.into_any(),
+                ],
             )?
             .into_any(),
         })
@@ -162,7 +167,15 @@ impl BridgeInner {
         }
     }
 
-    fn start(&self, py: Python<'_>, this: &Arc<BridgeInner>, handler: &Py<PyAny>, payload: Payload, ctx: Option<RequestContext>, slot: &Arc<Slot>) -> PyResult<()> {
+    fn start(
+        &self,
+        py: Python<'_>,
+        this: &Arc<BridgeInner>,
+        handler: &Py<PyAny>,
+        payload: Payload,
+        ctx: Option<RequestContext>,
+        slot: &Arc<Slot>,
+    ) -> PyResult<()> {
         let coro = match ctx {
             Some(ctx) => {
                 let ctx = Py::new(py, PyRequestContext::new(ctx, this.clone()))?;
@@ -171,7 +184,10 @@ impl BridgeInner {
             None => handler.bind(py).call1((payload.into_py(py)?,))?,
         };
         let task = self.event_loop.bind(py).call_method1(intern!(py, "create_task"), (coro,))?;
-        task.call_method1(intern!(py, "add_done_callback"), (Completer { slot: slot.clone(), bridge: Arc::downgrade(this) },))?;
+        task.call_method1(
+            intern!(py, "add_done_callback"),
+            (Completer { slot: slot.clone(), bridge: Arc::downgrade(this) },),
+        )?;
         let mut state = slot.lock();
         if state.cancelled {
             drop(state);
@@ -267,7 +283,13 @@ impl Bridge {
         let jobs = std::mem::take(&mut *self.inner.queue.lock().unwrap_or_else(|e| e.into_inner()));
         drop(jobs);
         let running = std::mem::take(&mut *self.inner.running());
-        let loop_closed = self.inner.event_loop.bind(py).call_method0(intern!(py, "is_closed")).and_then(|c| c.is_truthy()).unwrap_or(true);
+        let loop_closed = self
+            .inner
+            .event_loop
+            .bind(py)
+            .call_method0(intern!(py, "is_closed"))
+            .and_then(|c| c.is_truthy())
+            .unwrap_or(true);
         if loop_closed {
             return;
         }
@@ -298,7 +320,12 @@ fn slot_key(slot: &Arc<Slot>) -> usize {
 impl Completer {
     fn __call__(&self, py: Python<'_>, task: &Bound<'_, PyAny>) {
         let outcome = match task.call_method0(intern!(py, "result")) {
-            Ok(v) => convert::from_py(&v).map_err(|e| Error::internal(format!("Internal error: the handler returned a value that cannot be sent as JSON: {}", e.value(py)))),
+            Ok(v) => convert::from_py(&v).map_err(|e| {
+                Error::internal(format!(
+                    "Internal error: the handler returned a value that cannot be sent as JSON: {}",
+                    e.value(py)
+                ))
+            }),
             Err(e) => Err(errors::from_py_err(py, &e)),
         };
         let (tx, task) = {
@@ -332,7 +359,12 @@ impl Drop for CancelOnDrop {
 
 /// Calls a Python handler (`handler(payload, ctx)` returning a coroutine) on the bridge's
 /// loop and waits for its result without ever attaching to the interpreter.
-pub async fn call(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Payload, ctx: RequestContext) -> Result<Value> {
+pub async fn call(
+    bridge: Arc<BridgeInner>,
+    handler: Arc<Py<PyAny>>,
+    payload: Payload,
+    ctx: RequestContext,
+) -> Result<Value> {
     call_inner(bridge, handler, payload, Some(ctx)).await
 }
 
@@ -343,7 +375,12 @@ pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, valu
     call_inner(bridge, handler, Payload::Tool(value), None).await
 }
 
-async fn call_inner(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, payload: Payload, ctx: Option<RequestContext>) -> Result<Value> {
+async fn call_inner(
+    bridge: Arc<BridgeInner>,
+    handler: Arc<Py<PyAny>>,
+    payload: Payload,
+    ctx: Option<RequestContext>,
+) -> Result<Value> {
     let (tx, rx) = oneshot::channel();
     let slot = Arc::new(Slot { state: Mutex::new(SlotState { tx: Some(tx), task: None, cancelled: false }) });
     if !bridge.push(Job::Call { handler, payload, ctx, slot: slot.clone() }) {
@@ -377,7 +414,12 @@ impl AbortOnCancel {
 /// Makes a Python awaitable (an asyncio future of the bridge's loop) from a Rust future:
 /// the one place every awaitable of this module is made. `make` builds the Python result on
 /// the loop's thread. Call it on the loop's thread.
-pub fn awaitable<'py, F, T>(py: Python<'py>, bridge: &Arc<BridgeInner>, fut: F, make: fn(T) -> Make) -> PyResult<Bound<'py, PyAny>>
+pub fn awaitable<'py, F, T>(
+    py: Python<'py>,
+    bridge: &Arc<BridgeInner>,
+    fut: F,
+    make: fn(T) -> Make,
+) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Result<T>> + Send + 'static,
     T: Send + 'static,

@@ -17,16 +17,17 @@ use pyo3::types::PyDict;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::future::Future;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 fn to_json<T: Serialize>(v: T) -> Result<Value> {
-    serde_json::to_value(v).map_err(|e| Error::internal(format!("Internal error: cannot convert a result to JSON: {e}")))
+    serde_json::to_value(v)
+        .map_err(|e| Error::internal(format!("Internal error: cannot convert a result to JSON: {e}")))
 }
 
 fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
@@ -46,7 +47,10 @@ fn input_handler(bridge: &Arc<BridgeInner>, handler: Py<PyAny>) -> InputHandler 
 
 /// OAuth's user-agent step calling `authorize(authorization_url)` (a coroutine function
 /// returning the redirect URL) on the bridge's loop.
-fn authorization_handler(bridge: &Arc<BridgeInner>, authorize: Py<PyAny>) -> impl Fn(String) -> BoxFuture<'static, Result<String>> + Send + Sync + 'static {
+fn authorization_handler(
+    bridge: &Arc<BridgeInner>,
+    authorize: Py<PyAny>,
+) -> impl Fn(String) -> BoxFuture<'static, Result<String>> + Send + Sync + 'static {
     let bridge = bridge.clone();
     let authorize = Arc::new(authorize);
     move |url: String| -> BoxFuture<'static, Result<String>> {
@@ -54,7 +58,9 @@ fn authorization_handler(bridge: &Arc<BridgeInner>, authorize: Py<PyAny>) -> imp
         Box::pin(async move {
             match call.await? {
                 Value::String(redirect) => Ok(redirect),
-                other => Err(Error::usage(format!("the OAuth authorize callback must return the redirect URL as a str, not {other}"))),
+                other => Err(Error::usage(format!(
+                    "the OAuth authorize callback must return the redirect URL as a str, not {other}"
+                ))),
             }
         })
     }
@@ -67,7 +73,9 @@ fn authorization_handler(bridge: &Arc<BridgeInner>, authorize: Py<PyAny>) -> imp
 fn oauth_options(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<OAuthOptions> {
     let d = d.cast::<PyDict>().map_err(|_| usage("the oauth option must be a dict (build it with mcpaxle.OAuth)"))?;
     let text = |key: &str| -> PyResult<Option<String>> {
-        get(Some(d), key)?.map(|v| v.extract::<String>().map_err(|_| usage(format!("OAuth {key} must be a str")))).transpose()
+        get(Some(d), key)?
+            .map(|v| v.extract::<String>().map_err(|_| usage(format!("OAuth {key} must be a str"))))
+            .transpose()
     };
     let redirect_uri = text("redirect_uri")?.ok_or_else(|| usage("OAuth needs a redirect_uri"))?;
     let mut o = match get(Some(d), "authorize")? {
@@ -102,11 +110,16 @@ fn get<'py>(d: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<Option<Bound<
 
 /// The core's options from the dict the Python layer passes.
 fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<ClientOptions> {
-    let name: String = get(d, "client_name")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| "mcpaxle-python".to_owned());
-    let version: String = get(d, "client_version")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
+    let name: String =
+        get(d, "client_name")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| "mcpaxle-python".to_owned());
+    let version: String = get(d, "client_version")?
+        .map(|v| v.extract())
+        .transpose()?
+        .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
     let mut o = ClientOptions::new(name, version);
     if let Some(h) = get(d, "headers")? {
-        let h: Vec<(String, String)> = h.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
+        let h: Vec<(String, String)> =
+            h.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
         o.headers = h;
     }
     if let Some(t) = seconds(get(d, "timeout")?.map(|v| v.extract()).transpose()?)? {
@@ -120,7 +133,8 @@ fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> P
         o.cache = c.extract()?;
     }
     if let Some(env) = get(d, "env")? {
-        let env: Vec<(String, String)> = env.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
+        let env: Vec<(String, String)> =
+            env.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
         o.env = env.into_iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect();
     }
     if let Some(inherit) = get(d, "inherit_env")? {
@@ -147,7 +161,11 @@ fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> P
 /// Call options: a timeout, and a progress callback fed in order by one forwarding task. The
 /// task ends once the options are dropped (the call is over) and every notification was
 /// delivered: awaiting it makes the callbacks run before the call's result is returned.
-fn call_options(bridge: &Arc<BridgeInner>, timeout: Option<f64>, on_progress: Option<Py<PyAny>>) -> PyResult<(CallOptions, Option<JoinHandle<()>>)> {
+fn call_options(
+    bridge: &Arc<BridgeInner>,
+    timeout: Option<f64>,
+    on_progress: Option<Py<PyAny>>,
+) -> PyResult<(CallOptions, Option<JoinHandle<()>>)> {
     let mut o = CallOptions::new();
     o.timeout = seconds(timeout)?;
     let mut forwarder = None;
@@ -185,7 +203,11 @@ fn make_client(c: Client) -> Make {
 fn make_subscription(s: (Subscription, Value)) -> Make {
     Box::new(move |py| {
         let (sub, acknowledged) = s;
-        let sub = PySubscription { sub: Arc::new(tokio::sync::Mutex::new(sub)), closed: CancellationToken::new(), acknowledged };
+        let sub = PySubscription {
+            sub: Arc::new(tokio::sync::Mutex::new(sub)),
+            closed: CancellationToken::new(),
+            acknowledged,
+        };
         Ok(Py::new(py, sub)?.into_bound(py).into_any())
     })
 }
@@ -200,7 +222,12 @@ fn make_option(v: Option<Value>) -> Make {
 /// Connects to a Streamable HTTP endpoint: an awaitable resolving to a `Client`.
 #[pyfunction]
 #[pyo3(signature = (bridge, url, options=None))]
-pub fn connect_http<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, url: String, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+pub fn connect_http<'py>(
+    py: Python<'py>,
+    bridge: &Bound<'py, Bridge>,
+    url: String,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let b = &bridge.get().inner;
     let o = client_options(b, options)?;
     bridge::awaitable(py, b, async move { Client::connect_http(&url, o).await }, make_client)
@@ -209,7 +236,12 @@ pub fn connect_http<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, url: Stri
 /// Spawns `command[0]` with the rest as arguments and connects over stdio.
 #[pyfunction]
 #[pyo3(signature = (bridge, command, options=None))]
-pub fn connect_stdio<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, command: Vec<String>, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+pub fn connect_stdio<'py>(
+    py: Python<'py>,
+    bridge: &Bound<'py, Bridge>,
+    command: Vec<String>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let b = &bridge.get().inner;
     let o = client_options(b, options)?;
     let Some((cmd, args)) = command.split_first() else {
@@ -218,7 +250,6 @@ pub fn connect_stdio<'py>(py: Python<'py>, bridge: &Bound<'py, Bridge>, command:
     let (cmd, args) = (cmd.clone(), args.to_vec());
     bridge::awaitable(py, b, async move { Client::connect_stdio(cmd, args, o).await }, make_client)
 }
-
 
 /// A connected MCP client (the core's `Client`).
 #[pyclass(frozen, name = "Client", module = "mcpaxle._native")]
@@ -284,7 +315,12 @@ impl PyClient {
         let params = params.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
         let (o, forwarder) = call_options(b, timeout, on_progress)?;
         let c = self.client.clone();
-        bridge::awaitable(py, b, async move { delivered(c.request(&method, params, o), forwarder).await }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            b,
+            async move { delivered(c.request(&method, params, o), forwarder).await },
+            bridge::make_value,
+        )
     }
 
     fn discover<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
@@ -295,7 +331,12 @@ impl PyClient {
     /// Every tool (all pages).
     fn list_tools<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_tools().await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.list_all_tools().await?) },
+            bridge::make_value,
+        )
     }
 
     #[pyo3(signature = (bridge, name, arguments=None, timeout=None, on_progress=None))]
@@ -312,37 +353,83 @@ impl PyClient {
         let args = arguments.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
         let (o, forwarder) = call_options(b, timeout, on_progress)?;
         let c = self.client.clone();
-        bridge::awaitable(py, b, async move { to_json(delivered(c.call_tool(&name, args, o), forwarder).await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            b,
+            async move { to_json(delivered(c.call_tool(&name, args, o), forwarder).await?) },
+            bridge::make_value,
+        )
     }
 
     /// Every resource (all pages).
     fn list_resources<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_resources().await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.list_all_resources().await?) },
+            bridge::make_value,
+        )
     }
 
     /// Every resource template (all pages).
-    fn list_resource_templates<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+    fn list_resource_templates<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_resource_templates().await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.list_all_resource_templates().await?) },
+            bridge::make_value,
+        )
     }
 
-    fn read_resource<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, uri: String) -> PyResult<Bound<'py, PyAny>> {
+    fn read_resource<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.read_resource(&uri, CallOptions::new()).await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.read_resource(&uri, CallOptions::new()).await?) },
+            bridge::make_value,
+        )
     }
 
     /// Every prompt (all pages).
     fn list_prompts<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.list_all_prompts().await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.list_all_prompts().await?) },
+            bridge::make_value,
+        )
     }
 
     #[pyo3(signature = (bridge, name, arguments=None))]
-    fn get_prompt<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, name: String, arguments: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let args: std::collections::BTreeMap<String, String> = arguments.map(|a| a.extract()).transpose()?.unwrap_or_default();
+    fn get_prompt<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        name: String,
+        arguments: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args: std::collections::BTreeMap<String, String> =
+            arguments.map(|a| a.extract()).transpose()?.unwrap_or_default();
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { to_json(c.get_prompt(&name, args, CallOptions::new()).await?) }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { to_json(c.get_prompt(&name, args, CallOptions::new()).await?) },
+            bridge::make_value,
+        )
     }
 
     /// `completion/complete` with `ref` and `argument` objects (and an optional `context`).
@@ -362,13 +449,23 @@ impl PyClient {
             params.insert("context".into(), convert::from_py(c)?);
         }
         let c = self.client.clone();
-        bridge::awaitable(py, &bridge.get().inner, async move { c.request("completion/complete", Value::Object(params), CallOptions::new()).await }, bridge::make_value)
+        bridge::awaitable(
+            py,
+            &bridge.get().inner,
+            async move { c.request("completion/complete", Value::Object(params), CallOptions::new()).await },
+            bridge::make_value,
+        )
     }
 
     /// Opens a subscription (`filter` in the wire's camelCase): an awaitable of a `Subscription`.
-    fn subscribe<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, filter: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let filter: SubscriptionFilter =
-            serde_json::from_value(convert::from_py(filter)?).map_err(|e| PyTypeError::new_err(format!("not a subscription filter: {e}")))?;
+    fn subscribe<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        filter: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let filter: SubscriptionFilter = serde_json::from_value(convert::from_py(filter)?)
+            .map_err(|e| PyTypeError::new_err(format!("not a subscription filter: {e}")))?;
         let c = self.client.clone();
         bridge::awaitable(
             py,

@@ -29,8 +29,11 @@ impl PyRequestContext {
 }
 
 fn level(name: &str) -> PyResult<LoggingLevel> {
-    serde_json::from_value(Value::String(name.to_ascii_lowercase()))
-        .map_err(|_| PyValueError::new_err(format!("unknown log level {name:?}: use debug, info, notice, warning, error, critical, alert or emergency")))
+    serde_json::from_value(Value::String(name.to_ascii_lowercase())).map_err(|_| {
+        PyValueError::new_err(format!(
+            "unknown log level {name:?}: use debug, info, notice, warning, error, critical, alert or emergency"
+        ))
+    })
 }
 
 #[pymethods]
@@ -131,7 +134,13 @@ impl PyRequestContext {
     /// (a legacy session's real request to the client). Raises `InputRequired` when this
     /// round must end so the client can answer, `MissingCapability` when the client cannot.
     #[pyo3(signature = (kind, key, params=None))]
-    fn ask<'py>(&self, py: Python<'py>, kind: &str, key: String, params: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        key: String,
+        params: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         check_fork()?;
         let params = match params {
             Some(p) => convert::from_py(p)?,
@@ -174,6 +183,14 @@ impl PyRequestContext {
     fn cancelled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         check_fork()?;
         let ctx = self.ctx.clone();
-        bridge::awaitable(py, &self.bridge, async move { ctx.cancelled().await; Ok(()) }, bridge::make_none)
+        bridge::awaitable(
+            py,
+            &self.bridge,
+            async move {
+                ctx.cancelled().await;
+                Ok(())
+            },
+            bridge::make_none,
+        )
     }
 }

@@ -68,7 +68,9 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::Number(u.into()));
         }
-        return Err(PyOverflowError::new_err(format!("integer {obj} does not fit in 64 bits: send it as a string or a float")));
+        return Err(PyOverflowError::new_err(format!(
+            "integer {obj} does not fit in 64 bits: send it as a string or a float"
+        )));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Number::from_f64(f.value()).map(Value::Number).unwrap_or(Value::Null));
@@ -81,7 +83,10 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<PyBool>() {
                 k.str()?.to_str()?.to_owned()
             } else {
-                return Err(PyTypeError::new_err(format!("dict keys must be strings to send as JSON, not {}", k.get_type().name()?)));
+                return Err(PyTypeError::new_err(format!(
+                    "dict keys must be strings to send as JSON, not {}",
+                    k.get_type().name()?
+                )));
             };
             m.insert(key, from_py_at(&v, depth + 1)?);
         }

@@ -113,8 +113,14 @@ pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
     if !value.is_instance(cls.mcp_error.bind(py)).unwrap_or(false) {
         return Error::internal(format!("Internal error: {value}"));
     }
-    let kind = value.getattr("kind").ok().and_then(|k| k.extract::<String>().ok()).map(|k| kind_from_name(&k)).unwrap_or(ErrorKind::Internal);
-    let message = value.getattr("message").ok().and_then(|m| m.extract::<String>().ok()).unwrap_or_else(|| value.to_string());
+    let kind = value
+        .getattr("kind")
+        .ok()
+        .and_then(|k| k.extract::<String>().ok())
+        .map(|k| kind_from_name(&k))
+        .unwrap_or(ErrorKind::Internal);
+    let message =
+        value.getattr("message").ok().and_then(|m| m.extract::<String>().ok()).unwrap_or_else(|| value.to_string());
     let mut e = Error::new(kind, message);
     if let Ok(data) = value.getattr("data") {
         if !data.is_none() {

@@ -5,7 +5,10 @@
 
 use crate::bridge::{self, BridgeInner, Payload};
 use mcpaxle::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
-use mcpaxle::server::{BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, RequestContext, ResourceHandler, ResourceRequest, ToolHandler};
+use mcpaxle::server::{
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, RequestContext, ResourceHandler, ResourceRequest,
+    ToolHandler,
+};
 use mcpaxle::{Error, ErrorKind, Result};
 use pyo3::prelude::*;
 use serde::de::DeserializeOwned;
@@ -43,7 +46,10 @@ impl PyHandler {
         let (home, callable, what) = (self.home.clone(), self.callable.clone(), self.what.clone());
         Box::pin(async move {
             let Some(bridge) = home.get().filter(|b| !b.is_closed()) else {
-                return Err(Error::new(ErrorKind::Internal, format!("Internal error: the {what} has no running event loop (the server is not being served)")));
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("Internal error: the {what} has no running event loop (the server is not being served)"),
+                ));
             };
             let value = bridge::call(bridge, callable, payload, ctx).await?;
             decode(value, &what)
@@ -52,7 +58,8 @@ impl PyHandler {
 }
 
 fn decode<T: DeserializeOwned>(value: Value, what: &str) -> Result<T> {
-    serde_json::from_value(value).map_err(|e| Error::internal(format!("Internal error: the {what} returned a result of the wrong shape: {e}")))
+    serde_json::from_value(value)
+        .map_err(|e| Error::internal(format!("Internal error: the {what} returned a result of the wrong shape: {e}")))
 }
 
 impl ToolHandler for PyHandler {
@@ -75,6 +82,9 @@ impl PromptHandler for PyHandler {
 
 impl CompletionHandler for PyHandler {
     fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>> {
-        self.invoke(Payload::Completion { argument: request.argument, value: request.value, context: request.context }, ctx)
+        self.invoke(
+            Payload::Completion { argument: request.argument, value: request.value, context: request.context },
+            ctx,
+        )
     }
 }

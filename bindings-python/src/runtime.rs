@@ -27,15 +27,16 @@ pub fn check_fork() -> PyResult<()> {
 /// The runtime, created on first use.
 pub fn runtime() -> PyResult<&'static Runtime> {
     let (pid, rt) = RUNTIME.get_or_try_init(|| {
-        let threads = std::env::var("MCPAXLE_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0);
+        let threads =
+            std::env::var("MCPAXLE_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0);
         let mut b = tokio::runtime::Builder::new_multi_thread();
         b.enable_all().thread_name("mcpaxle-rt");
         if let Some(n) = threads {
             b.worker_threads(n);
         }
-        b.build().map(|rt| (std::process::id(), rt)).map_err(|e| {
-            errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}"))
-        })
+        b.build()
+            .map(|rt| (std::process::id(), rt))
+            .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))
     })?;
     if *pid != std::process::id() {
         return Err(fork_error(*pid));

@@ -7,7 +7,9 @@ use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::legacy::LegacyOptions;
 use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions};
+use mcpaxle::server::{
+    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions,
+};
 use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
@@ -172,7 +174,12 @@ impl PyServer {
 
     /// Adds or replaces a direct resource; `cache` overrides the `resources/read` hint.
     #[pyo3(signature = (definition, handler, cache=None))]
-    fn add_resource(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, cache: Option<(u64, String)>) -> PyResult<()> {
+    fn add_resource(
+        &self,
+        definition: &Bound<'_, PyAny>,
+        handler: Py<PyAny>,
+        cache: Option<(u64, String)>,
+    ) -> PyResult<()> {
         check_fork()?;
         let r: Resource = self::definition(definition, "resource")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("resource {:?}", r.uri));
@@ -189,7 +196,13 @@ impl PyServer {
     /// climb out of a directory are refused before `handler` runs unless
     /// `allow_path_traversal` (see the core's `TemplateOptions`).
     #[pyo3(signature = (definition, handler, cache=None, allow_path_traversal=false))]
-    fn add_resource_template(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, cache: Option<(u64, String)>, allow_path_traversal: bool) -> PyResult<()> {
+    fn add_resource_template(
+        &self,
+        definition: &Bound<'_, PyAny>,
+        handler: Py<PyAny>,
+        cache: Option<(u64, String)>,
+        allow_path_traversal: bool,
+    ) -> PyResult<()> {
         check_fork()?;
         let t: ResourceTemplate = self::definition(definition, "resource template")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("resource template {:?}", t.uri_template));
@@ -283,7 +296,14 @@ impl PyServer {
     /// [`ConnectionLimits`] as a dict, read by the core), and `auth` (the dict of
     /// `mcpaxle.BearerAuth`, whose verifier runs on `bridge`'s loop).
     #[pyo3(signature = (bridge, host, port, options=None))]
-    fn start_http<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>, host: String, port: u16, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
+    fn start_http<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        host: String,
+        port: u16,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         check_fork()?;
         let options = http_options(&bridge.get().inner, options)?;
         let addr: SocketAddr = (host.as_str(), port)
@@ -313,7 +333,12 @@ impl PyServer {
     /// the most messages waiting to be written before the server stops reading stdin (the
     /// core's `StdioOptions::max_outbound_queue`, default 1024).
     #[pyo3(signature = (redirect_stdout=true, drain_timeout_ms=None, max_outbound_queue=None))]
-    fn start_stdio(&self, redirect_stdout: bool, drain_timeout_ms: Option<u64>, max_outbound_queue: Option<usize>) -> PyResult<Running> {
+    fn start_stdio(
+        &self,
+        redirect_stdout: bool,
+        drain_timeout_ms: Option<u64>,
+        max_outbound_queue: Option<usize>,
+    ) -> PyResult<Running> {
         check_fork()?;
         if max_outbound_queue == Some(0) {
             return Err(usage("max_outbound_queue must be at least 1".into()));
@@ -346,7 +371,9 @@ fn completion_ref(kind: &str, name: String) -> PyResult<CompletionRef> {
     match kind {
         "prompt" => Ok(CompletionRef::Prompt(name)),
         "resource" => Ok(CompletionRef::ResourceTemplate(name)),
-        other => Err(PyValueError::new_err(format!("completion kind must be \"prompt\" or \"resource\", not {other:?}"))),
+        other => {
+            Err(PyValueError::new_err(format!("completion kind must be \"prompt\" or \"resource\", not {other:?}")))
+        }
     }
 }
 
@@ -368,7 +395,10 @@ fn http_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyR
             "keep_alive_ms" => o.keep_alive = Duration::from_millis(v.extract()?),
             "drain_timeout_ms" => o.drain_timeout = Duration::from_millis(v.extract()?),
             "auth" => o.auth = Some(crate::auth::bearer_auth(bridge, &v)?),
-            "connections" => o.connections = ConnectionLimits::from_json(crate::convert::from_py(&v)?).map_err(|e| usage(e.message().to_owned()))?,
+            "connections" => {
+                o.connections = ConnectionLimits::from_json(crate::convert::from_py(&v)?)
+                    .map_err(|e| usage(e.message().to_owned()))?
+            }
             other => return Err(PyTypeError::new_err(format!("unknown HTTP option {other:?}"))),
         }
     }

@@ -33,7 +33,9 @@ fn sample_value(name: &str, schema: &Value) -> Value {
     if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
         return first.clone();
     }
-    let ty = schema.get("type").and_then(|t| t.as_str().or_else(|| t.as_array().and_then(|a| a.first()).and_then(Value::as_str)));
+    let ty = schema
+        .get("type")
+        .and_then(|t| t.as_str().or_else(|| t.as_array().and_then(|a| a.first()).and_then(Value::as_str)));
     match ty {
         Some("integer") => json!(1),
         Some("number") => json!(1.5),
@@ -50,8 +52,11 @@ fn sample_value(name: &str, schema: &Value) -> Value {
 fn sample_arguments(tool: &Tool) -> Value {
     let schema = &tool.input_schema;
     let props = schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
-    let required: Vec<&str> =
-        schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let mut args = Map::new();
     for name in required {
         let prop = props.get(name).cloned().unwrap_or(Value::Null);
@@ -148,7 +153,8 @@ async fn run(url: &str, scenario: &str, version: &str, context: Value) -> Result
             Ok(())
         }
         "sep-2322-client-request-state" => {
-            let names = ["test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"];
+            let names =
+                ["test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"];
             let calls = names.iter().map(|n| client.call_tool(n, json!({}), CallOptions::new()));
             for (name, r) in names.iter().zip(futures_util::future::join_all(calls).await) {
                 eprintln!("{name}: {:?}", r?.content);
@@ -176,7 +182,9 @@ async fn run(url: &str, scenario: &str, version: &str, context: Value) -> Result
         }
         "json-schema-2020-12-preservation" => {
             let focal = find(&tools, "json_schema_2020_12_tool")?;
-            let r = client.call_tool("json_schema_echo", json!({ "schema": focal.input_schema }), CallOptions::new()).await?;
+            let r = client
+                .call_tool("json_schema_echo", json!({ "schema": focal.input_schema }), CallOptions::new())
+                .await?;
             eprintln!("json_schema_echo: {:?}", r.content);
             Ok(())
         }
@@ -207,7 +215,10 @@ async fn main() {
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_else(|_| "2026-07-28".to_owned());
-    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null);
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
     eprintln!("everything_client: scenario {scenario:?}, protocol {version}, server {url}");
     let code = tokio::select! {
         r = run(&url, &scenario, &version, context) => match r {

@@ -32,7 +32,10 @@ async fn route(mcp: McpService, mut req: Request<Incoming>) -> Result<Response<B
             }
             Ok(mcp.handle(req).await.map(|b| b.boxed_unsync()))
         }
-        _ => Ok(Response::builder().status(404).body(Full::new(Bytes::from_static(b"not found\n")).boxed_unsync()).unwrap_or_default()),
+        _ => Ok(Response::builder()
+            .status(404)
+            .body(Full::new(Bytes::from_static(b"not found\n")).boxed_unsync())
+            .unwrap_or_default()),
     }
 }
 
@@ -40,9 +43,12 @@ async fn route(mcp: McpService, mut req: Request<Incoming>) -> Result<Response<B
 async fn main() -> mcpaxle::Result<()> {
     let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3001".into());
     let server = Server::builder("mounted", "1.0.0").build();
-    server.add_tool(Tool::new("whoami", "Tells who is calling", json!({ "type": "object" })), |_a, ctx: mcpaxle::RequestContext| async move {
-        Ok(CallToolResult::text(ctx.principal().unwrap_or("anonymous").to_owned()))
-    })?;
+    server.add_tool(
+        Tool::new("whoami", "Tells who is calling", json!({ "type": "object" })),
+        |_a, ctx: mcpaxle::RequestContext| async move {
+            Ok(CallToolResult::text(ctx.principal().unwrap_or("anonymous").to_owned()))
+        },
+    )?;
     let mcp = McpService::new(server, HttpOptions::default());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{addr} (MCP at /mcp, health at /health)");
@@ -51,7 +57,9 @@ async fn main() -> mcpaxle::Result<()> {
         let mcp = mcp.clone();
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| route(mcp.clone(), req));
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), svc).await;
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
         });
     }
 }

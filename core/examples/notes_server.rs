@@ -26,10 +26,9 @@
 //! for them.
 
 use mcpaxle::schema::{
-    BooleanSchema, CacheScope, CallToolResult, CompleteResult, ContentBlock, CreateMessageRequestParams,
-    ElicitAction, ElicitRequestParams, ElicitRequestedSchema, ElicitResult, GetPromptResult, Prompt,
-    PromptMessage, ReadResourceResult, Resource, ResourceTemplate, Role, SamplingMessage,
-    TextResourceContents, Tool, ToolAnnotations,
+    BooleanSchema, CacheScope, CallToolResult, CompleteResult, ContentBlock, CreateMessageRequestParams, ElicitAction,
+    ElicitRequestParams, ElicitRequestedSchema, ElicitResult, GetPromptResult, Prompt, PromptMessage,
+    ReadResourceResult, Resource, ResourceTemplate, Role, SamplingMessage, TextResourceContents, Tool, ToolAnnotations,
 };
 use mcpaxle::server::{
     CacheDefaults, CacheHint, CompletionRef, CompletionRequest, RequestContext, ResourceRequest, ServerEvent,
@@ -163,7 +162,9 @@ impl App {
         // tags and the count of notes are ours to check.
         let AddNote { title, body, tags } = serde_json::from_value(args)?;
         if tags.len() > MAX_TAGS || tags.iter().any(|t| t.chars().count() > MAX_TAG) {
-            return Err(Error::tool(format!("A note has at most {MAX_TAGS} tags of at most {MAX_TAG} characters each")));
+            return Err(Error::tool(format!(
+                "A note has at most {MAX_TAGS} tags of at most {MAX_TAG} characters each"
+            )));
         }
         let note = {
             let mut store = self.notes();
@@ -195,8 +196,7 @@ impl App {
             })
             .collect();
         let names: Vec<String> = hits.iter().map(|n| format!("#{} {}", n.id, n.title)).collect();
-        let list: Vec<Value> =
-            hits.iter().map(|n| json!({ "id": n.id, "title": n.title, "tags": n.tags })).collect();
+        let list: Vec<Value> = hits.iter().map(|n| json!({ "id": n.id, "title": n.title, "tags": n.tags })).collect();
         // A readable line first, then the structured list (and its JSON text). An object, not
         // a bare array: legacy (2025-11-25) clients read the same tool list, and their
         // `outputSchema` must describe an object.
@@ -275,8 +275,7 @@ impl App {
 
 /// The confirmation form of `delete_note`: one required boolean field.
 fn confirm_form(note: &Note) -> Result<Value> {
-    let confirm =
-        BooleanSchema { title: Some("Delete it".into()), default: Some(false), ..Default::default() };
+    let confirm = BooleanSchema { title: Some("Delete it".into()), default: Some(false), ..Default::default() };
     let form = ElicitRequestParams::form(
         format!("Delete note #{} {:?}? This cannot be undone.", note.id, note.title),
         ElicitRequestedSchema::new().with_property("confirm", confirm.into(), true),
@@ -316,14 +315,13 @@ impl App {
     async fn review_note(self, args: Map<String, Value>, _ctx: RequestContext) -> Result<GetPromptResult> {
         // Prompt arguments are strings; the server checked that the required `id` is there.
         let raw = args.get("id").and_then(Value::as_str).unwrap_or_default();
-        let note = raw.parse().ok().and_then(|id| self.get(id)).ok_or_else(|| {
-            Error::invalid_params(format!("Invalid params: there is no note with id {raw:?}"))
-        })?;
+        let note = raw
+            .parse()
+            .ok()
+            .and_then(|id| self.get(id))
+            .ok_or_else(|| Error::invalid_params(format!("Invalid params: there is no note with id {raw:?}")))?;
         let messages = vec![
-            PromptMessage::new(
-                Role::User,
-                ContentBlock::embedded_text(note.uri(), "text/markdown", note.markdown()),
-            ),
+            PromptMessage::new(Role::User, ContentBlock::embedded_text(note.uri(), "text/markdown", note.markdown())),
             PromptMessage::user_text(
                 "Review the note above: is it clear and complete, and are its tags useful? \
                  Suggest concrete edits.",
@@ -440,15 +438,11 @@ fn build() -> Result<Server> {
     .with_annotations(ToolAnnotations { destructive_hint: Some(true), ..Default::default() });
     server.add_tool(delete_note, app.bind(App::delete_note))?;
 
-    let summarize = Tool::new(
-        "summarize_notes",
-        "Summarize the notes (with the client's LLM when it can sample)",
-        no_args(),
-    );
+    let summarize =
+        Tool::new("summarize_notes", "Summarize the notes (with the client's LLM when it can sample)", no_args());
     server.add_tool(summarize.with_annotations(read_only()), app.bind(App::summarize_notes))?;
 
-    let export =
-        Tool::new("export_notes", "Export every note as Markdown (slow; reports progress)", no_args());
+    let export = Tool::new("export_notes", "Export every note as Markdown (slow; reports progress)", no_args());
     server.add_tool(export.with_annotations(read_only()), app.bind(App::export_notes))?;
 
     // Resources: one direct resource, and a template for every note. `None`: the default
@@ -509,7 +503,12 @@ mod tests {
             "io.modelcontextprotocol/clientCapabilities": {}
         });
         let params = json!({ "name": "add_note", "arguments": arguments, "_meta": meta });
-        let request = Request { jsonrpc: JsonRpcVersion, id: RequestId::Number(1), method: "tools/call".into(), params: Some(params) };
+        let request = Request {
+            jsonrpc: JsonRpcVersion,
+            id: RequestId::Number(1),
+            method: "tools/call".into(),
+            params: Some(params),
+        };
         let mut exchange = server.handle_request(request, &TransportContext::default());
         if let Some(r) = exchange.immediate() {
             return serde_json::to_value(r).unwrap();

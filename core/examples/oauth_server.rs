@@ -126,7 +126,11 @@ pub async fn start(addr: SocketAddr, token_ttl: Duration) -> std::io::Result<OAu
     let mut store = Store::default();
     store.clients.insert(
         PRE_REGISTERED_ID.to_owned(),
-        Client { secret: Some(PRE_REGISTERED_SECRET.to_owned()), methods: vec![AuthMethod::Basic, AuthMethod::Post], redirect_uris: None },
+        Client {
+            secret: Some(PRE_REGISTERED_SECRET.to_owned()),
+            methods: vec![AuthMethod::Basic, AuthMethod::Post],
+            redirect_uris: None,
+        },
     );
     let (issuer, resource) = (format!("http://{addr}"), format!("http://{addr}/mcp"));
     let store = Arc::new(Mutex::new(store));
@@ -296,14 +300,18 @@ impl App {
         // A metadata document id is an https URL with a path. A real server fetches the
         // document and takes the redirect URIs listed there; this one accepts the id
         // without fetching (tests run offline), and with it any redirect URI.
-        let is_document_url = client_id.strip_prefix("https://").is_some_and(|rest| rest.contains('/') && !rest.contains(char::is_whitespace));
+        let is_document_url = client_id
+            .strip_prefix("https://")
+            .is_some_and(|rest| rest.contains('/') && !rest.contains(char::is_whitespace));
         is_document_url.then(|| Client { secret: None, methods: vec![AuthMethod::None], redirect_uris: None })
     }
 
     async fn route(self, req: Request<Incoming>) -> Response<Body> {
         match (req.method(), req.uri().path()) {
             // The MCP endpoint and its protected resource metadata.
-            (_, "/mcp") | (&Method::GET, PROTECTED_RESOURCE_METADATA) => self.mcp.handle(req).await.map(|b| b.boxed_unsync()),
+            (_, "/mcp") | (&Method::GET, PROTECTED_RESOURCE_METADATA) => {
+                self.mcp.handle(req).await.map(|b| b.boxed_unsync())
+            }
             (&Method::GET, "/.well-known/oauth-authorization-server") => self.server_metadata(),
             (&Method::POST, "/register") => self.register(req).await,
             (&Method::GET, "/authorize") => self.authorize(req.uri().query().unwrap_or("")),
@@ -354,7 +362,9 @@ fn bearer_auth(store: Arc<Mutex<Store>>, resource: &str, issuer: &str) -> Bearer
 
 /// The MCP server: two tools that show who calls and what a write scope guards.
 fn mcp_server() -> mcpaxle::Result<Server> {
-    let server = Server::builder("oauth-notes", "1.0.0").instructions("Notes behind OAuth: notes:read to use, notes:write to write.").build();
+    let server = Server::builder("oauth-notes", "1.0.0")
+        .instructions("Notes behind OAuth: notes:read to use, notes:write to write.")
+        .build();
     let whoami = Tool::new("whoami", "Tells which OAuth client calls, with which scopes", json!({ "type": "object" }));
     server.add_tool(whoami, |_args: Value, ctx: RequestContext| async move {
         let caller: Value = ctx.principal().and_then(|p| serde_json::from_str(p).ok()).unwrap_or_default();
@@ -434,18 +444,36 @@ impl App {
         };
         let listed = metadata.get("redirect_uris").and_then(Value::as_array).map_or(0, Vec::len);
         if uris.is_empty() || uris.len() != listed || !uris.iter().all(|u| is_absolute_uri(u)) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", "redirect_uris must list absolute URIs without a fragment");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_redirect_uri",
+                "redirect_uris must list absolute URIs without a fragment",
+            );
         }
         // RFC 7591 §2: the default method is client_secret_basic.
-        let method_name = metadata.get("token_endpoint_auth_method").and_then(Value::as_str).unwrap_or("client_secret_basic");
+        let method_name =
+            metadata.get("token_endpoint_auth_method").and_then(Value::as_str).unwrap_or("client_secret_basic");
         let Some(method) = AuthMethod::from_name(method_name) else {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", &format!("unsupported token_endpoint_auth_method {method_name:?}"));
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_client_metadata",
+                &format!("unsupported token_endpoint_auth_method {method_name:?}"),
+            );
         };
         let supported = |key: &str, allowed: &[&str]| {
-            metadata.get(key).and_then(Value::as_array).is_none_or(|list| list.iter().all(|v| v.as_str().is_some_and(|s| allowed.contains(&s))))
+            metadata
+                .get(key)
+                .and_then(Value::as_array)
+                .is_none_or(|list| list.iter().all(|v| v.as_str().is_some_and(|s| allowed.contains(&s))))
         };
-        if !supported("grant_types", &["authorization_code", "refresh_token"]) || !supported("response_types", &["code"]) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "only the authorization_code and refresh_token grants (response type code) are supported");
+        if !supported("grant_types", &["authorization_code", "refresh_token"])
+            || !supported("response_types", &["code"])
+        {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_client_metadata",
+                "only the authorization_code and refresh_token grants (response type code) are supported",
+            );
         }
 
         let client_id = random_token(16);
@@ -592,7 +620,11 @@ impl App {
             }
         }
         if let Some(name) = repeated(&form) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", &format!("the parameter {name} is repeated"));
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("the parameter {name} is repeated"),
+            );
         }
         let client_id = match self.authenticate_client(&parts.headers, &form) {
             Ok(id) => id,
@@ -602,7 +634,11 @@ impl App {
         match grant_type.as_deref() {
             Some("authorization_code") => self.code_grant(&client_id, get),
             Some("refresh_token") => self.refresh_grant(&client_id, get),
-            Some(other) => oauth_error(StatusCode::BAD_REQUEST, "unsupported_grant_type", &format!("unsupported grant_type {other:?}")),
+            Some(other) => oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                &format!("unsupported grant_type {other:?}"),
+            ),
             None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is missing"),
         }
     }
@@ -612,7 +648,10 @@ impl App {
     /// one the client registered. Returns the authenticated `client_id`.
     fn authenticate_client(&self, headers: &HeaderMap, form: &[(String, String)]) -> Result<String, Refusal> {
         let get = |key: &str| form.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-        let basic = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")));
+        let basic = headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")));
         let invalid = |description: &str| {
             let mut resp = oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", description);
             // A client that tried HTTP Basic gets the challenge of that scheme (§5.2).
@@ -622,7 +661,13 @@ impl App {
             Box::new(resp)
         };
         let (client_id, secret, method) = match (basic, get("client_secret")) {
-            (Some(_), Some(_)) => return Err(Box::new(oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "use one client authentication method, not two"))),
+            (Some(_), Some(_)) => {
+                return Err(Box::new(oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "use one client authentication method, not two",
+                )));
+            }
             (Some(credentials), None) => {
                 // base64("id:secret"), each part form-encoded first (§2.3.1).
                 let decoded = base64_decode(credentials.trim()).and_then(|b| String::from_utf8(b).ok());
@@ -638,7 +683,9 @@ impl App {
                 (id, Some(secret), AuthMethod::Basic)
             }
             (None, secret) => {
-                let Some(id) = get("client_id") else { return Err(invalid("no client authentication and no client_id")) };
+                let Some(id) = get("client_id") else {
+                    return Err(invalid("no client authentication and no client_id"));
+                };
                 let method = if secret.is_some() { AuthMethod::Post } else { AuthMethod::None };
                 (id, secret, method)
             }
@@ -646,7 +693,11 @@ impl App {
         let Some(client) = self.client(&client_id) else { return Err(invalid("unknown client")) };
         if !client.methods.contains(&method) {
             let registered: Vec<&str> = client.methods.iter().map(|m| m.name()).collect();
-            return Err(invalid(&format!("this client authenticates with {}, not {}", registered.join(" or "), method.name())));
+            return Err(invalid(&format!(
+                "this client authenticates with {}, not {}",
+                registered.join(" or "),
+                method.name()
+            )));
         }
         if let (Some(expected), Some(given)) = (&client.secret, &secret) {
             if !secrets_equal(expected, given) {
@@ -659,9 +710,13 @@ impl App {
     /// An authorization code for tokens.
     fn code_grant<'a>(&self, client_id: &str, get: impl Fn(&str) -> Option<&'a str>) -> Response<Body> {
         let invalid_grant = |description: &str| oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description);
-        let Some(code) = get("code") else { return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "code is missing") };
+        let Some(code) = get("code") else {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "code is missing");
+        };
         // A code is good for one token request, whatever its outcome (RFC 6749 §4.1.2).
-        let Some(issued) = self.store().codes.remove(code) else { return invalid_grant("unknown, expired or already used code") };
+        let Some(issued) = self.store().codes.remove(code) else {
+            return invalid_grant("unknown, expired or already used code");
+        };
         if Instant::now() >= issued.expires {
             return invalid_grant("the code expired");
         }
@@ -679,7 +734,11 @@ impl App {
             return invalid_grant("code_verifier does not match the code_challenge");
         }
         if get("resource").is_some_and(|r| r != issued.resource) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "resource differs from the authorization request's");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "resource differs from the authorization request's",
+            );
         }
         let grant = Grant { client_id: client_id.to_owned(), scopes: issued.scopes, resource: issued.resource };
         self.issue_tokens(grant.clone(), grant)
@@ -689,15 +748,25 @@ impl App {
     /// §4.3.1 for public clients), so a stolen one works once at most, and its use by the
     /// thief then shows when the rightful client's refresh fails.
     fn refresh_grant<'a>(&self, client_id: &str, get: impl Fn(&str) -> Option<&'a str>) -> Response<Body> {
-        let Some(token) = get("refresh_token") else { return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is missing") };
+        let Some(token) = get("refresh_token") else {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is missing");
+        };
         let Some(grant) = self.store().refresh_tokens.remove(token) else {
             return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "unknown or already used refresh token");
         };
         if grant.client_id != client_id {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "the refresh token was issued to another client");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_grant",
+                "the refresh token was issued to another client",
+            );
         }
         if get("resource").is_some_and(|r| r != grant.resource) {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "resource differs from the original grant's");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "resource differs from the original grant's",
+            );
         }
         // A refresh may narrow the scopes, never widen them (§6); the new refresh token
         // keeps the original ones.
@@ -759,7 +828,11 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response<B
 async fn read_body(body: Incoming) -> Result<Bytes, Refusal> {
     match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(_) => Err(Box::new(oauth_error(StatusCode::PAYLOAD_TOO_LARGE, "invalid_request", "the body is too large or could not be read"))),
+        Err(_) => Err(Box::new(oauth_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            "the body is too large or could not be read",
+        ))),
     }
 }
 
@@ -810,7 +883,11 @@ fn decode_component(s: &str) -> Option<String> {
 
 /// A parameter that appears twice (RFC 6749 §3.1: parameters must not repeat).
 fn repeated(params: &[(String, String)]) -> Option<&str> {
-    params.iter().enumerate().find(|(i, (k, _))| params[..*i].iter().any(|(seen, _)| seen == k)).map(|(_, (k, _))| k.as_str())
+    params
+        .iter()
+        .enumerate()
+        .find(|(i, (k, _))| params[..*i].iter().any(|(seen, _)| seen == k))
+        .map(|(_, (k, _))| k.as_str())
 }
 
 /// An unguessable URL-safe string of `bytes` random bytes (codes, tokens, client ids).

@@ -95,7 +95,10 @@ impl Error {
         let names: Vec<String> = required.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
         Self::new(
             ErrorKind::MissingRequiredClientCapability,
-            format!("This request requires the client capability {}, which the request's clientCapabilities do not declare", names.join(", ")),
+            format!(
+                "This request requires the client capability {}, which the request's clientCapabilities do not declare",
+                names.join(", ")
+            ),
         )
         .with_data(serde_json::json!({ "requiredCapabilities": required }))
     }

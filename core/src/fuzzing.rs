@@ -21,15 +21,21 @@ use crate::server::uri_template::{MAX_URI_LENGTH, UriTemplate};
 pub fn jsonrpc_envelope(data: &[u8]) {
     match jsonrpc::parse_message(data) {
         Ok(message) => {
-            let again = jsonrpc::parse_message(&message.to_bytes()).unwrap_or_else(|r| panic!("a parsed message does not parse back: {r:?}"));
+            let again = jsonrpc::parse_message(&message.to_bytes())
+                .unwrap_or_else(|r| panic!("a parsed message does not parse back: {r:?}"));
             assert_eq!(shape(&message), shape(&again), "the message changed on a round trip");
         }
         Err(rejected) => {
             let code = rejected.response.as_error().map(|e| e.code);
-            assert!(matches!(code, Some(jsonrpc::PARSE_ERROR | jsonrpc::INVALID_REQUEST)), "a refused frame earned {code:?}");
+            assert!(
+                matches!(code, Some(jsonrpc::PARSE_ERROR | jsonrpc::INVALID_REQUEST)),
+                "a refused frame earned {code:?}"
+            );
             let bytes = Message::Response(rejected.response.clone()).to_bytes();
             match jsonrpc::parse_message(&bytes) {
-                Ok(Message::Response(r)) => assert_eq!(r, rejected.response, "the error response changed on a round trip"),
+                Ok(Message::Response(r)) => {
+                    assert_eq!(r, rejected.response, "the error response changed on a round trip")
+                }
                 other => panic!("the error response for a refused frame is not a response: {other:?}"),
             }
         }
@@ -42,7 +48,9 @@ fn shape(message: &Message) -> (u8, Option<Value>, Option<String>) {
     match message {
         Message::Request(r) => (0, Some(r.id.to_value()), Some(r.method.clone())),
         Message::Notification(n) => (1, None, Some(n.method.clone())),
-        Message::Response(r) => (if matches!(r.outcome, Outcome::Result(_)) { 2 } else { 3 }, r.id.as_ref().map(|id| id.to_value()), None),
+        Message::Response(r) => {
+            (if matches!(r.outcome, Outcome::Result(_)) { 2 } else { 3 }, r.id.as_ref().map(|id| id.to_value()), None)
+        }
     }
 }
 
@@ -53,7 +61,10 @@ fn shape(message: &Message) -> (u8, Option<Value>, Option<String>) {
 pub fn mcp_param(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let encoded = headers::encode_value(&text);
-    assert!(encoded.bytes().all(|b| matches!(b, 0x21..=0x7E | b' ' | b'\t')), "encode_value produced an invalid header value: {encoded:?}");
+    assert!(
+        encoded.bytes().all(|b| matches!(b, 0x21..=0x7E | b' ' | b'\t')),
+        "encode_value produced an invalid header value: {encoded:?}"
+    );
     assert!(http::HeaderValue::from_str(&encoded).is_ok(), "encode_value produced a value http refuses: {encoded:?}");
     assert_eq!(headers::decode_value(&encoded).as_deref(), Ok(text.as_ref()), "encode then decode changed {text:?}");
     if let Ok(decoded) = headers::decode_value(&text) {
@@ -68,8 +79,12 @@ pub fn mcp_param(data: &[u8]) {
                 let arguments = json!({ "x": argument });
                 if let Some(value) = headers::header_value_for(&param, &arguments) {
                     let received = headers::decode_value(&headers::encode_value(&value));
-                    let received = received.unwrap_or_else(|e| panic!("the header a client sends for {argument} does not decode: {e}"));
-                    assert!(headers::header_matches(&param, &received, &arguments["x"]), "the header a client sends for {argument} does not match it");
+                    let received = received
+                        .unwrap_or_else(|e| panic!("the header a client sends for {argument} does not decode: {e}"));
+                    assert!(
+                        headers::header_matches(&param, &received, &arguments["x"]),
+                        "the header a client sends for {argument} does not match it"
+                    );
                 }
             }
         }
@@ -110,7 +125,10 @@ fn percent_decoded(name: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
         match (bytes[i], hex) {
             (b'%', Some(b)) => {
                 out.push(b);
@@ -159,7 +177,12 @@ pub fn sse(data: &[u8]) {
     }
     let split = feed(max_event, &chunks);
     if let (Some(whole), Some(split)) = (whole, split) {
-        assert_eq!(whole, split, "the events depend on the chunking {:?}", chunks.iter().map(|c| c.len()).collect::<Vec<_>>());
+        assert_eq!(
+            whole,
+            split,
+            "the events depend on the chunking {:?}",
+            chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -171,7 +194,11 @@ fn feed(max_event: usize, chunks: &[&[u8]]) -> Option<Fed> {
     for chunk in chunks {
         let batch = parser.push(chunk).ok()?;
         for event in &batch {
-            assert!(event.data.len() <= max_event, "an event of {} bytes passed the limit of {max_event}", event.data.len());
+            assert!(
+                event.data.len() <= max_event,
+                "an event of {} bytes passed the limit of {max_event}",
+                event.data.len()
+            );
         }
         events.extend(batch);
     }

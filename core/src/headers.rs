@@ -73,9 +73,7 @@ pub enum HeaderError {
 impl fmt::Display for HeaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidCharacters { message } | Self::InvalidEncoding { message } => {
-                f.write_str(message)
-            }
+            Self::InvalidCharacters { message } | Self::InvalidEncoding { message } => f.write_str(message),
             Self::InvalidAnnotation { path, reason } => {
                 write!(f, "invalid x-mcp-header at {path}: {reason}")
             }
@@ -95,19 +93,14 @@ pub fn encode_value(value: &str) -> String {
     if is_plain_safe(value) {
         value.to_owned()
     } else {
-        format!(
-            "{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}",
-            STANDARD.encode(value)
-        )
+        format!("{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}", STANDARD.encode(value))
     }
 }
 
 fn is_plain_safe(value: &str) -> bool {
     let bytes = value.as_bytes();
     let edge_ok = |b: Option<&u8>| !matches!(b, Some(b' ' | b'\t'));
-    bytes
-        .iter()
-        .all(|&b| matches!(b, 0x21..=0x7E | b' ' | b'\t'))
+    bytes.iter().all(|&b| matches!(b, 0x21..=0x7E | b' ' | b'\t'))
         && edge_ok(bytes.first())
         && edge_ok(bytes.last())
         && !(value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX))
@@ -123,10 +116,7 @@ fn is_plain_safe(value: &str) -> bool {
 /// not UTF-8.
 pub fn decode_value(header: &str) -> Result<String, HeaderError> {
     let value = header.trim_matches([' ', '\t']);
-    if let Some(bad) = value
-        .chars()
-        .find(|&c| !matches!(c, '\x21'..='\x7E' | ' ' | '\t'))
-    {
+    if let Some(bad) = value.chars().find(|&c| !matches!(c, '\x21'..='\x7E' | ' ' | '\t')) {
         return Err(HeaderError::InvalidCharacters {
             message: format!(
                 "header value contains the character {:?} (U+{:04X}); only visible ASCII, space \
@@ -135,17 +125,12 @@ pub fn decode_value(header: &str) -> Result<String, HeaderError> {
             ),
         });
     }
-    let Some(payload) = value
-        .strip_prefix(SENTINEL_PREFIX)
-        .and_then(|rest| rest.strip_suffix(SENTINEL_SUFFIX))
-    else {
+    let Some(payload) = value.strip_prefix(SENTINEL_PREFIX).and_then(|rest| rest.strip_suffix(SENTINEL_SUFFIX)) else {
         return Ok(value.to_owned());
     };
-    let bytes = STRICT_STANDARD
-        .decode(payload)
-        .map_err(|e| HeaderError::InvalidEncoding {
-            message: format!("header value in =?base64?…?= form is not valid Base64: {e}"),
-        })?;
+    let bytes = STRICT_STANDARD.decode(payload).map_err(|e| HeaderError::InvalidEncoding {
+        message: format!("header value in =?base64?…?= form is not valid Base64: {e}"),
+    })?;
     String::from_utf8(bytes).map_err(|_| HeaderError::InvalidEncoding {
         message: "header value in =?base64?…?= form does not decode to UTF-8 text".to_owned(),
     })
@@ -177,19 +162,13 @@ pub struct HeaderParam {
 impl HeaderParam {
     /// The full HTTP header name in lowercase, e.g. `mcp-param-region`.
     pub fn http_header_name(&self) -> String {
-        format!(
-            "{MCP_PARAM_PREFIX}{}",
-            self.header_name.to_ascii_lowercase()
-        )
+        format!("{MCP_PARAM_PREFIX}{}", self.header_name.to_ascii_lowercase())
     }
 
     /// The argument at [`path`](Self::path) in `arguments`, or `None` when it is absent or
     /// `null` (in which case no header is sent and none is expected).
     pub fn argument<'a>(&self, arguments: &'a Value) -> Option<&'a Value> {
-        let value = self
-            .path
-            .iter()
-            .try_fold(arguments, |value, key| value.as_object()?.get(key))?;
+        let value = self.path.iter().try_fold(arguments, |value, key| value.as_object()?.get(key))?;
         (!value.is_null()).then_some(value)
     }
 }
@@ -208,8 +187,7 @@ pub fn header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, HeaderErr
     let mut found = Vec::new();
     let mut seen: HashMap<String, String> = HashMap::new();
     // (schema, location inside the schema, property path when statically reachable)
-    let mut stack: Vec<(&Value, String, Option<Vec<String>>)> =
-        vec![(input_schema, String::new(), Some(Vec::new()))];
+    let mut stack: Vec<(&Value, String, Option<Vec<String>>)> = vec![(input_schema, String::new(), Some(Vec::new()))];
     while let Some((node, location, props)) = stack.pop() {
         match node {
             Value::Object(map) => {
@@ -282,27 +260,17 @@ fn check_annotation(
     property: &serde_json::Map<String, Value>,
     path: &[String],
 ) -> Result<HeaderParam, HeaderError> {
-    let invalid = |reason: String| HeaderError::InvalidAnnotation {
-        path: format!("property {}", pointer(path)),
-        reason,
-    };
+    let invalid =
+        |reason: String| HeaderError::InvalidAnnotation { path: format!("property {}", pointer(path)), reason };
     let Value::String(name) = annotation else {
-        return Err(invalid(format!(
-            "the value must be a string, not {annotation}"
-        )));
+        return Err(invalid(format!("the value must be a string, not {annotation}")));
     };
     if name.is_empty() {
         return Err(invalid("the header name is empty".to_owned()));
     }
     if let Some(bad) = name.chars().find(|&c| !is_tchar(c)) {
-        let what = if bad.is_control() {
-            "a control character"
-        } else {
-            "a character outside the RFC 9110 token set"
-        };
-        return Err(invalid(format!(
-            "header name {name:?} contains {what} ({bad:?})"
-        )));
+        let what = if bad.is_control() { "a control character" } else { "a character outside the RFC 9110 token set" };
+        return Err(invalid(format!("header name {name:?} contains {what} ({bad:?})")));
     }
     let kind = match property.get("type") {
         Some(Value::String(t)) => primitive_kind(t),
@@ -310,19 +278,13 @@ fn check_annotation(
         _ => None,
     };
     let Some(kind) = kind else {
-        let declared = property
-            .get("type")
-            .map_or_else(|| "no type".to_owned(), |t| format!("type {t}"));
+        let declared = property.get("type").map_or_else(|| "no type".to_owned(), |t| format!("type {t}"));
         return Err(invalid(format!(
             "the property has {declared}; only a single type of \"string\", \"integer\" or \
              \"boolean\" may be mirrored into a header"
         )));
     };
-    Ok(HeaderParam {
-        header_name: name.clone(),
-        path: path.to_vec(),
-        kind,
-    })
+    Ok(HeaderParam { header_name: name.clone(), path: path.to_vec(), kind })
 }
 
 fn primitive_kind(name: &str) -> Option<ParamKind> {
@@ -344,17 +306,11 @@ fn escape_pointer(segment: &str) -> String {
 }
 
 fn pointer(path: &[String]) -> String {
-    path.iter()
-        .map(|p| format!("/{}", escape_pointer(p)))
-        .collect()
+    path.iter().map(|p| format!("/{}", escape_pointer(p))).collect()
 }
 
 fn display_location(location: &str) -> String {
-    if location.is_empty() {
-        "the schema root".to_owned()
-    } else {
-        format!("schema location {location}")
-    }
+    if location.is_empty() { "the schema root".to_owned() } else { format!("schema location {location}") }
 }
 
 /// The plain text (before [`encode_value`]) that a client sends for `param`, read from the
@@ -368,9 +324,7 @@ pub fn header_value_for(param: &HeaderParam, arguments: &Value) -> Option<String
     match param.kind {
         ParamKind::String => value.as_str().map(str::to_owned),
         ParamKind::Boolean => value.as_bool().map(|b| b.to_string()),
-        ParamKind::Integer => json_integer(value)
-            .filter(|n| n.abs() <= MAX_SAFE_INTEGER)
-            .map(|n| n.to_string()),
+        ParamKind::Integer => json_integer(value).filter(|n| n.abs() <= MAX_SAFE_INTEGER).map(|n| n.to_string()),
     }
 }
 
@@ -381,9 +335,7 @@ pub fn header_value_for(param: &HeaderParam, arguments: &Value) -> Option<String
 pub fn header_matches(param: &HeaderParam, decoded_header: &str, body_value: &Value) -> bool {
     match param.kind {
         ParamKind::String => body_value.as_str() == Some(decoded_header),
-        ParamKind::Boolean => body_value
-            .as_bool()
-            .is_some_and(|b| decoded_header == if b { "true" } else { "false" }),
+        ParamKind::Boolean => body_value.as_bool().is_some_and(|b| decoded_header == if b { "true" } else { "false" }),
         ParamKind::Integer => match (parse_integer(decoded_header), json_integer(body_value)) {
             (Some(header), Some(body)) => header == body,
             _ => false,
@@ -408,10 +360,7 @@ fn parse_integer(text: &str) -> Option<i128> {
     if let Ok(n) = text.parse::<i128>() {
         return Some(n);
     }
-    if !text
-        .bytes()
-        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
-    {
+    if !text.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) {
         return None; // refuses "inf", "NaN" and the like
     }
     float_integer(text.parse::<f64>().ok()?)
@@ -430,16 +379,10 @@ mod tests {
     #[test]
     fn encodes_the_specification_table() {
         assert_eq!(encode_value("us-west1"), "us-west1");
-        assert_eq!(
-            encode_value("Hello, 世界"),
-            "=?base64?SGVsbG8sIOS4lueVjA==?="
-        );
+        assert_eq!(encode_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
         assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(
-            encode_value("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
-        );
+        assert_eq!(encode_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
     }
 
     #[test]
@@ -456,16 +399,9 @@ mod tests {
 
     #[test]
     fn decodes_what_it_encodes() {
-        for original in [
-            "us-west1",
-            "Hello, 世界",
-            " padded ",
-            "line1\nline2",
-            "=?base64?literal?=",
-            "",
-            "tab\t",
-            "a b",
-        ] {
+        for original in
+            ["us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", "", "tab\t", "a b"]
+        {
             assert_eq!(decode_value(&encode_value(original)).unwrap(), original);
         }
     }
@@ -473,10 +409,7 @@ mod tests {
     #[test]
     fn decode_trims_and_requires_canonical_padding() {
         assert_eq!(decode_value("  us-west1\t").unwrap(), "us-west1");
-        assert_eq!(
-            decode_value(" =?base64?SGVsbG8sIOS4lueVjA==?= ").unwrap(),
-            "Hello, 世界"
-        );
+        assert_eq!(decode_value(" =?base64?SGVsbG8sIOS4lueVjA==?= ").unwrap(), "Hello, 世界");
         assert!(decode_value("=?base64?SGVsbG8sIOS4lueVjA?=").is_err());
         assert!(decode_value("=?base64?SGVsbG8?=").is_err());
         assert!(decode_value("=?base64?SGVs!!!bG8=?=").is_err());
@@ -491,31 +424,13 @@ mod tests {
 
     #[test]
     fn decode_refuses_bad_values() {
-        assert!(matches!(
-            decode_value("a\nb"),
-            Err(HeaderError::InvalidCharacters { .. })
-        ));
-        assert!(matches!(
-            decode_value("a\rb"),
-            Err(HeaderError::InvalidCharacters { .. })
-        ));
-        assert!(matches!(
-            decode_value("a\0b"),
-            Err(HeaderError::InvalidCharacters { .. })
-        ));
-        assert!(matches!(
-            decode_value("世界"),
-            Err(HeaderError::InvalidCharacters { .. })
-        ));
-        assert!(matches!(
-            decode_value("=?base64?not base64!?="),
-            Err(HeaderError::InvalidEncoding { .. })
-        ));
+        assert!(matches!(decode_value("a\nb"), Err(HeaderError::InvalidCharacters { .. })));
+        assert!(matches!(decode_value("a\rb"), Err(HeaderError::InvalidCharacters { .. })));
+        assert!(matches!(decode_value("a\0b"), Err(HeaderError::InvalidCharacters { .. })));
+        assert!(matches!(decode_value("世界"), Err(HeaderError::InvalidCharacters { .. })));
+        assert!(matches!(decode_value("=?base64?not base64!?="), Err(HeaderError::InvalidEncoding { .. })));
         // 0xFF 0xFE is valid Base64 but not UTF-8.
-        assert!(matches!(
-            decode_value("=?base64?//4=?="),
-            Err(HeaderError::InvalidEncoding { .. })
-        ));
+        assert!(matches!(decode_value("=?base64?//4=?="), Err(HeaderError::InvalidEncoding { .. })));
         assert_eq!(decode_value("a\tb").unwrap(), "a\tb");
     }
 
@@ -540,11 +455,7 @@ mod tests {
     /// The params of [`spanner_schema`] ordered Region, Shard, Dry-Run, whatever the map order.
     fn spanner_params() -> Vec<HeaderParam> {
         let mut params = header_params(&spanner_schema()).unwrap();
-        params.sort_by_key(|p| {
-            ["Region", "Shard", "Dry-Run"]
-                .iter()
-                .position(|n| *n == p.header_name)
-        });
+        params.sort_by_key(|p| ["Region", "Shard", "Dry-Run"].iter().position(|n| *n == p.header_name));
         params
     }
 
@@ -554,11 +465,7 @@ mod tests {
         assert_eq!(
             params,
             vec![
-                HeaderParam {
-                    header_name: "Region".into(),
-                    path: vec!["region".into()],
-                    kind: ParamKind::String
-                },
+                HeaderParam { header_name: "Region".into(), path: vec!["region".into()], kind: ParamKind::String },
                 HeaderParam {
                     header_name: "Shard".into(),
                     path: vec!["config".into(), "shard".into()],
@@ -605,24 +512,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_names() {
-        for name in [
-            json!(""),
-            json!("a b"),
-            json!("a:b"),
-            json!("a\r\nb"),
-            json!("é"),
-            json!(5),
-        ] {
-            let (path, _) = rejection(with_property(
-                json!({"type": "string", "x-mcp-header": name}),
-            ));
+        for name in [json!(""), json!("a b"), json!("a:b"), json!("a\r\nb"), json!("é"), json!(5)] {
+            let (path, _) = rejection(with_property(json!({"type": "string", "x-mcp-header": name})));
             assert_eq!(path, "property /p");
         }
         let (_, reason) = rejection(with_property(json!({"type": "string", "x-mcp-header": ""})));
         assert!(reason.contains("empty"), "{reason}");
-        let (_, reason) = rejection(with_property(
-            json!({"type": "string", "x-mcp-header": "a\nb"}),
-        ));
+        let (_, reason) = rejection(with_property(json!({"type": "string", "x-mcp-header": "a\nb"})));
         assert!(reason.contains("control character"), "{reason}");
     }
 
@@ -671,14 +567,8 @@ mod tests {
             ("not", json!({"not": annotated})),
             ("then", json!({"if": {"type": "object"}, "then": annotated})),
             ("$defs", json!({"$defs": {"d": annotated}})),
-            (
-                "additionalProperties",
-                json!({"additionalProperties": annotated}),
-            ),
-            (
-                "patternProperties",
-                json!({"patternProperties": {"^x": annotated}}),
-            ),
+            ("additionalProperties", json!({"additionalProperties": annotated})),
+            ("patternProperties", json!({"patternProperties": {"^x": annotated}})),
         ];
         for (keyword, wrapper) in cases {
             let schema = with_property(wrapper);
@@ -702,15 +592,9 @@ mod tests {
     fn values_for_headers() {
         let params = spanner_params();
         let args = json!({"region": "us-west1", "config": {"shard": 42, "dry": false}});
-        assert_eq!(
-            header_value_for(&params[0], &args).as_deref(),
-            Some("us-west1")
-        );
+        assert_eq!(header_value_for(&params[0], &args).as_deref(), Some("us-west1"));
         assert_eq!(header_value_for(&params[1], &args).as_deref(), Some("42"));
-        assert_eq!(
-            header_value_for(&params[2], &args).as_deref(),
-            Some("false")
-        );
+        assert_eq!(header_value_for(&params[2], &args).as_deref(), Some("false"));
         let float = json!({"config": {"shard": -7.0}});
         assert_eq!(header_value_for(&params[1], &float).as_deref(), Some("-7"));
         for absent in [
@@ -725,10 +609,7 @@ mod tests {
             assert_eq!(header_value_for(&params[1], &absent), None, "{absent}");
         }
         let max = json!({"config": {"shard": 9007199254740991_u64}});
-        assert_eq!(
-            header_value_for(&params[1], &max).as_deref(),
-            Some("9007199254740991")
-        );
+        assert_eq!(header_value_for(&params[1], &max).as_deref(), Some("9007199254740991"));
     }
 
     #[test]
@@ -761,10 +642,6 @@ mod tests {
         let args = json!({"region": " 世界 "});
         let sent = encode_value(&header_value_for(&params[0], &args).unwrap());
         let received = decode_value(&sent).unwrap();
-        assert!(header_matches(
-            &params[0],
-            &received,
-            params[0].argument(&args).unwrap()
-        ));
+        assert!(header_matches(&params[0], &received, params[0].argument(&args).unwrap()));
     }
 }

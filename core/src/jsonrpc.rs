@@ -376,7 +376,10 @@ fn classify_with(value: Value, id_text: Option<String>) -> Result<Message, Rejec
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
-            return Err(invalid(None, "Invalid Request: JSON-RPC batches are not supported; send one message per request"));
+            return Err(invalid(
+                None,
+                "Invalid Request: JSON-RPC batches are not supported; send one message per request",
+            ));
         }
         _ => return Err(invalid(None, "Invalid Request: a JSON-RPC message must be a JSON object")),
     };
@@ -418,7 +421,9 @@ fn response_from(id: Option<RequestId>, mut obj: Map<String, Value>) -> Result<M
         },
         (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
             Ok(e) => Ok(Message::Response(Response::error(id, e))),
-            Err(_) => Err(invalid(id, "Invalid Request: \"error\" must have an integer \"code\" and a string \"message\"")),
+            Err(_) => {
+                Err(invalid(id, "Invalid Request: \"error\" must have an integer \"code\" and a string \"message\""))
+            }
         },
         _ => Err(invalid(id, "Invalid Request: the message has no \"method\", and is not a response")),
     }
@@ -464,7 +469,13 @@ mod tests {
 
     #[test]
     fn integer_ids_outside_i64_are_echoed_exactly() {
-        for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615", "9223372036854775808", "123456789012345678901234567890"] {
+        for id in [
+            "18446744073709551616",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "9223372036854775808",
+            "123456789012345678901234567890",
+        ] {
             let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#);
             let Message::Request(r) = parse_message(frame.as_bytes()).unwrap() else { panic!("{id}: not a request") };
             assert_eq!(r.id, RequestId::BigNumber(id.to_owned()));
@@ -474,7 +485,9 @@ mod tests {
         // The edges of i64 stay plain numbers.
         for (text, n) in [("9223372036854775807", i64::MAX), ("-9223372036854775808", i64::MIN)] {
             let frame = format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"x"}}"#);
-            assert!(matches!(parse_message(frame.as_bytes()).unwrap(), Message::Request(Request { id: RequestId::Number(m), .. }) if m == n));
+            assert!(
+                matches!(parse_message(frame.as_bytes()).unwrap(), Message::Request(Request { id: RequestId::Number(m), .. }) if m == n)
+            );
         }
         // Fractions and exponents are not ids, and an error about a frame never echoes one.
         for id in ["1.5", "1e3", "2E2", "-0.0"] {
@@ -487,7 +500,11 @@ mod tests {
         let r = parse_message(br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":7}"#).unwrap_err();
         assert_eq!(r.response.id, Some(RequestId::BigNumber("18446744073709551616".into())));
         // Responses (what a client reads) carry them as well.
-        let Message::Response(r) = parse_message(br#"{"jsonrpc":"2.0","id":-9223372036854775809,"result":{}}"#).unwrap() else { panic!() };
+        let Message::Response(r) =
+            parse_message(br#"{"jsonrpc":"2.0","id":-9223372036854775809,"result":{}}"#).unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(r.id, Some(RequestId::BigNumber("-9223372036854775809".into())));
     }
 
@@ -502,9 +519,15 @@ mod tests {
         assert_eq!(serde_json::from_str::<RequestId>(r#""a""#).unwrap(), RequestId::from("a"));
         assert!(serde_json::from_str::<RequestId>("1.5").is_err());
         assert!(serde_json::from_str::<RequestId>("null").is_err());
-        assert_eq!(RequestId::from_value(&json!(9223372036854775808_u64)), Some(RequestId::BigNumber("9223372036854775808".into())));
+        assert_eq!(
+            RequestId::from_value(&json!(9223372036854775808_u64)),
+            Some(RequestId::BigNumber("9223372036854775808".into()))
+        );
         assert_eq!(RequestId::from_value(&json!(1.0)), None);
-        assert!(serde_json::to_vec(&RequestId::BigNumber("12x".into())).is_err(), "not an integer: refused, never written raw");
+        assert!(
+            serde_json::to_vec(&RequestId::BigNumber("12x".into())).is_err(),
+            "not an integer: refused, never written raw"
+        );
     }
 
     #[test]

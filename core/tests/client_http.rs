@@ -7,7 +7,9 @@ mod client_common;
 use client_common::*;
 use mcpaxle::ErrorKind;
 use mcpaxle::client::{CallOptions, Client, Era};
-use mcpaxle::schema::{CompleteRequestArgument, CompletionReference, LoggingLevel, PromptReference, ResourceContents, SubscriptionFilter};
+use mcpaxle::schema::{
+    CompleteRequestArgument, CompletionReference, LoggingLevel, PromptReference, ResourceContents, SubscriptionFilter,
+};
 use mcpaxle::server::Server;
 use mcpaxle::transport::http::{HttpOptions, McpService};
 use serde_json::json;
@@ -45,7 +47,11 @@ async fn every_method_over_http() {
     assert_eq!(client.list_tools(Some(&next)).await.unwrap().tools.len(), 3);
     let tools = client.list_all_tools().await.unwrap();
     for name in ["echo", "slow", "regional", "ask_all", "with_state"] {
-        assert!(tools.iter().any(|t| t.name == name), "{name} missing from {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+        assert!(
+            tools.iter().any(|t| t.name == name),
+            "{name} missing from {:?}",
+            tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
     }
 
     let r = client.call_tool("echo", json!({ "x": 1, "s": "é" }), CallOptions::new()).await.unwrap();
@@ -76,7 +82,10 @@ async fn every_method_over_http() {
         .unwrap();
     assert_eq!(c.completion.values, ["alice", "albert"]);
 
-    let raw = client.request("tools/call", json!({ "name": "echo", "arguments": { "y": 2 } }), CallOptions::new()).await.unwrap();
+    let raw = client
+        .request("tools/call", json!({ "name": "echo", "arguments": { "y": 2 } }), CallOptions::new())
+        .await
+        .unwrap();
     assert_eq!(raw["structuredContent"], json!({ "y": 2 }));
 
     let e = client.call_tool("nope", json!({}), CallOptions::new()).await.unwrap_err();
@@ -185,7 +194,8 @@ async fn cache_expiry_invalidation_scope_and_switch() {
     assert_eq!(count(&client.list_all_tools().await.unwrap()), before + 1);
 
     // A list_changed seen on a subscription invalidates at once.
-    let mut sub = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let mut sub =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
     assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
     assert_eq!(count(&client.list_all_tools().await.unwrap()), before + 1);
     client.call_tool("add_tool", json!({ "name": "quiet_2" }), CallOptions::new()).await.unwrap();
@@ -219,8 +229,13 @@ async fn cache_expiry_invalidation_scope_and_switch() {
     authed.read_resource("test://counted", CallOptions::new().bypass_cache()).await.unwrap();
     assert_eq!(reads(), 3);
     // resources/updated seen on a subscription invalidates the read.
-    let mut sub =
-        authed.subscribe(SubscriptionFilter { resource_subscriptions: Some(vec!["test://counted".into()]), ..Default::default() }).await.unwrap();
+    let mut sub = authed
+        .subscribe(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["test://counted".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     authed.call_tool("touch", json!({ "uri": "test://counted" }), CallOptions::new()).await.unwrap();
     let n = tokio::time::timeout(Duration::from_secs(5), sub.next()).await.unwrap().unwrap().unwrap();
     assert_eq!(n.method, "notifications/resources/updated");
@@ -233,7 +248,8 @@ async fn cache_expiry_invalidation_scope_and_switch() {
 async fn subscriptions_stream_until_closed() {
     let (http, url) = serve_http(test_server(cache_hints(0), Arc::default())).await;
     let client = connect(&url).await;
-    let filter = SubscriptionFilter { tools_list_changed: Some(true), prompts_list_changed: Some(true), ..Default::default() };
+    let filter =
+        SubscriptionFilter { tools_list_changed: Some(true), prompts_list_changed: Some(true), ..Default::default() };
     let mut sub = client.subscribe(filter).await.unwrap();
     for i in 0..3 {
         client.call_tool("add_tool", json!({ "name": format!("dyn_{i}") }), CallOptions::new()).await.unwrap();
@@ -247,7 +263,8 @@ async fn subscriptions_stream_until_closed() {
     assert!(sub.next().await.is_none());
 
     // The server's graceful shutdown ends the stream (its final response) and it yields None.
-    let mut sub = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let mut sub =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
     let stream_end = tokio::spawn(async move { sub.next().await.map(|r| r.map(|n| n.method)) });
     tokio::time::sleep(Duration::from_millis(50)).await;
     http.shutdown().await;
@@ -262,7 +279,10 @@ async fn timeouts_and_cancellation_close_the_stream() {
     let client = connect(&url).await;
 
     let t0 = Instant::now();
-    let e = client.call_tool("slow", json!({ "ms": 10_000 }), CallOptions::new().timeout(Duration::from_millis(200))).await.unwrap_err();
+    let e = client
+        .call_tool("slow", json!({ "ms": 10_000 }), CallOptions::new().timeout(Duration::from_millis(200)))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     assert!(t0.elapsed() < Duration::from_secs(2));
 
@@ -276,7 +296,8 @@ async fn timeouts_and_cancellation_close_the_stream() {
     assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
 
     // Dropping the future cancels too.
-    let _ = tokio::time::timeout(Duration::from_millis(200), client.call_tool("slow", json!({}), CallOptions::new())).await;
+    let _ =
+        tokio::time::timeout(Duration::from_millis(200), client.call_tool("slow", json!({}), CallOptions::new())).await;
     // The server saw three disconnects: every slow call was cancelled.
     let deadline = Instant::now() + Duration::from_secs(5);
     while probe.cancelled.load(Ordering::SeqCst) < 3 && Instant::now() < deadline {
@@ -286,23 +307,33 @@ async fn timeouts_and_cancellation_close_the_stream() {
 
     // Progress resets the timeout, up to the maximum.
     let args = json!({ "steps": 6, "interval": 100 });
-    let r = client.call_tool("progress", args.clone(), CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {})).await;
+    let r = client
+        .call_tool("progress", args.clone(), CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {}))
+        .await;
     assert!(r.is_ok(), "{r:?}");
     let mut opts = options();
     opts.reset_timeout_on_progress = false;
     let strict = Client::connect_http(&url, opts).await.unwrap();
-    let e = strict.call_tool("progress", args.clone(), CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {})).await.unwrap_err();
+    let e = strict
+        .call_tool("progress", args.clone(), CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {}))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let mut opts = options();
     opts.max_request_timeout = Duration::from_millis(350);
     let capped = Client::connect_http(&url, opts).await.unwrap();
-    let e = capped.call_tool("progress", args, CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {})).await.unwrap_err();
+    let e = capped
+        .call_tool("progress", args, CallOptions::new().timeout(Duration::from_millis(300)).on_progress(|_| {}))
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     http.shutdown().await;
 }
 
 /// An HTTP server whose connections can all be killed at once.
-async fn killable(server: Server) -> (String, Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>, tokio::task::JoinHandle<()>) {
+async fn killable(
+    server: Server,
+) -> (String, Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let service = McpService::new(server, HttpOptions::default());
@@ -316,7 +347,8 @@ async fn killable(server: Server) -> (String, Arc<Mutex<Vec<tokio::task::JoinHan
                 let svc = svc.clone();
                 async move { Ok::<_, std::convert::Infallible>(svc.handle(req).await) }
             });
-            let conn = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), h);
+            let conn =
+                hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), h);
             c.lock().unwrap().push(tokio::spawn(async move {
                 let _ = conn.await;
             }));
@@ -332,9 +364,12 @@ async fn a_server_that_dies_mid_call_fails_the_call_promptly() {
     let client = connect(&url).await;
     let call = {
         let client = client.clone();
-        tokio::spawn(async move { client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_secs(30))).await })
+        tokio::spawn(async move {
+            client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_secs(30))).await
+        })
     };
-    let sub = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let sub =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
     while probe.started.load(Ordering::SeqCst) == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -376,20 +411,27 @@ async fn legacy_session_over_http_with_the_same_handlers() {
     }
     let seen = Arc::new(Mutex::new(0));
     let s = seen.clone();
-    client.call_tool("progress", json!({ "steps": 2 }), CallOptions::new().on_progress(move |_| *s.lock().unwrap() += 1)).await.unwrap();
+    client
+        .call_tool("progress", json!({ "steps": 2 }), CallOptions::new().on_progress(move |_| *s.lock().unwrap() += 1))
+        .await
+        .unwrap();
     assert_eq!(*seen.lock().unwrap(), 2);
     let p = client.get_prompt("ask_prompt", BTreeMap::new(), CallOptions::new()).await.unwrap();
     assert_eq!(p.messages[0].content.as_text(), Some("A poem for Ada"));
 
     // Legacy subscriptions: resources/subscribe plus the session's GET stream.
-    let filter =
-        SubscriptionFilter { tools_list_changed: Some(true), resource_subscriptions: Some(vec!["test://counted".into()]), ..Default::default() };
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        resource_subscriptions: Some(vec!["test://counted".into()]),
+        ..Default::default()
+    };
     let mut sub = client.subscribe(filter).await.unwrap();
     client.call_tool("touch", json!({ "uri": "test://counted" }), CallOptions::new()).await.unwrap();
     client.call_tool("add_tool", json!({ "name": "legacy_dyn" }), CallOptions::new()).await.unwrap();
     let mut methods = Vec::new();
     while methods.len() < 2 {
-        let n = tokio::time::timeout(Duration::from_secs(5), sub.next()).await.expect("no notification").unwrap().unwrap();
+        let n =
+            tokio::time::timeout(Duration::from_secs(5), sub.next()).await.expect("no notification").unwrap().unwrap();
         methods.push(n.method);
     }
     methods.sort();
@@ -397,7 +439,8 @@ async fn legacy_session_over_http_with_the_same_handlers() {
     sub.close();
 
     // Cancellation in a legacy session: the client sends notifications/cancelled.
-    let e = client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_millis(200))).await.unwrap_err();
+    let e =
+        client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_millis(200))).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let deadline = Instant::now() + Duration::from_secs(5);
     while probe.cancelled.load(Ordering::SeqCst) < 1 && Instant::now() < deadline {
@@ -443,7 +486,8 @@ async fn streams_closed_by_the_handler_are_resumed() {
         let client = Client::connect_http(&url, options().protocol_versions(versions.clone())).await.unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        let on_progress = move |p: mcpaxle::schema::ProgressNotificationParams| s.lock().unwrap().push(p.message.unwrap_or_default());
+        let on_progress =
+            move |p: mcpaxle::schema::ProgressNotificationParams| s.lock().unwrap().push(p.message.unwrap_or_default());
         let r = client.call_tool("poll", json!({}), CallOptions::new().on_progress(on_progress)).await.unwrap();
         assert_eq!(text_of(&r), "polled", "{versions:?}");
         assert_eq!(*seen.lock().unwrap(), ["before the close", "while parked", "after the resume"], "{versions:?}");
@@ -460,7 +504,8 @@ async fn resuming_a_stream_that_is_gone_fails_at_once() {
     let (http, url) = serve_http(Server::builder("gone", "1").build()).await;
     let client = Client::connect_http(&url, options().protocol_versions(["2025-11-25"])).await.unwrap();
     let session = client.session_id().unwrap();
-    let hyper = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<bytes::Bytes>>();
+    let hyper = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<bytes::Bytes>>();
     let get = |last: &'static str| {
         http::Request::get(&url)
             .header("accept", "text/event-stream")

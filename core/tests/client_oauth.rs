@@ -52,7 +52,8 @@ struct Reply {
 
 impl Reply {
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 
     fn header(&self, name: &str) -> &str {
@@ -100,7 +101,10 @@ fn param(url: &str, name: &str) -> Option<String> {
 async fn follow(url: &str) -> mcpaxle::Result<String> {
     let reply = get(url).await;
     if reply.status != StatusCode::FOUND {
-        return Err(Error::new(ErrorKind::Transport, format!("authorize answered {}: {}", reply.status, String::from_utf8_lossy(&reply.body))));
+        return Err(Error::new(
+            ErrorKind::Transport,
+            format!("authorize answered {}: {}", reply.status, String::from_utf8_lossy(&reply.body)),
+        ));
     }
     Ok(reply.header("location").to_owned())
 }
@@ -141,7 +145,10 @@ async fn full_flow_with_a_custom_authorize_handler() {
     assert!(param(url, "state").is_some_and(|s| s.len() >= 16), "{url}");
     assert_eq!(param(url, "resource"), Some(server.mcp_url()));
     let scope = param(url, "scope").unwrap();
-    assert!(scope.split(' ').any(|s| s == "notes:read") && !scope.contains("notes:write"), "the challenged scope: {scope}");
+    assert!(
+        scope.split(' ').any(|s| s == "notes:read") && !scope.contains("notes:write"),
+        "the challenged scope: {scope}"
+    );
 
     let me = whoami(&client).await;
     let client_id = param(url, "client_id").unwrap();
@@ -157,7 +164,8 @@ async fn full_flow_with_a_custom_authorize_handler() {
 #[tokio::test]
 async fn without_user_authorizes_once_and_reuses_the_token() {
     let server = start_default().await;
-    let client = Client::connect_http(&server.mcp_url(), options(OAuthOptions::without_user(REDIRECT).unwrap())).await.unwrap();
+    let client =
+        Client::connect_http(&server.mcp_url(), options(OAuthOptions::without_user(REDIRECT).unwrap())).await.unwrap();
     assert!(whoami(&client).await.contains("notes:read"));
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
     assert!(whoami(&client).await.contains("notes:read"));
@@ -168,13 +176,21 @@ async fn without_user_authorizes_once_and_reuses_the_token() {
 #[tokio::test]
 async fn pre_registered_credentials_skip_registration() {
     let server = start_default().await;
-    let oauth = OAuthOptions::without_user(REDIRECT).unwrap().pre_registered("preregistered-client", Some("preregistered-secret".into()), None);
+    let oauth = OAuthOptions::without_user(REDIRECT).unwrap().pre_registered(
+        "preregistered-client",
+        Some("preregistered-secret".into()),
+        None,
+    );
     let client = Client::connect_http(&server.mcp_url(), options(oauth)).await.unwrap();
     assert_eq!(whoami(&client).await, "client preregistered-client, scopes notes:read offline_access");
     assert_eq!(stats(&server).await, [1, 1, 0, 0], "no registration");
 
     // The secret is checked: a wrong one fails at the token endpoint, and the error says why.
-    let oauth = OAuthOptions::without_user(REDIRECT).unwrap().pre_registered("preregistered-client", Some("wrong".into()), None);
+    let oauth = OAuthOptions::without_user(REDIRECT).unwrap().pre_registered(
+        "preregistered-client",
+        Some("wrong".into()),
+        None,
+    );
     let e = Client::connect_http(&server.mcp_url(), options(oauth)).await.unwrap_err();
     assert!(e.message().contains("invalid_client"), "{e}");
     assert_eq!(stats(&server).await, [2, 2, 0, 0]);
@@ -215,7 +231,10 @@ async fn insufficient_scope_steps_up() {
     assert_eq!(urls.len(), 2, "{urls:?}");
     let scope = param(&urls[1], "scope").unwrap();
     let scopes: Vec<&str> = scope.split(' ').collect();
-    assert!(scopes.contains(&"notes:read") && scopes.contains(&"notes:write"), "step-up keeps the held scopes: {scope}");
+    assert!(
+        scopes.contains(&"notes:read") && scopes.contains(&"notes:write"),
+        "step-up keeps the held scopes: {scope}"
+    );
     assert!(whoami(&client).await.contains("notes:write"));
     assert_eq!(stats(&server).await, [2, 2, 0, 1], "the registration is reused");
 
@@ -270,7 +289,9 @@ async fn concurrent_challenges_trigger_one_flow() {
 #[tokio::test]
 async fn a_failing_authorize_handler_fails_the_call() {
     let server = start_default().await;
-    let oauth = OAuthOptions::new(REDIRECT, |_url: String| async { Err(Error::new(ErrorKind::Cancelled, "the user closed the browser window")) });
+    let oauth = OAuthOptions::new(REDIRECT, |_url: String| async {
+        Err(Error::new(ErrorKind::Cancelled, "the user closed the browser window"))
+    });
     let e = Client::connect_http(&server.mcp_url(), options(oauth)).await.unwrap_err();
     assert!(e.message().contains("the user closed the browser window"), "{e}");
     assert_eq!(e.kind(), ErrorKind::Cancelled);
@@ -285,7 +306,8 @@ async fn an_authorization_response_with_a_wrong_state_is_refused() {
     let oauth = OAuthOptions::new(REDIRECT, |url: String| async move {
         let location = follow(&url).await?;
         let (base, query) = location.split_once('?').unwrap();
-        let forged: Vec<&str> = query.split('&').map(|p| if p.starts_with("state=") { "state=forged" } else { p }).collect();
+        let forged: Vec<&str> =
+            query.split('&').map(|p| if p.starts_with("state=") { "state=forged" } else { p }).collect();
         assert_ne!(forged.join("&"), query, "the redirect carried a state");
         Ok(format!("{base}?{}", forged.join("&")))
     });
@@ -316,7 +338,10 @@ async fn the_server_enforces_the_oauth_rules() {
 
     // Discovery documents.
     let r = get(&prm).await.json();
-    assert_eq!(r, json!({ "resource": mcp, "authorization_servers": [issuer], "scopes_supported": ["notes:read"], "bearer_methods_supported": ["header"] }));
+    assert_eq!(
+        r,
+        json!({ "resource": mcp, "authorization_servers": [issuer], "scopes_supported": ["notes:read"], "bearer_methods_supported": ["header"] })
+    );
     let m = get(&format!("{issuer}/.well-known/oauth-authorization-server")).await.json();
     assert_eq!(m["issuer"], json!(issuer));
     assert_eq!(m["token_endpoint"], json!(format!("{issuer}/token")));
@@ -332,12 +357,20 @@ async fn the_server_enforces_the_oauth_rules() {
     assert!(r.header("www-authenticate").contains(r#"error="invalid_token""#));
 
     // Registration: a public client gets no secret.
-    let reg = send(Method::POST, &format!("{issuer}/register"), &[], &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" }).to_string()).await;
+    let reg = send(
+        Method::POST,
+        &format!("{issuer}/register"),
+        &[],
+        &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none" }).to_string(),
+    )
+    .await;
     assert_eq!(reg.status, StatusCode::CREATED);
     let reg = reg.json();
     let client_id = reg["client_id"].as_str().unwrap().to_owned();
     assert!(reg.get("client_secret").is_none());
-    let bad = send(Method::POST, &format!("{issuer}/register"), &[], &json!({ "redirect_uris": ["no-scheme"] }).to_string()).await;
+    let bad =
+        send(Method::POST, &format!("{issuer}/register"), &[], &json!({ "redirect_uris": ["no-scheme"] }).to_string())
+            .await;
     assert_eq!((bad.status, bad.json()["error"].clone()), (StatusCode::BAD_REQUEST, json!("invalid_redirect_uri")));
 
     // Authorization requests.
@@ -376,7 +409,12 @@ async fn the_server_enforces_the_oauth_rules() {
 
     // Token requests: the wrong verifier burns the code; a code works once.
     let token = format!("{issuer}/token");
-    let redeem = |code: &str, verifier: &str| format!("grant_type=authorization_code&code={code}&redirect_uri={}&code_verifier={verifier}&client_id={client_id}", enc(REDIRECT));
+    let redeem = |code: &str, verifier: &str| {
+        format!(
+            "grant_type=authorization_code&code={code}&redirect_uri={}&code_verifier={verifier}&client_id={client_id}",
+            enc(REDIRECT)
+        )
+    };
     let r = post_form(&token, &redeem(&code, &"w".repeat(43)), &[]).await;
     assert_eq!((r.status, r.json()["error"].clone()), (StatusCode::BAD_REQUEST, json!("invalid_grant")));
     let r = post_form(&token, &redeem(&code, &verifier), &[]).await;
@@ -385,39 +423,68 @@ async fn the_server_enforces_the_oauth_rules() {
     let r = post_form(&token, &redeem(&code, &verifier), &[]).await;
     assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
     let tokens = r.json();
-    assert_eq!((tokens["token_type"].clone(), tokens["scope"].clone(), tokens["expires_in"].clone()), (json!("Bearer"), json!("notes:read"), json!(3600)));
+    assert_eq!(
+        (tokens["token_type"].clone(), tokens["scope"].clone(), tokens["expires_in"].clone()),
+        (json!("Bearer"), json!("notes:read"), json!(3600))
+    );
     let access = tokens["access_token"].as_str().unwrap().to_owned();
     assert_eq!(post_form(&token, &redeem(&code, &verifier), &[]).await.json()["error"], json!("invalid_grant"));
 
     // A notes:read token may not call write_note: 403 with the scopes it needs.
     let bearer = format!("Bearer {access}");
     let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "write_note", "arguments": { "text": "x" } } });
-    let headers = [("authorization", bearer.as_str()), ("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
     let r = send(Method::POST, &mcp, &headers, &call.to_string()).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let want = format!(r#"Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="{prm}", error_description="calling tool 'write_note' needs the scopes notes:write""#);
+    let want = format!(
+        r#"Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="{prm}", error_description="calling tool 'write_note' needs the scopes notes:write""#
+    );
     assert_eq!(r.header("www-authenticate"), want);
 
     // Refresh tokens rotate: the old one is refused after use.
     let refresh = tokens["refresh_token"].as_str().unwrap();
-    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token={refresh}&client_id={client_id}"), &[]).await;
+    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token={refresh}&client_id={client_id}"), &[])
+        .await;
     assert_eq!(r.status, StatusCode::OK);
     assert_ne!(r.json()["refresh_token"].as_str().unwrap(), refresh);
-    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token={refresh}&client_id={client_id}"), &[]).await;
+    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token={refresh}&client_id={client_id}"), &[])
+        .await;
     assert_eq!(r.json()["error"], json!("invalid_grant"));
 
     // Confidential clients: the method registered, and the right secret.
-    let reg = send(Method::POST, &format!("{issuer}/register"), &[], &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post" }).to_string()).await.json();
+    let reg = send(
+        Method::POST,
+        &format!("{issuer}/register"),
+        &[],
+        &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post" }).to_string(),
+    )
+    .await
+    .json();
     let (id, secret) = (reg["client_id"].as_str().unwrap(), reg["client_secret"].as_str().unwrap());
     let basic = {
         use base64::Engine;
         format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}")))
     };
     let r = post_form(&token, "grant_type=refresh_token&refresh_token=x", &[("authorization", &basic)]).await;
-    assert_eq!((r.status, r.json()["error"].clone()), (StatusCode::UNAUTHORIZED, json!("invalid_client")), "registered for client_secret_post, not basic");
-    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token=x&client_id={id}&client_secret=wrong"), &[]).await;
+    assert_eq!(
+        (r.status, r.json()["error"].clone()),
+        (StatusCode::UNAUTHORIZED, json!("invalid_client")),
+        "registered for client_secret_post, not basic"
+    );
+    let r =
+        post_form(&token, &format!("grant_type=refresh_token&refresh_token=x&client_id={id}&client_secret=wrong"), &[])
+            .await;
     assert_eq!((r.status, r.json()["error"].clone()), (StatusCode::UNAUTHORIZED, json!("invalid_client")));
-    let r = post_form(&token, &format!("grant_type=refresh_token&refresh_token=x&client_id={id}&client_secret={secret}"), &[]).await;
+    let r = post_form(
+        &token,
+        &format!("grant_type=refresh_token&refresh_token=x&client_id={id}&client_secret={secret}"),
+        &[],
+    )
+    .await;
     assert_eq!(r.json()["error"], json!("invalid_grant"), "authenticated; the refresh token is what is wrong");
     server.shutdown().await;
 }

@@ -47,7 +47,8 @@ async fn every_method_and_mrtr_over_a_pipe() {
     assert_eq!(client.list_all_resources().await.unwrap().len(), 6);
     assert_eq!(client.list_all_resource_templates().await.unwrap().len(), 1);
     client.read_resource("test://static", CallOptions::new()).await.unwrap();
-    let p = client.get_prompt("greet", BTreeMap::from([("name".into(), "Ada".into())]), CallOptions::new()).await.unwrap();
+    let p =
+        client.get_prompt("greet", BTreeMap::from([("name".into(), "Ada".into())]), CallOptions::new()).await.unwrap();
     assert_eq!(p.messages[0].content.as_text(), Some("Hello, Ada!"));
     assert!(client.discover().await.unwrap().supported_versions.contains(&"2026-07-28".to_owned()));
 
@@ -56,7 +57,9 @@ async fn every_method_and_mrtr_over_a_pipe() {
     }
     let calls = (0..8).map(|i| {
         let client = client.clone();
-        async move { client.call_tool(if i % 2 == 0 { "with_state" } else { "ask_all" }, json!({}), CallOptions::new()).await }
+        async move {
+            client.call_tool(if i % 2 == 0 { "with_state" } else { "ask_all" }, json!({}), CallOptions::new()).await
+        }
     });
     assert!(futures_util::future::join_all(calls).await.iter().all(Result::is_ok));
 
@@ -81,9 +84,15 @@ async fn every_method_and_mrtr_over_a_pipe() {
 #[tokio::test]
 async fn subscriptions_are_told_apart_by_subscription_id() {
     let (client, _task) = pipe_client(test_server(cache_hints(0), Arc::default()), options()).await;
-    let mut tools = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
-    let mut updates =
-        client.subscribe(SubscriptionFilter { resource_subscriptions: Some(vec!["test://counted".into()]), ..Default::default() }).await.unwrap();
+    let mut tools =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let mut updates = client
+        .subscribe(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["test://counted".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!(updates.acknowledged().resource_subscriptions, Some(vec!["test://counted".to_owned()]));
     client.call_tool("add_tool", json!({ "name": "x1" }), CallOptions::new()).await.unwrap();
     client.call_tool("touch", json!({ "uri": "test://counted" }), CallOptions::new()).await.unwrap();
@@ -105,7 +114,8 @@ async fn subscriptions_are_told_apart_by_subscription_id() {
 async fn cancellation_and_timeouts_send_notifications_cancelled() {
     let probe = Arc::new(Probe::default());
     let (client, _task) = pipe_client(test_server(cache_hints(0), probe.clone()), options()).await;
-    let e = client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_millis(150))).await.unwrap_err();
+    let e =
+        client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_millis(150))).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     assert!(wait_for(|| probe.cancelled.load(Ordering::SeqCst) == 1).await, "the server was not told");
     let token = CancellationToken::new();
@@ -117,7 +127,8 @@ async fn cancellation_and_timeouts_send_notifications_cancelled() {
     let e = client.call_tool("slow", json!({}), CallOptions::new().cancel(token)).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Cancelled);
     assert!(wait_for(|| probe.cancelled.load(Ordering::SeqCst) == 2).await);
-    let _ = tokio::time::timeout(Duration::from_millis(100), client.call_tool("slow", json!({}), CallOptions::new())).await;
+    let _ =
+        tokio::time::timeout(Duration::from_millis(100), client.call_tool("slow", json!({}), CallOptions::new())).await;
     assert!(wait_for(|| probe.cancelled.load(Ordering::SeqCst) == 3).await);
     // The connection is still good.
     assert_eq!(text_of(&client.call_tool("slow", json!({ "ms": 1 }), CallOptions::new()).await.unwrap()), "slept");
@@ -127,11 +138,14 @@ async fn cancellation_and_timeouts_send_notifications_cancelled() {
 async fn a_server_that_dies_mid_call_fails_every_pending_call() {
     let probe = Arc::new(Probe::default());
     let (client, task) = pipe_client(test_server(cache_hints(0), probe.clone()), options()).await;
-    let mut sub = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let mut sub =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
     let calls: Vec<_> = (0..3)
         .map(|_| {
             let client = client.clone();
-            tokio::spawn(async move { client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_secs(30))).await })
+            tokio::spawn(async move {
+                client.call_tool("slow", json!({}), CallOptions::new().timeout(Duration::from_secs(30))).await
+            })
         })
         .collect();
     assert!(wait_for(|| probe.started.load(Ordering::SeqCst) == 3).await);
@@ -155,11 +169,20 @@ async fn legacy_session_over_a_pipe() {
     assert_eq!(client.era(), Era::Legacy);
     assert_eq!(client.protocol_version(), "2025-11-25");
     assert!(client.list_all_tools().await.unwrap().iter().any(|t| t.name == "ask_all"));
-    for (tool, want) in [("ask_name", "Hello, Ada!"), ("ask_all", "Ada; 2 root(s)"), ("with_state", r#"Ada with state {"started":true}"#)] {
+    for (tool, want) in [
+        ("ask_name", "Hello, Ada!"),
+        ("ask_all", "Ada; 2 root(s)"),
+        ("with_state", r#"Ada with state {"started":true}"#),
+    ] {
         assert_eq!(text_of(&client.call_tool(tool, json!({}), CallOptions::new()).await.unwrap()), want);
     }
-    let mut sub =
-        client.subscribe(SubscriptionFilter { resource_subscriptions: Some(vec!["test://counted".into()]), ..Default::default() }).await.unwrap();
+    let mut sub = client
+        .subscribe(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["test://counted".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     client.call_tool("touch", json!({ "uri": "test://counted" }), CallOptions::new()).await.unwrap();
     let n = tokio::time::timeout(Duration::from_secs(5), sub.next()).await.unwrap().unwrap().unwrap();
     assert_eq!(n.method, "notifications/resources/updated");
@@ -180,7 +203,9 @@ fn fake_legacy_server(discover: Option<i64>) -> (tokio::io::DuplexStream, Arc<Mu
             let id = m["id"].clone();
             let reply = match m["method"].as_str().unwrap_or_default() {
                 "server/discover" => match discover {
-                    Some(code) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": "Server not initialized" } }),
+                    Some(code) => {
+                        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": "Server not initialized" } })
+                    }
                     None => continue,
                 },
                 "initialize" => json!({ "jsonrpc": "2.0", "id": id, "result": {
@@ -216,7 +241,8 @@ async fn the_discover_probe_falls_back_to_initialize() {
         assert_eq!(client.protocol_version(), "2025-06-18");
         assert_eq!(client.server_info().unwrap().name, "fake-legacy");
         assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
-        let methods: Vec<String> = seen.lock().unwrap().iter().filter_map(|m| m["method"].as_str().map(str::to_owned)).collect();
+        let methods: Vec<String> =
+            seen.lock().unwrap().iter().filter_map(|m| m["method"].as_str().map(str::to_owned)).collect();
         assert_eq!(methods, ["server/discover", "initialize", "notifications/initialized", "tools/list"]);
         // The legacy requests carry no modern _meta.
         let init = seen.lock().unwrap()[1].clone();
@@ -254,7 +280,8 @@ async fn a_child_process_server_is_shut_down_and_never_orphaned() {
     // A server killed mid-call fails what is pending at once.
     let client = Client::connect_stdio(&path, ["--stdio"], ClientOptions::new("child-test", "1")).await.unwrap();
     let pid = client.process_id().unwrap();
-    let mut sub = client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
+    let mut sub =
+        client.subscribe(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await.unwrap();
     std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
     let end = tokio::time::timeout(Duration::from_secs(5), sub.next()).await.unwrap();
     assert!(matches!(end, Some(Err(ref e)) if e.kind() == ErrorKind::Transport), "{end:?}");
@@ -263,7 +290,9 @@ async fn a_child_process_server_is_shut_down_and_never_orphaned() {
     client.close().await;
 
     // A command that does not exist.
-    let e = Client::connect_stdio("/nonexistent/mcp-server", Vec::<String>::new(), ClientOptions::default()).await.unwrap_err();
+    let e = Client::connect_stdio("/nonexistent/mcp-server", Vec::<String>::new(), ClientOptions::default())
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Transport);
 }
 
@@ -302,7 +331,10 @@ async fn a_child_server_gets_a_small_environment_unless_told_to_inherit() {
             client.close().await;
             let text = std::fs::read_to_string(&file).unwrap();
             let _ = std::fs::remove_file(&file);
-            text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_owned(), v.to_owned())).collect::<BTreeMap<String, String>>()
+            text.lines()
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect::<BTreeMap<String, String>>()
         }
     };
     let small = dump(false).await;

@@ -113,7 +113,9 @@ async fn scripted(script: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static
                 }
             });
             tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(stream), svc).await;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
             });
         }
     });
@@ -150,7 +152,8 @@ async fn standard_and_custom_headers_are_mirrored() {
         _ => error(404, req, -32601, "Method not found", None),
     })
     .await;
-    let client = Client::connect_http(&format!("{base}/mcp"), options().header("Authorization", "Bearer t")).await.unwrap();
+    let client =
+        Client::connect_http(&format!("{base}/mcp"), options().header("Authorization", "Bearer t")).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["café"]);
     let args = json!({ "region": "Hello, 世界", "priority": 42, "verbose": null, "nested": { "zone": " z " }, "query": "SELECT 1" });
@@ -239,7 +242,13 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
 async fn era_detection_reads_the_error_body() {
     // -32022 with a supported modern version: retry with it, stay modern.
     let (base, seen) = scripted(|req, i| match (i, req.rpc()) {
-        (0, _) => error(400, req, -32022, "Unsupported protocol version", Some(json!({ "supported": ["2026-07-28"], "requested": "x" }))),
+        (0, _) => error(
+            400,
+            req,
+            -32022,
+            "Unsupported protocol version",
+            Some(json!({ "supported": ["2026-07-28"], "requested": "x" })),
+        ),
         (_, "server/discover") => discover_ok(req),
         _ => result(req, json!({ "resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [] })),
     })
@@ -289,7 +298,12 @@ async fn era_detection_reads_the_error_body() {
     assert_eq!(e.kind(), ErrorKind::HeaderMismatch);
 
     // 401 is not a fallback either.
-    let (base, _) = scripted(|_, _| Reply { status: 401, headers: vec![("www-authenticate", "Bearer".into())], body: String::new() }).await;
+    let (base, _) = scripted(|_, _| Reply {
+        status: 401,
+        headers: vec![("www-authenticate", "Bearer".into())],
+        body: String::new(),
+    })
+    .await;
     let e = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Transport);
     assert_eq!(e.data().unwrap()["httpStatus"], 401);
@@ -348,12 +362,17 @@ async fn mrtr_retries_follow_the_rules() {
 
     let e = client.call_tool("forever", json!({}), CallOptions::new()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InputRequired);
-    assert_eq!(posts(&seen).iter().filter(|p| p.body["params"]["name"] == "forever").count(), 9, "1 + max_input_rounds (8)");
+    assert_eq!(
+        posts(&seen).iter().filter(|p| p.body["params"]["name"] == "forever").count(),
+        9,
+        "1 + max_input_rounds (8)"
+    );
 
     // A declared capability without a handler: a clear usage error.
     let opts = ClientOptions::new("no-handlers", "1");
     let mut opts = opts;
-    opts.capabilities = Some(ClientCapabilities { sampling: Some(SamplingCapability::default()), ..Default::default() });
+    opts.capabilities =
+        Some(ClientCapabilities { sampling: Some(SamplingCapability::default()), ..Default::default() });
     let bare = Client::connect_http(&format!("{base}/mcp"), opts).await.unwrap();
     let e = bare.call_tool("no_state", json!({}), CallOptions::new()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Usage);
@@ -424,7 +443,10 @@ async fn schema_refs_are_never_fetched() {
     .await;
     let client = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools[0].input_schema["properties"]["profile"]["$ref"].as_str().map(|r| r.ends_with("/canary.json")), Some(true));
+    assert_eq!(
+        tools[0].input_schema["properties"]["profile"]["$ref"].as_str().map(|r| r.ends_with("/canary.json")),
+        Some(true)
+    );
     client.call_tool("lookup", json!({ "id": "a", "profile": {} }), CallOptions::new()).await.unwrap();
     assert_eq!(canary.load(Ordering::SeqCst), 0);
 }
@@ -449,7 +471,8 @@ async fn an_expired_legacy_session_is_renewed() {
         _ => empty(202),
     })
     .await;
-    let client = Client::connect_http(&format!("{base}/mcp"), options().protocol_versions(["2025-11-25"])).await.unwrap();
+    let client =
+        Client::connect_http(&format!("{base}/mcp"), options().protocol_versions(["2025-11-25"])).await.unwrap();
     assert_eq!(client.session_id().as_deref(), Some("s1"));
     client.list_all_tools().await.unwrap();
     assert_eq!(client.session_id().as_deref(), Some("s2"));

@@ -35,7 +35,8 @@ fn main() {
         rt.block_on(measure());
     } else {
         let started = Instant::now();
-        rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), acceptance()).await }).expect("the acceptance test took over 60 s");
+        rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), acceptance()).await })
+            .expect("the acceptance test took over 60 s");
         println!("connections_load: ok ({:.1} s)", started.elapsed().as_secs_f64());
     }
 }
@@ -46,7 +47,11 @@ fn serve() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let server = Server::builder("load", "1").build();
-        server.add_tool(Tool::new("echo", "Echoes", json!({ "type": "object" })), |a: Value, _c| async move { Ok(CallToolResult::text(a.to_string())) }).unwrap();
+        server
+            .add_tool(Tool::new("echo", "Echoes", json!({ "type": "object" })), |a: Value, _c| async move {
+                Ok(CallToolResult::text(a.to_string()))
+            })
+            .unwrap();
         let http = HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), HttpOptions::default()).await.unwrap();
         println!("{}", http.local_addr().port());
         tokio::task::spawn_blocking(|| {
@@ -118,7 +123,11 @@ fn spawn_server() -> Child_ {
 
 fn rss_kb(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap()
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
 }
 
 fn call_body(id: u64) -> Vec<u8> {
@@ -154,7 +163,11 @@ async fn read_response(s: &mut TcpStream) -> std::io::Result<u16> {
         buf.extend_from_slice(&chunk[..n]);
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len: usize = head.lines().find_map(|l| l.strip_prefix("content-length:")).map(|v| v.trim().parse().unwrap()).unwrap_or(0);
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .unwrap_or(0);
             while buf.len() < end + 4 + len {
                 let n = s.read(&mut chunk).await?;
                 if n == 0 {
@@ -228,12 +241,16 @@ async fn acceptance() {
             held.push(s);
         }
         if i % 250 == 249 {
-            let took = good_client(addr).await.unwrap_or_else(|e| panic!("a good client after {} hostile connections: {e}", i + 1));
+            let took = good_client(addr)
+                .await
+                .unwrap_or_else(|e| panic!("a good client after {} hostile connections: {e}", i + 1));
             worst = worst.max(took);
         }
     }
     for _ in 0..20 {
-        let took = good_client(addr).await.unwrap_or_else(|e| panic!("a good client with {ATTACK} hostile connections opened: {e}"));
+        let took = good_client(addr)
+            .await
+            .unwrap_or_else(|e| panic!("a good client with {ATTACK} hostile connections opened: {e}"));
         worst = worst.max(took);
     }
     let rss_after = rss_kb(pid);
@@ -253,7 +270,10 @@ async fn acceptance() {
         ATTACK - held.len(),
         worst.as_secs_f64() * 1000.0
     );
-    assert!(rss_after <= rss_before + MAX_RSS_GROWTH_KB, "the server's RSS grew from {rss_before} kB to {rss_after} kB");
+    assert!(
+        rss_after <= rss_before + MAX_RSS_GROWTH_KB,
+        "the server's RSS grew from {rss_before} kB to {rss_after} kB"
+    );
     drop(held);
 }
 
@@ -272,9 +292,18 @@ async fn measure() {
         // Every 50, and every 5 near the 1,024 descriptors of the server.
         if i % 50 == 49 || ((950..1100).contains(&i) && i % 5 == 4) {
             match good_client(addr).await {
-                Ok(took) => println!("{:>5} hostile connections: good client served in {:.1} ms, server RSS {} kB", i + 1, took.as_secs_f64() * 1000.0, rss_kb(pid)),
+                Ok(took) => println!(
+                    "{:>5} hostile connections: good client served in {:.1} ms, server RSS {} kB",
+                    i + 1,
+                    took.as_secs_f64() * 1000.0,
+                    rss_kb(pid)
+                ),
                 Err(e) => {
-                    println!("{:>5} hostile connections: good client FAILED ({e}), server RSS {} kB (before: {rss_before} kB)", i + 1, rss_kb(pid));
+                    println!(
+                        "{:>5} hostile connections: good client FAILED ({e}), server RSS {} kB (before: {rss_before} kB)",
+                        i + 1,
+                        rss_kb(pid)
+                    );
                     return;
                 }
             }

@@ -60,19 +60,35 @@ fn harness(server_limit: Option<Duration>) -> Harness {
             Ok(CallToolResult::text("never"))
         }
     };
-    server.add_tool_with(Tool::new("stuck", "Never returns", schema.clone()), ToolOptions { timeout: Some(Duration::from_millis(150)) }, stuck).unwrap();
-    server.add_tool(Tool::new("forever", "Never returns; no limit of its own", schema.clone()), |_a, _c| async {
-        std::future::pending::<()>().await;
-        Ok(CallToolResult::text("never"))
-    })
-    .unwrap();
+    server
+        .add_tool_with(
+            Tool::new("stuck", "Never returns", schema.clone()),
+            ToolOptions { timeout: Some(Duration::from_millis(150)) },
+            stuck,
+        )
+        .unwrap();
+    server
+        .add_tool(Tool::new("forever", "Never returns; no limit of its own", schema.clone()), |_a, _c| async {
+            std::future::pending::<()>().await;
+            Ok(CallToolResult::text("never"))
+        })
+        .unwrap();
     // Takes 300 ms: more than a 100 ms server limit, well within its own 5 s.
-    server.add_tool_with(Tool::new("patient", "Takes 300 ms", schema.clone()), ToolOptions { timeout: Some(Duration::from_secs(5)) }, |_a, _c| async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        Ok(CallToolResult::text("patient done"))
-    })
-    .unwrap();
-    server.add_tool(Tool::new("fast", "Answers at once", schema), |_a, _c| async { Ok(CallToolResult::text("fast done")) }).unwrap();
+    server
+        .add_tool_with(
+            Tool::new("patient", "Takes 300 ms", schema.clone()),
+            ToolOptions { timeout: Some(Duration::from_secs(5)) },
+            |_a, _c| async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok(CallToolResult::text("patient done"))
+            },
+        )
+        .unwrap();
+    server
+        .add_tool(Tool::new("fast", "Answers at once", schema), |_a, _c| async {
+            Ok(CallToolResult::text("fast done"))
+        })
+        .unwrap();
     let resource: Resource = serde_json::from_value(json!({ "uri": "test://stuck", "name": "stuck" })).unwrap();
     server
         .add_resource(resource, None, |_r, _c| async {
@@ -93,7 +109,8 @@ impl Harness {
     }
 
     async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.output.next_line()).await.unwrap().unwrap().unwrap();
+        let line =
+            tokio::time::timeout(Duration::from_secs(5), self.output.next_line()).await.unwrap().unwrap().unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();
         let method = v["id"].as_i64().and_then(|id| self.methods.get(&id).copied());
         support::validate_server_message(method, &v).unwrap_or_else(|e| panic!("invalid message {v}: {e}"));
@@ -129,7 +146,10 @@ async fn the_server_wide_timeout_covers_tools_and_resources() {
     answers.sort_by_key(|a| a["id"].as_i64());
     let text = answers[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(answers[0]["result"]["isError"], json!(true));
-    assert!(text.contains("tool \"forever\"") && text.contains("100 ms") && text.contains("the server's handler timeout"), "{text}");
+    assert!(
+        text.contains("tool \"forever\"") && text.contains("100 ms") && text.contains("the server's handler timeout"),
+        "{text}"
+    );
     let err = &answers[1]["error"];
     assert_eq!(err["code"], json!(-32603), "{err}");
     assert!(err["message"].as_str().unwrap().contains("resource \"test://stuck\""), "{err}");
@@ -149,5 +169,8 @@ async fn without_a_timeout_nothing_changes() {
     h.send(1, "tools/call", json!({ "name": "patient" })).await;
     h.send(2, "tools/call", json!({ "name": "forever" })).await;
     assert_eq!(h.next().await["id"], json!(1));
-    assert!(tokio::time::timeout(Duration::from_millis(300), h.output.next_line()).await.is_err(), "no limit: the call waits");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), h.output.next_line()).await.is_err(),
+        "no limit: the call waits"
+    );
 }

@@ -32,9 +32,15 @@ fn server(legacy: LegacyOptions) -> Server {
         Ok(CallToolResult::text("done"))
     })
     .unwrap();
-    s.add_resource(mcpaxle::schema::Resource::new("test://watched", "watched"), None, |r: mcpaxle::server::ResourceRequest, _c| async move {
-        Ok(mcpaxle::schema::ReadResourceResult::new(vec![mcpaxle::schema::TextResourceContents::new(r.uri, "text/plain", "x").into()]))
-    })
+    s.add_resource(
+        mcpaxle::schema::Resource::new("test://watched", "watched"),
+        None,
+        |r: mcpaxle::server::ResourceRequest, _c| async move {
+            Ok(mcpaxle::schema::ReadResourceResult::new(vec![
+                mcpaxle::schema::TextResourceContents::new(r.uri, "text/plain", "x").into(),
+            ]))
+        },
+    )
     .unwrap();
     s
 }
@@ -77,7 +83,8 @@ async fn next_event(body: &mut McpBody, buf: &mut String) -> Option<Value> {
             }
             continue;
         }
-        let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("an SSE event in time")?.unwrap();
+        let frame =
+            tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("an SSE event in time")?.unwrap();
         if let Ok(data) = frame.into_data() {
             buf.push_str(std::str::from_utf8(&data).unwrap());
         }
@@ -85,7 +92,11 @@ async fn next_event(body: &mut McpBody, buf: &mut String) -> Option<Value> {
 }
 
 async fn initialize(svc: &McpService, caps: Value) -> String {
-    let init = rpc(1, "initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": { "name": "legacy", "version": "1" } }));
+    let init = rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": { "name": "legacy", "version": "1" } }),
+    );
     let r = svc.handle(http_req("POST", None, Some(init))).await;
     assert_eq!(r.status(), 200);
     let id = r.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
@@ -93,7 +104,9 @@ async fn initialize(svc: &McpService, caps: Value) -> String {
     let v = json_of(r).await;
     support::legacy::validate_message("initialize", &v).unwrap();
     assert_eq!(v["result"]["protocolVersion"], json!("2025-11-25"));
-    let r = svc.handle(http_req("POST", Some(&id), Some(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })))).await;
+    let r = svc
+        .handle(http_req("POST", Some(&id), Some(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))))
+        .await;
     assert_eq!(r.status(), 202);
     id
 }
@@ -113,16 +126,30 @@ async fn initialize_opens_a_session_served_by_the_same_handlers() {
     ] {
         let v = json_of(svc.handle(http_req("POST", Some(&sid), Some(rpc(2, method, params)))).await).await;
         assert!(v.get("result").is_some(), "{method}: {v}");
-        assert!(v["result"].get("resultType").is_none() && v["result"].get("ttlMs").is_none(), "no modern fields on the legacy wire: {v}");
+        assert!(
+            v["result"].get("resultType").is_none() && v["result"].get("ttlMs").is_none(),
+            "no modern fields on the legacy wire: {v}"
+        );
         support::legacy::validate_message(method, &v).unwrap_or_else(|e| panic!("{method}: {e}"));
     }
     // Unknown resources get the legacy code; asking without the client capability is a tool error.
-    let v = json_of(svc.handle(http_req("POST", Some(&sid), Some(rpc(3, "resources/read", json!({ "uri": "test://none" }))))).await).await;
+    let v = json_of(
+        svc.handle(http_req("POST", Some(&sid), Some(rpc(3, "resources/read", json!({ "uri": "test://none" }))))).await,
+    )
+    .await;
     assert_eq!(v["error"]["code"], json!(-32002));
-    let v = json_of(svc.handle(http_req("POST", Some(&sid), Some(rpc(4, "tools/call", json!({ "name": "ask" }))))).await).await;
+    let v =
+        json_of(svc.handle(http_req("POST", Some(&sid), Some(rpc(4, "tools/call", json!({ "name": "ask" }))))).await)
+            .await;
     assert_eq!(v["result"]["isError"], json!(true), "{v}");
     // Logs (level set above) and progress ride the POST's SSE stream.
-    let r = svc.handle(http_req("POST", Some(&sid), Some(rpc(5, "tools/call", json!({ "name": "logs", "_meta": { "progressToken": 7 } }))))).await;
+    let r = svc
+        .handle(http_req(
+            "POST",
+            Some(&sid),
+            Some(rpc(5, "tools/call", json!({ "name": "logs", "_meta": { "progressToken": 7 } }))),
+        ))
+        .await;
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let (mut body, mut buf) = (r.into_body(), String::new());
     let mut methods = Vec::new();
@@ -132,7 +159,11 @@ async fn initialize_opens_a_session_served_by_the_same_handlers() {
     }
     assert_eq!(methods, ["notifications/message", "notifications/progress", "response"]);
     // A modern client's initialize (it carries the modern _meta) is still -32601.
-    let modern = rpc(9, "initialize", json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } }));
+    let modern = rpc(
+        9,
+        "initialize",
+        json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } }),
+    );
     let r = svc.handle(http_req("POST", None, Some(modern))).await;
     assert_eq!(r.status(), 404);
 }
@@ -141,13 +172,20 @@ async fn initialize_opens_a_session_served_by_the_same_handlers() {
 async fn asks_become_requests_answered_on_the_session() {
     let (_s, svc) = service(LegacyOptions::default());
     let sid = initialize(&svc, json!({ "elicitation": {} })).await;
-    let r = svc.handle(http_req("POST", Some(&sid), Some(rpc(2, "tools/call", json!({ "name": "ask", "arguments": { "message": "Who?" } }))))).await;
+    let r = svc
+        .handle(http_req(
+            "POST",
+            Some(&sid),
+            Some(rpc(2, "tools/call", json!({ "name": "ask", "arguments": { "message": "Who?" } }))),
+        ))
+        .await;
     let (mut body, mut buf) = (r.into_body(), String::new());
     let ask = next_event(&mut body, &mut buf).await.unwrap();
     support::legacy::validate_message("tools/call", &ask).unwrap();
     assert_eq!(ask["method"], json!("elicitation/create"));
     assert_eq!(ask["params"]["message"], json!("Who?"));
-    let answer = json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "name": "Ada" } } });
+    let answer =
+        json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "name": "Ada" } } });
     assert_eq!(svc.handle(http_req("POST", Some(&sid), Some(answer))).await.status(), 202);
     let done = next_event(&mut body, &mut buf).await.unwrap();
     assert_eq!(done["result"]["content"][0]["text"], json!("got Ada"));
@@ -191,7 +229,15 @@ async fn an_unanswered_ask_times_out_and_is_cancelled() {
 async fn the_get_stream_carries_list_changes_and_subscribed_updates() {
     let (server, svc) = service(LegacyOptions::default());
     let sid = initialize(&svc, json!({})).await;
-    json_of(svc.handle(http_req("POST", Some(&sid), Some(rpc(2, "resources/subscribe", json!({ "uri": "test://watched" }))))).await).await;
+    json_of(
+        svc.handle(http_req(
+            "POST",
+            Some(&sid),
+            Some(rpc(2, "resources/subscribe", json!({ "uri": "test://watched" }))),
+        ))
+        .await,
+    )
+    .await;
     let r = svc.handle(http_req("GET", Some(&sid), None)).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
@@ -200,7 +246,10 @@ async fn the_get_stream_carries_list_changes_and_subscribed_updates() {
     server.notify_resource_updated("test://watched");
     server.remove_tool("logs");
     let e = next_event(&mut body, &mut buf).await.unwrap();
-    assert_eq!(e, json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": "test://watched" } }));
+    assert_eq!(
+        e,
+        json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": "test://watched" } })
+    );
     let e = next_event(&mut body, &mut buf).await.unwrap();
     assert_eq!(e["method"], json!("notifications/tools/list_changed"));
     support::legacy::validate_message("", &e).unwrap();
@@ -215,7 +264,11 @@ async fn the_get_stream_carries_list_changes_and_subscribed_updates() {
 #[tokio::test]
 async fn modern_only_mode_refuses_the_legacy_era() {
     let (_s, svc) = service(LegacyOptions::disabled());
-    let init = rpc(1, "initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "x", "version": "1" } }));
+    let init = rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "x", "version": "1" } }),
+    );
     let r = svc.handle(http_req("POST", None, Some(init))).await;
     assert_eq!(r.status(), 404);
     assert_eq!(json_of(r).await["error"]["code"], json!(-32601));
@@ -240,14 +293,26 @@ async fn a_session_request_with_two_protocol_version_lines_is_refused() {
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_sessions_expire_and_a_full_table_makes_room() {
     let n = 10_000;
-    let (_s, svc) = service(LegacyOptions { max_sessions: n, idle_timeout: Duration::from_secs(3), ..Default::default() });
-    let init = |i: i64| rpc(i, "initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": { "sampling": {} }, "clientInfo": { "name": "leaky", "version": "1" } }));
+    let (_s, svc) =
+        service(LegacyOptions { max_sessions: n, idle_timeout: Duration::from_secs(3), ..Default::default() });
+    let init = |i: i64| {
+        rpc(
+            i,
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": { "sampling": {} }, "clientInfo": { "name": "leaky", "version": "1" } }),
+        )
+    };
     let mut rss = Vec::new();
     for round in 0..3 {
         for i in 0..n {
@@ -291,7 +356,10 @@ async fn stdio_decides_the_era_with_the_first_request() {
     send(rpc(2, "tools/call", json!({ "name": "ask" }))).await;
     let ask = next().await;
     assert_eq!(ask["method"], json!("elicitation/create"));
-    send(json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "name": "Grace" } } })).await;
+    send(
+        json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "name": "Grace" } } }),
+    )
+    .await;
     let done = next().await;
     assert_eq!(done["result"]["content"][0]["text"], json!("got Grace"));
     support::legacy::validate_message("tools/call", &done).unwrap();

@@ -85,7 +85,11 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
 }
 
 fn init_body() -> Value {
-    rpc(1, "initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} }, "clientInfo": { "name": "t", "version": "1" } }))
+    rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": {} }, "clientInfo": { "name": "t", "version": "1" } }),
+    )
 }
 
 fn initialized() -> Value {
@@ -107,7 +111,8 @@ async fn next_event(body: &mut McpBody, buf: &mut String) -> Option<Value> {
             }
             continue;
         }
-        let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("an SSE event in time")?.unwrap();
+        let frame =
+            tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("an SSE event in time")?.unwrap();
         if let Ok(data) = frame.into_data() {
             buf.push_str(std::str::from_utf8(&data).unwrap());
         }
@@ -147,7 +152,9 @@ async fn intruder_changes_nothing(svc: &McpService, owner: From<'_>, intruder: F
     let session = svc.sessions().get(&sid, owner.subject()).expect("the owner finds its session");
     tokio::time::sleep(Duration::from_millis(40)).await;
     let unknown = |v: &Value| v["error"]["code"] == json!(-32001);
-    for body in [Some(initialized()), Some(rpc(2, "ping", json!({}))), Some(rpc(3, "tools/call", json!({ "name": "ask" })))] {
+    for body in
+        [Some(initialized()), Some(rpc(2, "ping", json!({}))), Some(rpc(3, "tools/call", json!({ "name": "ask" })))]
+    {
         let r = svc.handle(http_req("POST", Some(&sid), body, intruder)).await;
         assert_eq!(r.status(), 404);
         assert!(unknown(&json_of(r).await));
@@ -273,7 +280,11 @@ async fn a_table_where_every_session_is_busy_refuses_without_a_false_retry_after
     }
     let r = svc.handle(http_req("POST", None, Some(init_body()), NOBODY)).await;
     assert_eq!(r.status(), 503);
-    assert!(r.headers().get("retry-after").is_none(), "no one knows when a stream ends: {:?}", r.headers().get("retry-after"));
+    assert!(
+        r.headers().get("retry-after").is_none(),
+        "no one knows when a stream ends: {:?}",
+        r.headers().get("retry-after")
+    );
     let v = json_of(r).await;
     assert_eq!(v["id"], json!(1));
     assert_eq!(v["error"]["code"], json!(-32000));
@@ -288,7 +299,8 @@ async fn a_table_where_every_session_is_busy_refuses_without_a_false_retry_after
     // answered yet, on a session without a stream).
     let asking = sids.remove(0);
     drop(streams.remove(0));
-    let r = svc.handle(http_req("POST", Some(&asking), Some(rpc(2, "tools/call", json!({ "name": "ask" }))), NOBODY)).await;
+    let r =
+        svc.handle(http_req("POST", Some(&asking), Some(rpc(2, "tools/call", json!({ "name": "ask" }))), NOBODY)).await;
     let (mut body, mut buf) = (r.into_body(), String::new());
     assert_eq!(next_event(&mut body, &mut buf).await.unwrap()["method"], json!("elicitation/create"));
     // Each initialize ends the only idle session (the newcomer, then each half-open one).
@@ -399,7 +411,8 @@ async fn one_client_cannot_lock_others_out_of_the_table() {
 async fn post_tcp(addr: SocketAddr, body: &Value, session: Option<&str>) -> (u16, Option<String>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let body = body.to_string();
-    let extra = session.map(|s| format!("mcp-session-id: {s}\r\nmcp-protocol-version: 2025-11-25\r\n")).unwrap_or_default();
+    let extra =
+        session.map(|s| format!("mcp-session-id: {s}\r\nmcp-protocol-version: 2025-11-25\r\n")).unwrap_or_default();
     let req = format!(
         "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n{extra}content-length: {}\r\n\r\n{body}",
         body.len()
@@ -407,17 +420,27 @@ async fn post_tcp(addr: SocketAddr, body: &Value, session: Option<&str>) -> (u16
     let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
     conn.write_all(req.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut raw)).await.expect("a response in time").unwrap();
+    tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut raw))
+        .await
+        .expect("a response in time")
+        .unwrap();
     let text = String::from_utf8_lossy(&raw);
     let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let sid = text.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|v| v.trim().to_owned()));
+    let sid =
+        text.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id:").map(|v| v.trim().to_owned()));
     (status, sid)
 }
 
 #[tokio::test]
 async fn the_http_server_tells_the_session_table_each_peer_address() {
     let options = LegacyOptions { max_sessions_per_peer: 2, ..Default::default() };
-    let http = mcpaxle::transport::http::HttpServer::bind(server(options), "127.0.0.1:0".parse().unwrap(), HttpOptions::default()).await.unwrap();
+    let http = mcpaxle::transport::http::HttpServer::bind(
+        server(options),
+        "127.0.0.1:0".parse().unwrap(),
+        HttpOptions::default(),
+    )
+    .await
+    .unwrap();
     let addr = http.local_addr();
     let mut sids = Vec::new();
     for _ in 0..3 {

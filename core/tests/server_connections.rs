@@ -51,7 +51,11 @@ async fn response(s: &mut TcpStream) -> (u16, String, Vec<u8>) {
         buf.extend_from_slice(&chunk[..n]);
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let h = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let len: usize = h.lines().find_map(|l| l.strip_prefix("content-length:")).map(|v| v.trim().parse().unwrap()).unwrap_or(0);
+            let len: usize = h
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .unwrap_or(0);
             while buf.len() < end + 4 + len {
                 let n = s.read(&mut chunk).await.unwrap();
                 assert!(n > 0, "the connection closed inside a response");
@@ -81,22 +85,34 @@ async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
 /// A server with `echo`, and `hold`, which waits for a permit of `gate`.
 async fn start(limits: ConnectionLimits, gate: Arc<Semaphore>) -> HttpServer {
     let server = Server::builder("conn-test", "1").build();
-    server.add_tool(Tool::new("echo", "Echoes", json!({ "type": "object" })), |_a: Value, _c| async move { Ok(CallToolResult::text("ok")) }).unwrap();
     server
-        .add_tool(Tool::new("hold", "Waits for the test", json!({ "type": "object" })), move |_a: Value, _c: RequestContext| {
-            let gate = gate.clone();
-            async move {
-                let _permit = gate.acquire().await;
-                Ok(CallToolResult::text("released"))
-            }
+        .add_tool(Tool::new("echo", "Echoes", json!({ "type": "object" })), |_a: Value, _c| async move {
+            Ok(CallToolResult::text("ok"))
         })
+        .unwrap();
+    server
+        .add_tool(
+            Tool::new("hold", "Waits for the test", json!({ "type": "object" })),
+            move |_a: Value, _c: RequestContext| {
+                let gate = gate.clone();
+                async move {
+                    let _permit = gate.acquire().await;
+                    Ok(CallToolResult::text("released"))
+                }
+            },
+        )
         .unwrap();
     let options = HttpOptions { keep_alive: Duration::from_millis(100), connections: limits, ..Default::default() };
     HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), options).await.unwrap()
 }
 
 fn limits() -> ConnectionLimits {
-    ConnectionLimits { header_read_timeout: Duration::from_secs(30), body_read_timeout: Duration::from_secs(30), idle_timeout: Duration::from_secs(30), ..Default::default() }
+    ConnectionLimits {
+        header_read_timeout: Duration::from_secs(30),
+        body_read_timeout: Duration::from_secs(30),
+        idle_timeout: Duration::from_secs(30),
+        ..Default::default()
+    }
 }
 
 const LIMIT: Duration = Duration::from_millis(300);
@@ -123,7 +139,10 @@ async fn header_read_timeout_closes_slow_headers_and_spares_prompt_ones() {
     tokio::time::sleep(LIMIT * 2).await;
     ok.write_all(b"POST /mcp HTTP/1.1\r\n").await.unwrap();
     let started = Instant::now();
-    assert!(closed_within(&mut ok, LIMIT + SLACK).await, "slow headers on a keep-alive connection outlived the header timeout");
+    assert!(
+        closed_within(&mut ok, LIMIT + SLACK).await,
+        "slow headers on a keep-alive connection outlived the header timeout"
+    );
     assert!(started.elapsed() >= LIMIT - Duration::from_millis(20));
     http.shutdown().await;
 }
@@ -144,7 +163,10 @@ async fn a_body_slower_than_its_deadline_gets_408_with_a_json_rpc_error() {
     let e: Value = serde_json::from_slice(&b).unwrap();
     assert_eq!(e["error"]["code"], json!(-32600));
     let message = e["error"]["message"].as_str().unwrap();
-    assert!(message.starts_with("Request Timeout") && message.contains("300 ms") && message.contains("bodyReadTimeoutMs"), "{message}");
+    assert!(
+        message.starts_with("Request Timeout") && message.contains("300 ms") && message.contains("bodyReadTimeoutMs"),
+        "{message}"
+    );
     assert!(closed_within(&mut s, SLACK).await, "the connection stays open after the 408");
     // A body that arrives in pieces within the deadline is served.
     let mut s = TcpStream::connect(a).await.unwrap();
@@ -294,7 +316,11 @@ const PING: u8 = 6;
 
 #[tokio::test]
 async fn http2_keep_alive_pings_follow_the_option() {
-    let with = ConnectionLimits { http2_keep_alive_interval: Some(Duration::from_millis(100)), http2_keep_alive_timeout: LIMIT, ..limits() };
+    let with = ConnectionLimits {
+        http2_keep_alive_interval: Some(Duration::from_millis(100)),
+        http2_keep_alive_timeout: LIMIT,
+        ..limits()
+    };
     let http = start(with, Arc::new(Semaphore::new(0))).await;
     let (frames, closed) = h2_frames(http.local_addr(), Duration::from_millis(100) + LIMIT + SLACK).await;
     assert!(frames.iter().any(|&(k, f)| k == PING && f & 1 == 0), "no PING from the server: {frames:?}");
@@ -312,14 +338,21 @@ async fn http2_keep_alive_pings_follow_the_option() {
 #[tokio::test]
 async fn bad_limits_are_refused_at_bind_with_a_clear_error() {
     let server = Server::builder("conn-test", "1").build();
-    let options = HttpOptions { connections: ConnectionLimits { max_header_bytes: 100, ..Default::default() }, ..Default::default() };
-    let e = HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), options).await.err().expect("bind accepted maxHeaderBytes 100");
+    let options = HttpOptions {
+        connections: ConnectionLimits { max_header_bytes: 100, ..Default::default() },
+        ..Default::default()
+    };
+    let e = HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), options)
+        .await
+        .err()
+        .expect("bind accepted maxHeaderBytes 100");
     assert!(e.to_string().contains("maxHeaderBytes must be at least 8192"), "{e}");
 }
 
 #[tokio::test]
 async fn bodies_past_the_in_flight_budget_get_503_and_the_rest_are_served() {
-    let http = start(ConnectionLimits { max_body_bytes_in_flight: 10_000, ..limits() }, Arc::new(Semaphore::new(0))).await;
+    let http =
+        start(ConnectionLimits { max_body_bytes_in_flight: 10_000, ..limits() }, Arc::new(Semaphore::new(0))).await;
     let a = http.local_addr();
     let padded = |n: usize| call(1, "tools/call", json!({ "name": "echo", "arguments": { "pad": "x".repeat(n) } }));
     // 8,000 bytes of a body held by a slow sender.

@@ -47,7 +47,11 @@ fn headers_for(b: &Value) -> Vec<(String, String)> {
 fn test_server() -> Server {
     let server = Server::builder("test-server", "1.0.0").page_size(2).build();
     let schema = json!({ "type": "object", "properties": { "n": { "type": "integer" } } });
-    server.add_tool(Tool::new("echo", "Echoes n", schema.clone()), |a: Value, _c| async move { Ok(CallToolResult::text(a.to_string())) }).unwrap();
+    server
+        .add_tool(Tool::new("echo", "Echoes n", schema.clone()), |a: Value, _c| async move {
+            Ok(CallToolResult::text(a.to_string()))
+        })
+        .unwrap();
     server
         .add_tool(Tool::new("progress", "Reports progress", schema.clone()), |_a, ctx: RequestContext| async move {
             for i in 0..3 {
@@ -64,13 +68,21 @@ fn test_server() -> Server {
         })
         .unwrap();
     server
-        .add_tool(Tool::new("fails", "Fails for the model", schema), |_a, _c| async move { Err::<CallToolResult, _>(Error::tool("no such city")) })
+        .add_tool(Tool::new("fails", "Fails for the model", schema), |_a, _c| async move {
+            Err::<CallToolResult, _>(Error::tool("no such city"))
+        })
         .unwrap();
     server
 }
 
 async fn start(server: Server) -> HttpServer {
-    HttpServer::bind(server, "127.0.0.1:0".parse().unwrap(), HttpOptions { keep_alive: Duration::from_millis(200), ..Default::default() }).await.unwrap()
+    HttpServer::bind(
+        server,
+        "127.0.0.1:0".parse().unwrap(),
+        HttpOptions { keep_alive: Duration::from_millis(200), ..Default::default() },
+    )
+    .await
+    .unwrap()
 }
 
 /// A raw HTTP/1.1 exchange: the status, the headers (lowercased names), and the body
@@ -86,7 +98,8 @@ impl Reply {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
     /// The JSON messages of an SSE body.
     fn events(&self) -> Vec<Value> {
@@ -103,7 +116,11 @@ async fn raw(addr: SocketAddr, method: &str, extra: &[(String, String)], payload
 }
 
 async fn raw_at(addr: SocketAddr, method: &str, path: &str, extra: &[(String, String)], payload: &[u8]) -> Reply {
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n", addr.port(), payload.len());
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        addr.port(),
+        payload.len()
+    );
     if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         req.push_str("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
     }
@@ -160,7 +177,8 @@ async fn post(addr: SocketAddr, b: &Value) -> Reply {
 }
 
 fn check_valid(method: &str, message: &Value) {
-    support::validate_server_message(Some(method), message).unwrap_or_else(|e| panic!("{method}: invalid message {message}: {e}"));
+    support::validate_server_message(Some(method), message)
+        .unwrap_or_else(|e| panic!("{method}: invalid message {message}: {e}"));
 }
 
 fn error_code(r: &Reply) -> i64 {
@@ -196,7 +214,11 @@ async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
     let a = http.local_addr();
     let ok = body(1, "server/discover", json!({}));
     // Missing _meta pieces → 400 -32602.
-    for m in [json!(null), json!({ "io.modelcontextprotocol/clientCapabilities": {} }), json!({ "io.modelcontextprotocol/protocolVersion": V })] {
+    for m in [
+        json!(null),
+        json!({ "io.modelcontextprotocol/clientCapabilities": {} }),
+        json!({ "io.modelcontextprotocol/protocolVersion": V }),
+    ] {
         let mut b = ok.clone();
         if m.is_null() {
             b["params"].as_object_mut().unwrap().remove("_meta");
@@ -245,7 +267,8 @@ async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
     assert_eq!((r.status, error_code(&r)), (400, -32700));
     let r = raw(a, "POST", &headers_for(&ok), b"[1,2]").await;
     assert_eq!((r.status, error_code(&r)), (400, -32600));
-    let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#).await;
+    let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#)
+        .await;
     assert_eq!(r.status, 400);
     // Wrong types in params → -32602.
     let r = post(a, &body(6, "tools/call", json!({ "name": "echo", "arguments": [1] }))).await;
@@ -261,9 +284,14 @@ async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
     let first = post(a, &body(8, "tools/call", json!({ "name": "ask" }))).await.json();
     let state = first["result"]["requestState"].as_str().unwrap().to_owned();
     assert_eq!(first["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], json!("test-server"));
-    let r = post(a, &body(9, "tools/call", json!({ "name": "ask", "requestState": format!("{state}x"), "inputResponses": {} }))).await;
+    let r = post(
+        a,
+        &body(9, "tools/call", json!({ "name": "ask", "requestState": format!("{state}x"), "inputResponses": {} })),
+    )
+    .await;
     assert_eq!((r.status, error_code(&r)), (400, -32602));
-    let r = post(a, &body(10, "tools/call", json!({ "name": "echo", "arguments": { "n": 2 }, "requestState": state }))).await;
+    let r = post(a, &body(10, "tools/call", json!({ "name": "echo", "arguments": { "n": 2 }, "requestState": state })))
+        .await;
     assert_eq!((r.status, error_code(&r)), (400, -32602), "state bound to another request");
     let done = post(a, &body(11, "tools/call", json!({ "name": "ask", "requestState": state, "inputResponses": { "name": { "action": "accept", "content": {} } } }))).await.json();
     assert_eq!(done["result"]["resultType"], json!("complete"));
@@ -279,7 +307,8 @@ async fn bad_requests_get_the_spec_errors_and_the_server_keeps_serving() {
         let params = cursor.map(|c: String| json!({ "cursor": c })).unwrap_or(json!({}));
         let page = post(a, &body(14, "tools/list", params)).await.json();
         check_valid("tools/list", &page);
-        names.extend(page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        names
+            .extend(page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
         match page["result"]["nextCursor"].as_str() {
             Some(c) => cursor = Some(c.to_owned()),
             None => break,
@@ -328,7 +357,13 @@ async fn http_layer_rejections() {
     let mut h = headers_for(&ok);
     h.push(("Content-Type".into(), "text/plain".into()));
     assert_eq!(raw(a, "POST", &h, &bytes).await.status, 415);
-    let r = raw(a, "POST", &headers_for(&ok), br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    let r = raw(
+        a,
+        "POST",
+        &headers_for(&ok),
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    )
+    .await;
     assert_eq!(r.status, 202);
     assert!(r.body.is_empty());
     http.shutdown().await;
@@ -337,8 +372,13 @@ async fn http_layer_rejections() {
 /// A server whose tool `region` mirrors its argument into `Mcp-Param-Region`.
 fn header_server() -> Server {
     let server = test_server();
-    let schema = json!({ "type": "object", "properties": { "region": { "type": "string", "x-mcp-header": "Region" } } });
-    server.add_tool(Tool::new("region", "Mirrors region", schema), |a: Value, _c| async move { Ok(CallToolResult::text(a.to_string())) }).unwrap();
+    let schema =
+        json!({ "type": "object", "properties": { "region": { "type": "string", "x-mcp-header": "Region" } } });
+    server
+        .add_tool(Tool::new("region", "Mirrors region", schema), |a: Value, _c| async move {
+            Ok(CallToolResult::text(a.to_string()))
+        })
+        .unwrap();
     server
 }
 
@@ -351,17 +391,27 @@ async fn a_metadata_header_sent_twice_is_a_mismatch() {
     let mut good = headers_for(&call);
     good.push(("Mcp-Param-Region".into(), "eu".into()));
     assert_eq!(raw(a, "POST", &good, &bytes).await.status, 200);
-    for (name, second) in [("MCP-Protocol-Version", "1999-01-01"), ("Mcp-Method", "tools/list"), ("Mcp-Name", "echo"), ("Mcp-Param-Region", "us")] {
+    for (name, second) in [
+        ("MCP-Protocol-Version", "1999-01-01"),
+        ("Mcp-Method", "tools/list"),
+        ("Mcp-Name", "echo"),
+        ("Mcp-Param-Region", "us"),
+    ] {
         let value = good.iter().find(|(n, _)| n == name).unwrap().1.clone();
         // Another value, the same value again, and the second line in another case: all refused.
-        for extra in [(name.to_owned(), second.to_owned()), (name.to_owned(), value.clone()), (name.to_ascii_lowercase(), value)] {
+        for extra in
+            [(name.to_owned(), second.to_owned()), (name.to_owned(), value.clone()), (name.to_ascii_lowercase(), value)]
+        {
             let mut h = good.clone();
             h.push(extra.clone());
             let r = raw(a, "POST", &h, &bytes).await;
             assert_eq!((r.status, error_code(&r)), (400, -32020), "{extra:?}");
             assert_eq!(r.json()["id"], json!(21));
             let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
-            assert!(message.to_ascii_lowercase().contains(&name.to_ascii_lowercase()) && message.contains("more than once"), "{message}");
+            assert!(
+                message.to_ascii_lowercase().contains(&name.to_ascii_lowercase()) && message.contains("more than once"),
+                "{message}"
+            );
             check_valid("tools/call", &r.json());
         }
     }
@@ -384,7 +434,10 @@ async fn host_rules_are_strict() {
         for h in hosts {
             head.push_str(&format!("Host: {h}\r\n"));
         }
-        head.push_str(&format!("Connection: close\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n", bytes.len()));
+        head.push_str(&format!(
+            "Connection: close\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n",
+            bytes.len()
+        ));
         for (n, v) in headers_for(&ok) {
             head.push_str(&format!("{n}: {v}\r\n"));
         }
@@ -429,9 +482,12 @@ async fn host_rules_are_strict() {
 async fn h2_post(addr: SocketAddr, authority: &str, extra: &[(String, String)], payload: Vec<u8>) -> (u16, Value) {
     use http_body_util::{BodyExt, Full};
     let io = hyper_util::rt::TokioIo::new(TcpStream::connect(addr).await.unwrap());
-    let (mut sender, conn) = hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io).await.unwrap();
     tokio::spawn(conn);
-    let mut req = hyper::Request::post(format!("http://{authority}/mcp")).header("content-type", "application/json").header("accept", "application/json");
+    let mut req = hyper::Request::post(format!("http://{authority}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json");
     for (n, v) in extra {
         req = req.header(n.as_str(), v.as_str());
     }
@@ -501,7 +557,10 @@ async fn integer_ids_outside_i64_are_echoed_exactly() {
     let a = http.local_addr();
     for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615", "9223372036854775807"] {
         // Both a result and an error response echo the id's exact text.
-        for (method, params) in [("tools/call", json!({ "name": "echo", "arguments": { "n": 1 } })), ("tools/call", json!({ "name": "nope" }))] {
+        for (method, params) in [
+            ("tools/call", json!({ "name": "echo", "arguments": { "n": 1 } })),
+            ("tools/call", json!({ "name": "nope" })),
+        ] {
             let b = body(1, method, params);
             let text = serde_json::to_string(&b).unwrap().replacen("\"id\":1", &format!("\"id\":{id}"), 1);
             let r = raw(a, "POST", &headers_for(&b), text.as_bytes()).await;
@@ -524,11 +583,20 @@ async fn template_variables_are_checked_against_path_traversal() {
             calls.fetch_add(1, Ordering::SeqCst);
             async move {
                 let text = Value::Object(r.variables).to_string();
-                Ok(ReadResourceResult { contents: vec![ResourceContents::Text(TextResourceContents { uri: r.uri, mime_type: None, text, meta: None })], ..Default::default() })
+                Ok(ReadResourceResult {
+                    contents: vec![ResourceContents::Text(TextResourceContents {
+                        uri: r.uri,
+                        mime_type: None,
+                        text,
+                        meta: None,
+                    })],
+                    ..Default::default()
+                })
             }
         }
     };
-    let template = |t: &str| -> ResourceTemplate { serde_json::from_value(json!({ "uriTemplate": t, "name": t })).unwrap() };
+    let template =
+        |t: &str| -> ResourceTemplate { serde_json::from_value(json!({ "uriTemplate": t, "name": t })).unwrap() };
     server.add_resource_template(template("file:///{+path}"), None, reader(calls.clone())).unwrap();
     server.add_resource_template(template("note://{id}"), None, reader(calls.clone())).unwrap();
     let opted_out = TemplateOptions { allow_path_traversal: true };
@@ -543,7 +611,11 @@ async fn template_variables_are_checked_against_path_traversal() {
     }
     assert_eq!(calls.swap(0, Ordering::SeqCst), 3);
     let r = post(a, &read("calc://1%2F2")).await.json();
-    assert_eq!(r["result"]["contents"][0]["text"], json!(r#"{"expr":"1/2"}"#), "the opt-out hands the value over as matched");
+    assert_eq!(
+        r["result"]["contents"][0]["text"],
+        json!(r#"{"expr":"1/2"}"#),
+        "the opt-out hands the value over as matched"
+    );
     calls.store(0, Ordering::SeqCst);
     for uri in [
         "file:///../etc/passwd",
@@ -563,7 +635,11 @@ async fn template_variables_are_checked_against_path_traversal() {
         let e = &r.json()["error"];
         assert_eq!(e["data"]["uri"], json!(uri));
         let message = e["message"].as_str().unwrap();
-        assert!(message.starts_with(&format!("Resource not found: {uri} (the value of {{")) && message.contains("path traversal"), "{message}");
+        assert!(
+            message.starts_with(&format!("Resource not found: {uri} (the value of {{"))
+                && message.contains("path traversal"),
+            "{message}"
+        );
         check_valid("resources/read", &r.json());
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no handler saw an unsafe value");
@@ -595,7 +671,9 @@ async fn mrtr_answers_carried_to_the_next_round_are_bounded() {
     };
     // An answer whose carried JSON ({"first": answer}) is exactly the limit, then one byte more.
     let answer_of = |carried: usize| {
-        let overhead = serde_json::to_string(&json!({ "first": { "action": "accept", "content": { "name": "" } } })).unwrap().len();
+        let overhead = serde_json::to_string(&json!({ "first": { "action": "accept", "content": { "name": "" } } }))
+            .unwrap()
+            .len();
         json!({ "action": "accept", "content": { "name": "x".repeat(carried - overhead) } })
     };
     for (carried, completes) in [(MAX_REQUEST_STATE, true), (MAX_REQUEST_STATE + 1, false)] {
@@ -608,7 +686,10 @@ async fn mrtr_answers_carried_to_the_next_round_are_bounded() {
             assert_eq!((r2.status, error_code(&r2)), (400, -32602));
             let e = &r2.json()["error"];
             let message = e["message"].as_str().unwrap();
-            assert!(message.contains("inputResponses[\"first\"]") && message.contains(&MAX_REQUEST_STATE.to_string()), "{message}");
+            assert!(
+                message.contains("inputResponses[\"first\"]") && message.contains(&MAX_REQUEST_STATE.to_string()),
+                "{message}"
+            );
             assert_eq!(e["data"]["limit"], json!(MAX_REQUEST_STATE));
             assert_eq!(e["data"]["carried"], json!(carried));
             assert_eq!(e["data"]["inputResponse"], json!("first"));
@@ -620,14 +701,19 @@ async fn mrtr_answers_carried_to_the_next_round_are_bounded() {
         assert_eq!(r2["result"]["resultType"], json!("input_required"));
         let state = r2["result"]["requestState"].as_str().unwrap().to_owned();
         // The state at the limit comes back within the default 4 MiB body limit, and the call finishes.
-        let last = call(json!({ "requestState": state, "inputResponses": { "second": { "action": "accept", "content": { "name": "y".repeat(1 << 20) } } } }));
+        let last = call(
+            json!({ "requestState": state, "inputResponses": { "second": { "action": "accept", "content": { "name": "y".repeat(1 << 20) } } } }),
+        );
         assert!(serde_json::to_vec(&last).unwrap().len() < 4 << 20);
         let r3 = post(a, &last).await;
         assert_eq!(r3.status, 200, "{}", String::from_utf8_lossy(&r3.body[..r3.body.len().min(300)]));
         let r3 = r3.json();
         assert_eq!(r3["result"]["resultType"], json!("complete"));
         let name_len = answer["content"]["name"].as_str().unwrap().len();
-        assert!(r3["result"]["content"][0]["text"].as_str().unwrap().starts_with(&format!("{name_len} ")), "the last run saw the first answer whole");
+        assert!(
+            r3["result"]["content"][0]["text"].as_str().unwrap().starts_with(&format!("{name_len} ")),
+            "the last run saw the first answer whole"
+        );
     }
     http.shutdown().await;
 }
@@ -658,10 +744,18 @@ async fn listen_streams_acknowledge_filter_and_close_gracefully() {
     let server = test_server();
     let http = start(server.clone()).await;
     let a = http.local_addr();
-    let b = body(77, "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true, "promptsListChanged": true } }));
+    let b = body(
+        77,
+        "subscriptions/listen",
+        json!({ "notifications": { "toolsListChanged": true, "promptsListChanged": true } }),
+    );
     let listen = tokio::spawn(async move { post(a, &b).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    server.add_tool(Tool::new("late", "Added later", json!({ "type": "object" })), |_a, _c| async { Ok(CallToolResult::text("")) }).unwrap();
+    server
+        .add_tool(Tool::new("late", "Added later", json!({ "type": "object" })), |_a, _c| async {
+            Ok(CallToolResult::text(""))
+        })
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     http.shutdown().await;
     let r = tokio::time::timeout(Duration::from_secs(5), listen).await.unwrap().unwrap();
@@ -688,25 +782,31 @@ async fn disconnect_cancels_the_handler() -> Result<()> {
     let server = Server::builder("t", "1").build();
     let cancelled = Arc::new(AtomicBool::new(false));
     let flag = cancelled.clone();
-    server.add_tool(Tool::new("slow", "Waits to be cancelled", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
-        let flag = flag.clone();
-        async move {
-            struct OnDrop(Arc<AtomicBool>);
-            impl Drop for OnDrop {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::SeqCst);
+    server.add_tool(
+        Tool::new("slow", "Waits to be cancelled", json!({ "type": "object" })),
+        move |_a, ctx: RequestContext| {
+            let flag = flag.clone();
+            async move {
+                struct OnDrop(Arc<AtomicBool>);
+                impl Drop for OnDrop {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::SeqCst);
+                    }
                 }
+                let _guard = OnDrop(flag);
+                ctx.cancelled().await;
+                Ok(CallToolResult::text("cancelled"))
             }
-            let _guard = OnDrop(flag);
-            ctx.cancelled().await;
-            Ok(CallToolResult::text("cancelled"))
-        }
-    })?;
+        },
+    )?;
     let http = start(server).await;
     let b = body(1, "tools/call", json!({ "name": "slow" }));
     let bytes = serde_json::to_vec(&b).unwrap();
     let mut s = TcpStream::connect(http.local_addr()).await?;
-    let mut req = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n", bytes.len());
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        bytes.len()
+    );
     for (n, v) in headers_for(&b) {
         req.push_str(&format!("{n}: {v}\r\n"));
     }
@@ -735,8 +835,12 @@ async fn structured_content_must_match_the_output_schema() {
     server.add_tool(tool("good"), |_a, _c| async { Ok(CallToolResult::structured(json!({ "temp": 21.5 }))) }).unwrap();
     server.add_tool(tool("bad"), |_a, _c| async { Ok(CallToolResult::structured(json!({ "temp": "warm" }))) }).unwrap();
     server.add_tool(tool("none"), |_a, _c| async { Ok(CallToolResult::text("21.5")) }).unwrap();
-    let bad_schema = Tool::new("x", "x", json!({ "type": "object" })).with_output_schema(json!({ "$ref": "https://example.com/s.json" }));
-    assert!(server.add_tool(bad_schema, |_a, _c| async { Ok(CallToolResult::text("")) }).is_err(), "external $ref refused at registration");
+    let bad_schema = Tool::new("x", "x", json!({ "type": "object" }))
+        .with_output_schema(json!({ "$ref": "https://example.com/s.json" }));
+    assert!(
+        server.add_tool(bad_schema, |_a, _c| async { Ok(CallToolResult::text("")) }).is_err(),
+        "external $ref refused at registration"
+    );
     let http = start(server).await;
     let r = post(http.local_addr(), &body(1, "tools/call", json!({ "name": "good" }))).await;
     assert_eq!(r.status, 200);
@@ -754,15 +858,32 @@ async fn completions_are_capped_at_100_with_has_more() {
     use mcpaxle::schema::{CompleteResult, GetPromptResult, Prompt};
     use mcpaxle::server::CompletionRef;
     let server = Server::builder("t", "1").build();
-    server.add_prompt(Prompt::new("p").with_argument("a", "an argument", false), |_a, _c| async { Ok(GetPromptResult::new(vec![])) }).unwrap();
-    server.set_completion(CompletionRef::Prompt("p".into()), |_r, _c| async { Ok(CompleteResult::new((0..150).map(|i| i.to_string()).collect())) });
+    server
+        .add_prompt(Prompt::new("p").with_argument("a", "an argument", false), |_a, _c| async {
+            Ok(GetPromptResult::new(vec![]))
+        })
+        .unwrap();
+    server.set_completion(CompletionRef::Prompt("p".into()), |_r, _c| async {
+        Ok(CompleteResult::new((0..150).map(|i| i.to_string()).collect()))
+    });
     let http = start(server).await;
     let params = json!({ "ref": { "type": "ref/prompt", "name": "p" }, "argument": { "name": "a", "value": "" } });
     let r = post(http.local_addr(), &body(1, "completion/complete", params)).await.json();
     check_valid("completion/complete", &r);
     let c = &r["result"]["completion"];
-    assert_eq!((c["values"].as_array().unwrap().len(), c["hasMore"].clone(), c["total"].clone()), (100, json!(true), json!(150)));
-    let r = post(http.local_addr(), &body(2, "completion/complete", json!({ "ref": { "type": "ref/prompt", "name": "nope" }, "argument": { "name": "a", "value": "" } }))).await;
+    assert_eq!(
+        (c["values"].as_array().unwrap().len(), c["hasMore"].clone(), c["total"].clone()),
+        (100, json!(true), json!(150))
+    );
+    let r = post(
+        http.local_addr(),
+        &body(
+            2,
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "nope" }, "argument": { "name": "a", "value": "" } }),
+        ),
+    )
+    .await;
     assert_eq!((r.status, error_code(&r)), (400, -32602));
     http.shutdown().await;
 }
@@ -771,9 +892,12 @@ async fn completions_are_capped_at_100_with_has_more() {
 async fn bearer_auth_protects_the_endpoint() {
     let server = test_server();
     server
-        .add_tool(Tool::new("whoami", "Who is calling", json!({ "type": "object" })), |_a, ctx: RequestContext| async move {
-            Ok(CallToolResult::text(ctx.principal().unwrap_or("nobody").to_owned()))
-        })
+        .add_tool(
+            Tool::new("whoami", "Who is calling", json!({ "type": "object" })),
+            |_a, ctx: RequestContext| async move {
+                Ok(CallToolResult::text(ctx.principal().unwrap_or("nobody").to_owned()))
+            },
+        )
         .unwrap();
     let auth = BearerAuth::new("http://127.0.0.1/mcp", "http://127.0.0.1:9/as", |token: String| async move {
         Ok(match token.as_str() {
@@ -804,7 +928,10 @@ async fn bearer_auth_protects_the_endpoint() {
     let r = post(addr, &call("whoami")).await;
     assert_eq!(r.status, 401);
     let challenge = r.header("www-authenticate").unwrap();
-    assert!(challenge.contains("resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""), "{challenge}");
+    assert!(
+        challenge.contains("resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""),
+        "{challenge}"
+    );
     assert!(challenge.contains("scope=\"notes:read\""), "{challenge}");
     let b = call("whoami");
     let r = raw(addr, "POST", &with(&b, "forged"), &serde_json::to_vec(&b).unwrap()).await;
@@ -846,21 +973,35 @@ async fn a_listen_stream_that_is_not_read_still_learns_every_change() {
     let hot: Vec<String> = (0..10).map(|i| format!("hot://{i}/{padding}")).collect();
     let once: Vec<String> = (0..1400).map(|i| format!("once://{i}/{padding}")).collect();
     server
-        .add_resource(mcpaxle::schema::Resource::new("test://r", "r"), None, |r: mcpaxle::server::ResourceRequest, _c| async move {
-            Ok(mcpaxle::schema::ReadResourceResult::new(vec![mcpaxle::schema::TextResourceContents::new(r.uri, "text/plain", "x").into()]))
-        })
+        .add_resource(
+            mcpaxle::schema::Resource::new("test://r", "r"),
+            None,
+            |r: mcpaxle::server::ResourceRequest, _c| async move {
+                Ok(mcpaxle::schema::ReadResourceResult::new(vec![
+                    mcpaxle::schema::TextResourceContents::new(r.uri, "text/plain", "x").into(),
+                ]))
+            },
+        )
         .unwrap();
     let http = start(server.clone()).await;
     let a = http.local_addr();
     let all: Vec<&String> = hot.iter().chain(&once).collect();
-    let b = body(9, "subscriptions/listen", json!({ "notifications": { "toolsListChanged": true, "resourceSubscriptions": all } }));
+    let b = body(
+        9,
+        "subscriptions/listen",
+        json!({ "notifications": { "toolsListChanged": true, "resourceSubscriptions": all } }),
+    );
     let payload = serde_json::to_vec(&b).unwrap();
 
     // A client with a tiny receive window that reads the acknowledgment, then nothing.
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let mut s = socket.connect(a).await.unwrap();
-    let mut req = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n", a.port(), payload.len());
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        a.port(),
+        payload.len()
+    );
     for (n, v) in headers_for(&b) {
         req.push_str(&format!("{n}: {v}\r\n"));
     }

@@ -53,7 +53,11 @@ fn harness(options: StdioOptions) -> Harness {
             }
         })
         .unwrap();
-    server.add_tool(Tool::new("fast", "Answers at once", schema), |_a, _c| async { Ok(CallToolResult::text("fast done")) }).unwrap();
+    server
+        .add_tool(Tool::new("fast", "Answers at once", schema), |_a, _c| async {
+            Ok(CallToolResult::text("fast done"))
+        })
+        .unwrap();
     let (input, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, output) = tokio::io::duplex(1 << 16);
     let done = tokio::spawn(serve_with(server, server_in, server_out, options));
@@ -62,7 +66,8 @@ fn harness(options: StdioOptions) -> Harness {
 
 async fn next(h: &mut Harness) -> Value {
     let line = tokio::time::timeout(Duration::from_secs(5), h.output.next_line()).await.unwrap().unwrap().unwrap();
-    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
+    let v: Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
     support::validate_server_message(Some("tools/call"), &v).unwrap_or_else(|e| panic!("invalid message {v}: {e}"));
     v
 }
@@ -75,7 +80,10 @@ async fn a_slow_tool_never_delays_another() {
     let first = next(&mut h).await;
     assert_eq!(first["id"], json!(2), "the fast call answers first");
     // Cancel the slow one: its handler sees the token and no response is sent for it.
-    h.input.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n").await.unwrap();
+    h.input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n")
+        .await
+        .unwrap();
     h.input.write_all(request(3, "tools/call", json!({ "name": "fast" })).as_bytes()).await.unwrap();
     assert_eq!(next(&mut h).await["id"], json!(3));
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -88,7 +96,8 @@ async fn a_slow_tool_never_delays_another() {
 async fn integer_ids_outside_i64_are_echoed_exactly() {
     let mut h = harness(StdioOptions::default());
     for id in ["18446744073709551616", "-9223372036854775809", "18446744073709551615"] {
-        let frame = request(1, "tools/call", json!({ "name": "fast" })).replacen("\"id\":1", &format!("\"id\":{id}"), 1);
+        let frame =
+            request(1, "tools/call", json!({ "name": "fast" })).replacen("\"id\":1", &format!("\"id\":{id}"), 1);
         h.input.write_all(frame.as_bytes()).await.unwrap();
         // Read the line as text: a serde_json Value would round the id.
         let line = tokio::time::timeout(Duration::from_secs(5), h.output.next_line()).await.unwrap().unwrap().unwrap();
@@ -124,7 +133,11 @@ async fn end_of_input_cancels_work_in_flight_and_returns_promptly() {
     input.write_all(request(1, "tools/call", json!({ "name": "slow" })).as_bytes()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(input);
-    tokio::time::timeout(Duration::from_millis(500), h.done).await.expect("serve returns promptly at EOF").unwrap().unwrap();
+    tokio::time::timeout(Duration::from_millis(500), h.done)
+        .await
+        .expect("serve returns promptly at EOF")
+        .unwrap()
+        .unwrap();
     assert!(h.cancelled.load(Ordering::SeqCst));
 }
 
@@ -165,7 +178,11 @@ fn stdio_child_server() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let server = Server::builder("t", "1").build();
-        server.add_tool(Tool::new("fast", "Answers at once", json!({ "type": "object" })), |_a, _c| async { Ok(CallToolResult::text("fast done")) }).unwrap();
+        server
+            .add_tool(Tool::new("fast", "Answers at once", json!({ "type": "object" })), |_a, _c| async {
+                Ok(CallToolResult::text("fast done"))
+            })
+            .unwrap();
         mcpaxle::transport::stdio::serve(server).await.unwrap();
     });
     std::process::exit(0);
@@ -224,7 +241,9 @@ fn a_client_that_does_not_read_stops_the_server_reading() {
     }
     let stalled = rss_kib(pid);
     let stalled_at = written.load(Ordering::SeqCst);
-    eprintln!("RSS {baseline} KiB before, {stalled} KiB with the output unread ({stalled_at} of {N} requests accepted)");
+    eprintln!(
+        "RSS {baseline} KiB before, {stalled} KiB with the output unread ({stalled_at} of {N} requests accepted)"
+    );
     assert!(stalled_at < N, "the server kept reading all {N} requests while nobody read its answers");
     assert!(stalled - baseline < 8 * 1024, "RSS grew by {} KiB", stalled - baseline);
 
@@ -243,17 +262,25 @@ async fn progress_and_answers_never_deadlock_on_a_full_output() {
     // Room for one message: every request's progress and answer still get through, in order.
     let server = Server::builder("t", "1").build();
     server
-        .add_tool(Tool::new("steps", "Reports 50 steps", json!({ "type": "object" })), |_a, ctx: RequestContext| async move {
-            for i in 0..50 {
-                ctx.progress(i as f64, Some(50.0), None);
-                tokio::task::yield_now().await;
-            }
-            Ok(CallToolResult::text("done"))
-        })
+        .add_tool(
+            Tool::new("steps", "Reports 50 steps", json!({ "type": "object" })),
+            |_a, ctx: RequestContext| async move {
+                for i in 0..50 {
+                    ctx.progress(i as f64, Some(50.0), None);
+                    tokio::task::yield_now().await;
+                }
+                Ok(CallToolResult::text("done"))
+            },
+        )
         .unwrap();
     let (mut input, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, output) = tokio::io::duplex(64);
-    let done = tokio::spawn(serve_with(server, server_in, server_out, StdioOptions { max_outbound_queue: 1, ..Default::default() }));
+    let done = tokio::spawn(serve_with(
+        server,
+        server_in,
+        server_out,
+        StdioOptions { max_outbound_queue: 1, ..Default::default() },
+    ));
     for id in 0..10 {
         let mut line = request(id, "tools/call", json!({ "name": "steps" }));
         line = line.replace("\"_meta\":{", &format!("\"_meta\":{{\"progressToken\":{id},"));
@@ -263,7 +290,11 @@ async fn progress_and_answers_never_deadlock_on_a_full_output() {
     // Progress not read yet is coalesced: values may be skipped, never reordered.
     let (mut answers, mut progress) = (0, [-1.0; 10]);
     while answers < 10 {
-        let line = tokio::time::timeout(Duration::from_secs(10), output.next_line()).await.expect("the server is stuck").unwrap().unwrap();
+        let line = tokio::time::timeout(Duration::from_secs(10), output.next_line())
+            .await
+            .expect("the server is stuck")
+            .unwrap()
+            .unwrap();
         let m: Value = serde_json::from_str(&line).unwrap();
         if m["method"] == "notifications/progress" {
             let token = m["params"]["progressToken"].as_u64().unwrap() as usize;
@@ -286,21 +317,25 @@ async fn progress_sent_faster_than_it_is_read_is_coalesced_to_the_latest() {
     let emitted = Arc::new(tokio::sync::Notify::new());
     let done = emitted.clone();
     server
-        .add_tool(Tool::new("burst", "Reports 100,000 steps at once", json!({ "type": "object" })), move |_a, ctx: RequestContext| {
-            let done = done.clone();
-            async move {
-                for i in 0..100_000 {
-                    ctx.progress(i as f64, None, None);
+        .add_tool(
+            Tool::new("burst", "Reports 100,000 steps at once", json!({ "type": "object" })),
+            move |_a, ctx: RequestContext| {
+                let done = done.clone();
+                async move {
+                    for i in 0..100_000 {
+                        ctx.progress(i as f64, None, None);
+                    }
+                    done.notify_one();
+                    Ok(CallToolResult::text("done"))
                 }
-                done.notify_one();
-                Ok(CallToolResult::text("done"))
-            }
-        })
+            },
+        )
         .unwrap();
     let (mut input, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, output) = tokio::io::duplex(1024);
     let serving = tokio::spawn(serve_with(server, server_in, server_out, StdioOptions::default()));
-    let line = request(1, "tools/call", json!({ "name": "burst" })).replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\",");
+    let line = request(1, "tools/call", json!({ "name": "burst" }))
+        .replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\",");
     input.write_all(line.as_bytes()).await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), emitted.notified()).await.expect("the handler ran");
     let mut output = BufReader::new(output).lines();

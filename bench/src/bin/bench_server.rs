@@ -19,9 +19,7 @@ fn build() -> mcpaxle::Result<Server> {
             json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
         ),
         |args: Value, _ctx| async move {
-            Ok(CallToolResult::text(
-                args.get("text").and_then(Value::as_str).unwrap_or_default(),
-            ))
+            Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
         },
     )?;
     Ok(server)
@@ -36,12 +34,7 @@ fn usage() -> ! {
 async fn main() -> mcpaxle::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server = build()?;
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--stdio"] => mcpaxle::transport::stdio::serve(server).await,
         ["--http", addr] => {
             let addr = addr.parse().unwrap_or_else(|_| usage());

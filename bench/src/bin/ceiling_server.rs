@@ -25,18 +25,11 @@ async fn handle(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Byt
     let read = req.into_body().collect().await;
     let mut resp = Response::new(Full::new(Bytes::from_static(BODY.as_bytes())));
     if !post || read.is_err() {
-        *resp.status_mut() = if post {
-            StatusCode::BAD_REQUEST
-        } else {
-            StatusCode::METHOD_NOT_ALLOWED
-        };
+        *resp.status_mut() = if post { StatusCode::BAD_REQUEST } else { StatusCode::METHOD_NOT_ALLOWED };
         *resp.body_mut() = Full::new(Bytes::new());
         return Ok(resp);
     }
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(resp)
 }
 
@@ -48,12 +41,7 @@ fn usage() -> ! {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let addr: SocketAddr = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    let addr: SocketAddr = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["--http", addr] => addr.parse().unwrap_or_else(|_| usage()),
         _ => usage(),
     };
@@ -72,9 +60,7 @@ async fn main() {
             _ = tokio::signal::ctrl_c() => return,
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), hyper::service::service_fn(handle))
-            .into_owned();
+        let conn = builder.serve_connection(TokioIo::new(stream), hyper::service::service_fn(handle)).into_owned();
         tokio::spawn(async move {
             let _ = conn.await;
         });

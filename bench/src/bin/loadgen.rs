@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -73,12 +73,7 @@ struct Histogram {
 
 impl Histogram {
     fn new() -> Self {
-        Histogram {
-            counts: vec![0; BUCKETS],
-            total: 0,
-            sum_ns: 0,
-            max_ns: 0,
-        }
+        Histogram { counts: vec![0; BUCKETS], total: 0, sum_ns: 0, max_ns: 0 }
     }
 
     fn index(v: u64) -> usize {
@@ -139,11 +134,7 @@ impl Histogram {
     }
 
     fn mean_us(&self) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            self.sum_ns as f64 / self.total as f64 / 1000.0
-        }
+        if self.total == 0 { 0.0 } else { self.sum_ns as f64 / self.total as f64 / 1000.0 }
     }
 }
 
@@ -157,11 +148,7 @@ struct Stats {
 type SharedStats = Arc<Mutex<Stats>>;
 
 fn new_stats() -> SharedStats {
-    Arc::new(Mutex::new(Stats {
-        hist: Histogram::new(),
-        errors: 0,
-        first_error: None,
-    }))
+    Arc::new(Mutex::new(Stats { hist: Histogram::new(), errors: 0, first_error: None }))
 }
 
 /// Records a completed request, if it completed inside the window. A failure during warm-up
@@ -254,18 +241,11 @@ struct ResultLite {
 
 /// Checks that a response is a successful tool result; returns its id.
 fn check_response(bytes: &[u8]) -> Result<Option<u64>, String> {
-    let r: ResponseLite = serde_json::from_slice(bytes).map_err(|e| {
-        format!(
-            "unparsable response ({e}): {}",
-            String::from_utf8_lossy(bytes)
-        )
-    })?;
+    let r: ResponseLite = serde_json::from_slice(bytes)
+        .map_err(|e| format!("unparsable response ({e}): {}", String::from_utf8_lossy(bytes)))?;
     match (&r.result, &r.error) {
         (Some(res), None) if res.is_error != Some(true) => Ok(r.id),
-        _ => Err(format!(
-            "not a successful tool result: {}",
-            String::from_utf8_lossy(bytes)
-        )),
+        _ => Err(format!("not a successful tool result: {}", String::from_utf8_lossy(bytes))),
     }
 }
 
@@ -281,9 +261,7 @@ struct HttpTarget {
 }
 
 fn parse_url(url: &str) -> (String, String) {
-    let rest = url
-        .strip_prefix("http://")
-        .unwrap_or_else(|| die("--http takes an http:// URL"));
+    let rest = url.strip_prefix("http://").unwrap_or_else(|| die("--http takes an http:// URL"));
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -298,24 +276,19 @@ async fn http_worker(t: Arc<HttpTarget>, stats: SharedStats) {
         let stream = match tokio::net::TcpStream::connect(&t.addr).await {
             Ok(s) => s,
             Err(e) => {
-                record(
-                    &stats,
-                    Duration::ZERO,
-                    Err(format!("connect to {}: {e}", t.addr)),
-                );
+                record(&stats, Duration::ZERO, Err(format!("connect to {}: {e}", t.addr)));
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
             }
         };
         let _ = stream.set_nodelay(true);
-        let (mut sender, conn) =
-            match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
-                Ok(x) => x,
-                Err(e) => {
-                    record(&stats, Duration::ZERO, Err(format!("handshake: {e}")));
-                    continue;
-                }
-            };
+        let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
+            Ok(x) => x,
+            Err(e) => {
+                record(&stats, Duration::ZERO, Err(format!("handshake: {e}")));
+                continue;
+            }
+        };
         tokio::spawn(conn);
         // The first answer on each connection is parsed in full, as a sanity check.
         let mut verify = true;
@@ -332,18 +305,9 @@ async fn http_worker(t: Arc<HttpTarget>, stats: SharedStats) {
             *req.uri_mut() = t.path.parse().unwrap_or_else(|_| die("bad path"));
             let h = req.headers_mut();
             h.insert(header::HOST, t.host.clone());
-            h.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            h.insert(
-                header::ACCEPT,
-                HeaderValue::from_static("application/json, text/event-stream"),
-            );
-            h.insert(
-                "mcp-protocol-version",
-                HeaderValue::from_static(PROTOCOL_VERSION),
-            );
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+            h.insert("mcp-protocol-version", HeaderValue::from_static(PROTOCOL_VERSION));
             h.insert("mcp-method", HeaderValue::from_static("tools/call"));
             h.insert("mcp-name", t.tool.clone());
             let start = Instant::now();
@@ -358,11 +322,7 @@ async fn http_worker(t: Arc<HttpTarget>, stats: SharedStats) {
             let body = match resp.into_body().collect().await {
                 Ok(b) => b.to_bytes(),
                 Err(e) => {
-                    record(
-                        &stats,
-                        start.elapsed(),
-                        Err(format!("reading the response failed: {e}")),
-                    );
+                    record(&stats, start.elapsed(), Err(format!("reading the response failed: {e}")));
                     continue 'connect;
                 }
             };
@@ -418,21 +378,13 @@ async fn stdio_run<R, W>(
                 let now = Instant::now();
                 let (id, outcome) = match check_response(&line) {
                     Ok(id) => (id, Ok(())),
-                    Err(e) => (
-                        serde_json::from_slice::<ResponseLite>(&line)
-                            .ok()
-                            .and_then(|r| r.id),
-                        Err(e),
-                    ),
+                    Err(e) => (serde_json::from_slice::<ResponseLite>(&line).ok().and_then(|r| r.id), Err(e)),
                 };
                 let Some(start) = id.and_then(|id| sent.lock().unwrap().remove(&id)) else {
                     record(
                         &stats,
                         Duration::ZERO,
-                        Err(format!(
-                            "an answer to no request: {}",
-                            String::from_utf8_lossy(&line)
-                        )),
+                        Err(format!("an answer to no request: {}", String::from_utf8_lossy(&line))),
                     );
                     continue;
                 };
@@ -524,59 +476,27 @@ fn parse_args() -> Args {
     let mut mode = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
-        let mut val = |what: &str| {
-            it.next()
-                .unwrap_or_else(|| die(&format!("{arg} needs {what}")))
-        };
+        let mut val = |what: &str| it.next().unwrap_or_else(|| die(&format!("{arg} needs {what}")));
         match arg.as_str() {
             "--http" => mode = Some(Mode::Http(val("a URL"))),
             "--stdio-fds" => {
                 let v = val("IN,OUT");
-                let (i, o) = v
-                    .split_once(',')
-                    .unwrap_or_else(|| die("--stdio-fds takes IN,OUT"));
+                let (i, o) = v.split_once(',').unwrap_or_else(|| die("--stdio-fds takes IN,OUT"));
                 mode = Some(Mode::StdioFds(
                     i.parse().unwrap_or_else(|_| die("bad fd")),
                     o.parse().unwrap_or_else(|_| die("bad fd")),
                 ));
             }
-            "--connections" => {
-                a.connections = val("a number")
-                    .parse()
-                    .unwrap_or_else(|_| die("bad --connections"))
-            }
-            "--window" => {
-                a.window = val("a number")
-                    .parse()
-                    .unwrap_or_else(|_| die("bad --window"))
-            }
-            "--warmup" => {
-                a.warmup = val("seconds")
-                    .parse()
-                    .unwrap_or_else(|_| die("bad --warmup"))
-            }
-            "--duration" => {
-                a.duration = val("seconds")
-                    .parse()
-                    .unwrap_or_else(|_| die("bad --duration"))
-            }
+            "--connections" => a.connections = val("a number").parse().unwrap_or_else(|_| die("bad --connections")),
+            "--window" => a.window = val("a number").parse().unwrap_or_else(|_| die("bad --window")),
+            "--warmup" => a.warmup = val("seconds").parse().unwrap_or_else(|_| die("bad --warmup")),
+            "--duration" => a.duration = val("seconds").parse().unwrap_or_else(|_| die("bad --duration")),
             "--count" => {
-                a.count = Some(
-                    val("a number")
-                        .parse()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .unwrap_or_else(|| die("bad --count")),
-                )
+                a.count = Some(val("a number").parse().ok().filter(|&n| n > 0).unwrap_or_else(|| die("bad --count")))
             }
             "--progress" => {
-                a.progress = Some(
-                    val("a number")
-                        .parse()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .unwrap_or_else(|| die("bad --progress")),
-                )
+                a.progress =
+                    Some(val("a number").parse().ok().filter(|&n| n > 0).unwrap_or_else(|| die("bad --progress")))
             }
             "--tool" => a.tool = val("a name"),
             "--text" => a.text = val("a string"),
@@ -610,10 +530,7 @@ fn main() {
     let args = parse_args();
     COUNT.store(args.count.unwrap_or(0), Ordering::Relaxed);
     PROGRESS.store(args.progress.unwrap_or(0), Ordering::Relaxed);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     rt.block_on(run(args));
     // Dropping the runtime cancels the workers; a spawned server sees its input close.
     drop(rt);
@@ -631,13 +548,7 @@ async fn run(args: Args) {
             let (addr, path) = parse_url(url);
             let host = HeaderValue::from_str(&addr).unwrap_or_else(|_| die("bad host"));
             let tool = HeaderValue::from_str(&args.tool).unwrap_or_else(|_| die("bad tool name"));
-            let t = Arc::new(HttpTarget {
-                addr,
-                host,
-                path,
-                tool,
-                body: Body::new(&args.tool, &args.text),
-            });
+            let t = Arc::new(HttpTarget { addr, host, path, tool, body: Body::new(&args.tool, &args.text) });
             for _ in 0..args.connections {
                 let s = new_stats();
                 all.push(s.clone());
@@ -648,26 +559,13 @@ async fn run(args: Args) {
             transport = "stdio";
             use std::os::fd::FromRawFd;
             // SAFETY: the caller handed us these descriptors for our exclusive use.
-            let (fi, fo) = unsafe {
-                (
-                    std::fs::File::from_raw_fd(*i),
-                    std::fs::File::from_raw_fd(*o),
-                )
-            };
-            let input = tokio::net::unix::pipe::Receiver::from_file(fi)
-                .unwrap_or_else(|e| die(&format!("fd {i}: {e}")));
-            let output = tokio::net::unix::pipe::Sender::from_file(fo)
-                .unwrap_or_else(|e| die(&format!("fd {o}: {e}")));
+            let (fi, fo) = unsafe { (std::fs::File::from_raw_fd(*i), std::fs::File::from_raw_fd(*o)) };
+            let input =
+                tokio::net::unix::pipe::Receiver::from_file(fi).unwrap_or_else(|e| die(&format!("fd {i}: {e}")));
+            let output = tokio::net::unix::pipe::Sender::from_file(fo).unwrap_or_else(|e| die(&format!("fd {o}: {e}")));
             let s = new_stats();
             all.push(s.clone());
-            tokio::spawn(stdio_run(
-                input,
-                output,
-                args.window,
-                body.clone(),
-                s,
-                release.clone(),
-            ));
+            tokio::spawn(stdio_run(input, output, args.window, body.clone(), s, release.clone()));
         }
         Mode::StdioSpawn(cmd) => {
             transport = "stdio";
@@ -682,14 +580,7 @@ async fn run(args: Args) {
             emit(&serde_json::json!({ "event": "server_pid", "pid": c.id() }));
             let s = new_stats();
             all.push(s.clone());
-            tokio::spawn(stdio_run(
-                input,
-                output,
-                args.window,
-                body.clone(),
-                s,
-                release.clone(),
-            ));
+            tokio::spawn(stdio_run(input, output, args.window, body.clone(), s, release.clone()));
             child = Some(c);
         }
     }
@@ -743,18 +634,12 @@ async fn run(args: Args) {
         _ => o.insert("window".into(), args.window.into()),
     };
     if let Some(e) = first_error {
-        o.insert(
-            "first_error".into(),
-            e.chars().take(500).collect::<String>().into(),
-        );
+        o.insert("first_error".into(), e.chars().take(500).collect::<String>().into());
     }
     emit(&result);
     release.notify_one();
     if let Some(mut c) = child {
-        if tokio::time::timeout(Duration::from_secs(3), c.wait())
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(Duration::from_secs(3), c.wait()).await.is_err() {
             let _ = c.kill().await;
         }
     }
@@ -772,10 +657,7 @@ mod tests {
             assert!(i >= last && i < BUCKETS, "index of {v}");
             last = i;
             let mid = Histogram::value(i);
-            assert!(
-                (mid - v as f64).abs() <= v as f64 * 0.016 + 0.5,
-                "{v} → bucket middle {mid}"
-            );
+            assert!((mid - v as f64).abs() <= v as f64 * 0.016 + 0.5, "{v} → bucket middle {mid}");
         }
     }
 
@@ -800,23 +682,14 @@ mod tests {
         assert_eq!(v["id"], 42);
         assert_eq!(v["method"], "tools/call");
         assert_eq!(v["params"]["arguments"]["text"], "a \"quoted\" text");
-        assert_eq!(
-            v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
-            PROTOCOL_VERSION
-        );
+        assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], PROTOCOL_VERSION);
         assert!(v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_object());
     }
 
     #[test]
     fn responses() {
-        assert_eq!(
-            check_response(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#),
-            Ok(Some(7))
-        );
+        assert_eq!(check_response(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#), Ok(Some(7)));
         assert!(check_response(br#"{"jsonrpc":"2.0","id":7,"result":{"isError":true}}"#).is_err());
-        assert!(
-            check_response(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#)
-                .is_err()
-        );
+        assert!(check_response(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#).is_err());
     }
 }

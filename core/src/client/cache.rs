@@ -94,14 +94,24 @@ impl Cache {
     /// The key of a request (its params without `_meta`), or `None` when it is not
     /// cacheable: another method, or an MRTR retry.
     pub fn key(&self, method: &str, params: &Map<String, Value>, authorization: Option<&str>) -> Option<Key> {
-        if !CACHEABLE_METHODS.contains(&method) || params.contains_key("inputResponses") || params.contains_key("requestState") {
+        if !CACHEABLE_METHODS.contains(&method)
+            || params.contains_key("inputResponses")
+            || params.contains_key("requestState")
+        {
             return None;
         }
         let mut p = params.clone();
         p.remove("_meta");
-        let uri = (method == "resources/read").then(|| p.get("uri").and_then(Value::as_str).map(str::to_owned)).flatten();
+        let uri =
+            (method == "resources/read").then(|| p.get("uri").and_then(Value::as_str).map(str::to_owned)).flatten();
         let generation = self.state().generations.get(method).copied().unwrap_or(0);
-        Some(Key { method: method.to_owned(), params: canonical(&Value::Object(p)), auth: auth_context(authorization), uri, generation })
+        Some(Key {
+            method: method.to_owned(),
+            params: canonical(&Value::Object(p)),
+            auth: auth_context(authorization),
+            uri,
+            generation,
+        })
     }
 
     fn slot(key: &Key, scope: CacheScope) -> String {
@@ -135,7 +145,10 @@ impl Cache {
             Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
             _ => 0.0,
         };
-        if ttl.is_nan() || ttl < 1.0 || result.get("resultType").and_then(Value::as_str).is_some_and(|t| t != "complete") {
+        if ttl.is_nan()
+            || ttl < 1.0
+            || result.get("resultType").and_then(Value::as_str).is_some_and(|t| t != "complete")
+        {
             return;
         }
         let scope = match result.get("cacheScope").and_then(Value::as_str) {

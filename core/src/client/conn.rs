@@ -13,8 +13,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::headers::{self, HeaderParam};
 use crate::jsonrpc::{self, JsonRpcVersion, Notification, Outcome, Request, RequestId, Response};
 use crate::schema::{
-    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, Implementation, LOG_LEVEL_META_KEY, LoggingMessageNotificationParams,
-    PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ServerCapabilities,
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, Implementation, LOG_LEVEL_META_KEY,
+    LoggingMessageNotificationParams, PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ServerCapabilities,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -61,7 +61,13 @@ impl Inner {
         Inner {
             options,
             wire,
-            state: RwLock::new(ConnState { era, version, server_info: None, capabilities: ServerCapabilities::default(), instructions: None }),
+            state: RwLock::new(ConnState {
+                era,
+                version,
+                server_info: None,
+                capabilities: ServerCapabilities::default(),
+                instructions: None,
+            }),
             next_id: AtomicI64::new(1),
             cache: Cache::default(),
             tools: RwLock::default(),
@@ -113,8 +119,14 @@ impl Inner {
         }
         if modern {
             meta.insert(PROTOCOL_VERSION_META_KEY.into(), json!(st.version));
-            meta.insert(CLIENT_INFO_META_KEY.into(), serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null));
-            meta.insert(CLIENT_CAPABILITIES_META_KEY.into(), serde_json::to_value(self.options.capabilities()).unwrap_or_else(|_| json!({})));
+            meta.insert(
+                CLIENT_INFO_META_KEY.into(),
+                serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null),
+            );
+            meta.insert(
+                CLIENT_CAPABILITIES_META_KEY.into(),
+                serde_json::to_value(self.options.capabilities()).unwrap_or_else(|_| json!({})),
+            );
             if let Some(level) = opts.log_level.or(self.options.log_level) {
                 meta.insert(LOG_LEVEL_META_KEY.into(), json!(level));
             }
@@ -165,10 +177,13 @@ impl Inner {
         self.cache.observe(&n.method, n.params.as_ref());
         match n.method.as_str() {
             "notifications/message" => {
-                let parsed = n.params.clone().and_then(|p| serde_json::from_value::<LoggingMessageNotificationParams>(p).ok());
+                let parsed =
+                    n.params.clone().and_then(|p| serde_json::from_value::<LoggingMessageNotificationParams>(p).ok());
                 match (parsed, call_log.or(self.options.on_log.as_ref())) {
                     (Some(p), Some(cb)) => cb(p),
-                    (Some(p), None) => tracing::debug!(target: "mcpaxle::client::server_log", level = ?p.level, logger = ?p.logger, "{}", p.data),
+                    (Some(p), None) => {
+                        tracing::debug!(target: "mcpaxle::client::server_log", level = ?p.level, logger = ?p.logger, "{}", p.data)
+                    }
                     (None, _) => tracing::debug!("a malformed notifications/message from the server"),
                 }
             }
@@ -206,14 +221,20 @@ impl Inner {
 
     /// One round trip: sends `out` and waits for its response, handing over the messages that
     /// come before it. Dropping the future, the cancel token and the timeout all cancel it.
-    pub async fn exchange(self: &Arc<Self>, out: Outbound, opts: &CallOptions, timeout: Duration) -> Result<(Response, Option<u16>)> {
+    pub async fn exchange(
+        self: &Arc<Self>,
+        out: Outbound,
+        opts: &CallOptions,
+        timeout: Duration,
+    ) -> Result<(Response, Option<u16>)> {
         let method = out.request.method.clone();
         let start = Instant::now();
         let hard_deadline = start + self.options.max_request_timeout.max(timeout);
         let mut deadline = start + timeout;
         let cancel = opts.cancel.clone().unwrap_or_default();
         let mut guard = LegacyCancel::new(self, &out);
-        let timed_out = || Error::new(ErrorKind::Timeout, format!("no response to {method} within {} ms", timeout.as_millis()));
+        let timed_out =
+            || Error::new(ErrorKind::Timeout, format!("no response to {method} within {} ms", timeout.as_millis()));
         let cancelled = || Error::new(ErrorKind::Cancelled, format!("{method} was cancelled"));
         let mut pending = tokio::select! {
             biased;
@@ -270,7 +291,12 @@ impl Inner {
     }
 
     /// One request with the protocol's retries, without MRTR: the result object.
-    async fn round_trip(self: &Arc<Self>, method: &str, params: &Map<String, Value>, opts: &CallOptions) -> Result<Value> {
+    async fn round_trip(
+        self: &Arc<Self>,
+        method: &str,
+        params: &Map<String, Value>,
+        opts: &CallOptions,
+    ) -> Result<Value> {
         let (mut retried_version, mut retried_headers, mut retried_session) = (false, false, false);
         loop {
             let timeout = opts.timeout.unwrap_or(self.options.request_timeout);
@@ -312,7 +338,9 @@ impl Inner {
                 if let Some(c) = &cursor {
                     params.insert("cursor".into(), json!(c));
                 }
-                let Ok(v) = self.request("tools/list", params, &CallOptions::new().bypass_cache()).await else { return };
+                let Ok(v) = self.request("tools/list", params, &CallOptions::new().bypass_cache()).await else {
+                    return;
+                };
                 super::filter_tools(self, v.clone());
                 cursor = v.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
                 if cursor.is_none() {
@@ -324,10 +352,17 @@ impl Inner {
 
     /// A request with everything: cache, retries, and the MRTR loop (answers to
     /// `inputRequests` and the `requestState` go into a retry with a new id).
-    pub fn request<'a>(self: &'a Arc<Self>, method: &'a str, params: Map<String, Value>, opts: &'a CallOptions) -> BoxFuture<'a, Result<Value>> {
+    pub fn request<'a>(
+        self: &'a Arc<Self>,
+        method: &'a str,
+        params: Map<String, Value>,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let modern = self.state().era == Era::Modern;
-            let key = (self.options.cache && modern).then(|| self.cache.key(method, &params, self.authorization().as_deref())).flatten();
+            let key = (self.options.cache && modern)
+                .then(|| self.cache.key(method, &params, self.authorization().as_deref()))
+                .flatten();
             if let (Some(k), false) = (&key, opts.bypass_cache) {
                 if let Some(v) = self.cache.get(k) {
                     return Ok(v);
@@ -354,7 +389,8 @@ impl Inner {
                 }
                 rounds += 1;
                 retry.clear();
-                if let Some(requests) = result.get("inputRequests").and_then(Value::as_object).filter(|r| !r.is_empty()) {
+                if let Some(requests) = result.get("inputRequests").and_then(Value::as_object).filter(|r| !r.is_empty())
+                {
                     let cancel = opts.cancel.clone().unwrap_or_default();
                     let answers = tokio::select! {
                         _ = cancel.cancelled() => return Err(Error::new(ErrorKind::Cancelled, format!("{method} was cancelled"))),
@@ -394,7 +430,10 @@ impl Drop for LegacyCancel {
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         let id = self.id.clone();
         rt.spawn(async move {
-            let n = Notification::new("notifications/cancelled", Some(json!({ "requestId": id.to_value(), "reason": "cancelled by the client" })));
+            let n = Notification::new(
+                "notifications/cancelled",
+                Some(json!({ "requestId": id.to_value(), "reason": "cancelled by the client" })),
+            );
             let version = inner.state().version;
             let _ = inner.wire.notify(n, Some(version)).await;
         });

@@ -48,9 +48,12 @@ pub(crate) async fn establish(inner: &Arc<Inner>) -> Result<()> {
 /// Whether a JSON-RPC error can only come from a modern server.
 fn is_modern_error(e: &ErrorObject, http_status: Option<u16>) -> bool {
     match e.code {
-        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION | jsonrpc::HEADER_MISMATCH | jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY => true,
+        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION
+        | jsonrpc::HEADER_MISMATCH
+        | jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY => true,
         jsonrpc::INVALID_PARAMS => {
-            let text = format!("{} {}", e.message, e.data.as_ref().map(Value::to_string).unwrap_or_default()).to_ascii_lowercase();
+            let text = format!("{} {}", e.message, e.data.as_ref().map(Value::to_string).unwrap_or_default())
+                .to_ascii_lowercase();
             text.contains("_meta") || text.contains("io.modelcontextprotocol/")
         }
         // On HTTP a modern server answers an unknown method with 404 and this body; a legacy
@@ -66,7 +69,8 @@ fn legacy_allowed(inner: &Inner) -> bool {
 
 async fn probe(inner: &Arc<Inner>) -> Result<Probe> {
     let http = inner.wire.is_http();
-    let timeout = if http || !legacy_allowed(inner) { inner.options.request_timeout } else { inner.options.probe_timeout };
+    let timeout =
+        if http || !legacy_allowed(inner) { inner.options.request_timeout } else { inner.options.probe_timeout };
     let opts = CallOptions::default();
     let mut out = inner.outbound("server/discover", Map::new(), &opts);
     out.cancel_on_drop = false;
@@ -110,7 +114,9 @@ fn legacy_or(inner: &Inner, e: Error) -> Result<Probe> {
     } else {
         Err(Error::new(
             e.kind(),
-            format!("the MCP server does not speak a modern protocol version ({e}), and this client is set up for modern versions only"),
+            format!(
+                "the MCP server does not speak a modern protocol version ({e}), and this client is set up for modern versions only"
+            ),
         ))
     }
 }
@@ -118,9 +124,13 @@ fn legacy_or(inner: &Inner, e: Error) -> Result<Probe> {
 fn on_discover(inner: &Arc<Inner>, v: Value) -> Result<Probe> {
     let Ok(d) = serde_json::from_value::<DiscoverResult>(v.clone()) else {
         tracing::debug!("the answer to server/discover is not a DiscoverResult: taking the server for a legacy one");
-        return legacy_or(inner, Error::new(ErrorKind::ParseError, "the answer to server/discover is not a DiscoverResult"));
+        return legacy_or(
+            inner,
+            Error::new(ErrorKind::ParseError, "the answer to server/discover is not a DiscoverResult"),
+        );
     };
-    let ours: Vec<&str> = inner.options.protocol_versions.iter().map(String::as_str).filter(|v| !is_legacy_version(v)).collect();
+    let ours: Vec<&str> =
+        inner.options.protocol_versions.iter().map(String::as_str).filter(|v| !is_legacy_version(v)).collect();
     let chosen = ours.iter().find(|v| d.supported_versions.iter().any(|s| s == *v));
     let Some(chosen) = chosen else {
         let legacy = d.supported_versions.iter().any(|s| inner.options.legacy_versions().any(|l| l == s));
@@ -129,7 +139,10 @@ fn on_discover(inner: &Arc<Inner>, v: Value) -> Result<Probe> {
         }
         return Err(Error::new(
             ErrorKind::UnsupportedProtocolVersion,
-            format!("the MCP server supports {:?}; this client supports {:?}", d.supported_versions, inner.options.protocol_versions),
+            format!(
+                "the MCP server supports {:?}; this client supports {:?}",
+                d.supported_versions, inner.options.protocol_versions
+            ),
         ));
     };
     let server_info = d
@@ -176,7 +189,8 @@ fn switch_version(inner: &Inner, data: Option<&Value>) -> bool {
 /// client speaks.
 fn lists_legacy_version(inner: &Inner, data: Option<&Value>) -> bool {
     let supported = data.and_then(|d| d.get("supported")).and_then(Value::as_array);
-    supported.is_some_and(|s| s.iter().filter_map(Value::as_str).any(|v| inner.options.legacy_versions().any(|l| l == v)))
+    supported
+        .is_some_and(|s| s.iter().filter_map(Value::as_str).any(|v| inner.options.legacy_versions().any(|l| l == v)))
 }
 
 /// After an `UnsupportedProtocolVersionError` on a request: switch to a supported modern
@@ -220,7 +234,10 @@ async fn initialize(inner: &Arc<Inner>) -> Result<()> {
     });
     let mut params = Map::new();
     params.insert("protocolVersion".into(), json!(version));
-    params.insert("capabilities".into(), serde_json::to_value(inner.options.capabilities()).unwrap_or_else(|_| json!({})));
+    params.insert(
+        "capabilities".into(),
+        serde_json::to_value(inner.options.capabilities()).unwrap_or_else(|_| json!({})),
+    );
     params.insert("clientInfo".into(), serde_json::to_value(&inner.options.client_info).unwrap_or(Value::Null));
     let opts = CallOptions::default();
     let out = inner.outbound("initialize", params, &opts);
@@ -230,10 +247,14 @@ async fn initialize(inner: &Arc<Inner>) -> Result<()> {
     if !inner.options.legacy_versions().any(|v| v == negotiated) {
         return Err(Error::new(
             ErrorKind::UnsupportedProtocolVersion,
-            format!("the MCP server chose protocol version {negotiated:?}, which this client does not speak ({:?})", inner.options.protocol_versions),
+            format!(
+                "the MCP server chose protocol version {negotiated:?}, which this client does not speak ({:?})",
+                inner.options.protocol_versions
+            ),
         ));
     }
-    let capabilities: ServerCapabilities = result.get("capabilities").cloned().and_then(|c| serde_json::from_value(c).ok()).unwrap_or_default();
+    let capabilities: ServerCapabilities =
+        result.get("capabilities").cloned().and_then(|c| serde_json::from_value(c).ok()).unwrap_or_default();
     let server_info = result.get("serverInfo").cloned().and_then(|i| serde_json::from_value::<Implementation>(i).ok());
     let instructions = result.get("instructions").and_then(Value::as_str).map(str::to_owned);
     let logging = capabilities.logging.is_some();
@@ -245,13 +266,18 @@ async fn initialize(inner: &Arc<Inner>) -> Result<()> {
     });
     inner.wire.notify(Notification::new("notifications/initialized", None), Some(negotiated.clone())).await?;
     if inner.options.legacy_get_stream {
-        inner.wire.start_listening(negotiated.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5))).await;
+        inner
+            .wire
+            .start_listening(negotiated.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5)))
+            .await;
     }
     if let (Some(level), true) = (inner.options.log_level, logging) {
         let mut p = Map::new();
         p.insert("level".into(), json!(level));
         let out = inner.outbound("logging/setLevel", p, &opts);
-        if let Err(e) = inner.exchange(out, &opts, inner.options.request_timeout).await.and_then(|(r, _)| into_result(r)) {
+        if let Err(e) =
+            inner.exchange(out, &opts, inner.options.request_timeout).await.and_then(|(r, _)| into_result(r))
+        {
             tracing::debug!("logging/setLevel failed: {e}");
         }
     }

@@ -108,7 +108,8 @@ fn transport_error(message: String) -> Error {
 fn http_error(status: StatusCode, body: &[u8]) -> Error {
     let text = String::from_utf8_lossy(&body[..body.len().min(2048)]).into_owned();
     let shown = if text.trim().is_empty() { String::new() } else { format!(": {}", text.trim()) };
-    transport_error(format!("the MCP server answered HTTP {status}{shown}")).with_data(json!({ "httpStatus": status.as_u16(), "body": text }))
+    transport_error(format!("the MCP server answered HTTP {status}{shown}"))
+        .with_data(json!({ "httpStatus": status.as_u16(), "body": text }))
 }
 
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
@@ -127,12 +128,18 @@ impl HttpTransport {
         let uri: Uri = url.parse().map_err(|e| Error::usage(format!("invalid MCP server URL {url:?}: {e}")))?;
         match uri.scheme_str() {
             Some("http" | "https") if uri.host().is_some() => {}
-            _ => return Err(Error::usage(format!("invalid MCP server URL {url:?}: it must be an http:// or https:// URL"))),
+            _ => {
+                return Err(Error::usage(format!(
+                    "invalid MCP server URL {url:?}: it must be an http:// or https:// URL"
+                )));
+            }
         }
         let mut header_map = HeaderMap::new();
         for (name, value) in &options.headers {
-            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| Error::usage(format!("invalid HTTP header name {name:?}: {e}")))?;
-            let v = HeaderValue::from_str(value).map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| Error::usage(format!("invalid HTTP header name {name:?}: {e}")))?;
+            let v = HeaderValue::from_str(value)
+                .map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
             header_map.append(n, v);
         }
         let client = new_http_client()?;
@@ -156,11 +163,13 @@ impl HttpTransport {
 
     /// Sets (or with `None` removes) a header sent with every request.
     pub fn set_header(&self, name: &str, value: Option<&str>) -> Result<()> {
-        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| Error::usage(format!("invalid HTTP header name {name:?}: {e}")))?;
+        let n = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| Error::usage(format!("invalid HTTP header name {name:?}: {e}")))?;
         let mut h = self.shared.headers.write().unwrap_or_else(|e| e.into_inner());
         match value {
             Some(v) => {
-                let v = HeaderValue::from_str(v).map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
+                let v = HeaderValue::from_str(v)
+                    .map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
                 h.insert(n, v);
             }
             None => {
@@ -174,12 +183,20 @@ impl HttpTransport {
     pub fn authorization(&self) -> Option<String> {
         let h = self.shared.headers.read().unwrap_or_else(|e| e.into_inner());
         let oauth = self.shared.auth.as_ref().and_then(Authorizer::header);
-        oauth.as_ref().or_else(|| h.get(http::header::AUTHORIZATION)).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        oauth
+            .as_ref()
+            .or_else(|| h.get(http::header::AUTHORIZATION))
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
     /// The legacy session id, once the server assigned one.
     pub fn session_id(&self) -> Option<String> {
-        self.shared.session.read().unwrap_or_else(|e| e.into_inner()).as_ref().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        self.shared
+            .session
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 
     /// Forgets the legacy session (it expired, or a new one starts).
@@ -195,8 +212,10 @@ impl HttpTransport {
         let body = Bytes::from(serde_json::to_vec(&out.request)?);
         let mut extra: Vec<(HeaderName, HeaderValue)> = Vec::with_capacity(out.headers.len());
         for (name, value) in &out.headers {
-            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| Error::usage(format!("invalid header name {name:?}: {e}")))?;
-            let v = HeaderValue::from_str(value).map_err(|e| Error::usage(format!("invalid value for header {name}: {e}")))?;
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| Error::usage(format!("invalid header name {name:?}: {e}")))?;
+            let v = HeaderValue::from_str(value)
+                .map_err(|e| Error::usage(format!("invalid value for header {name}: {e}")))?;
             extra.push((n, v));
         }
         let is_initialize = out.request.method == "initialize";
@@ -212,7 +231,10 @@ impl HttpTransport {
             let resp = shared.execute(req).await?;
             // A challenge: authorize (or re-authorize), then send the request again.
             match &shared.auth {
-                Some(auth) if authorizations < auth.max_authorizations() && Authorizer::is_challenge(resp.status(), resp.headers()) => {
+                Some(auth)
+                    if authorizations < auth.max_authorizations()
+                        && Authorizer::is_challenge(resp.status(), resp.headers()) =>
+                {
                     auth.authorize(resp.status(), resp.headers(), sent.as_ref(), authorizations == 0).await?;
                     authorizations += 1;
                 }
@@ -225,7 +247,8 @@ impl HttpTransport {
                 *shared.session.write().unwrap_or_else(|e| e.into_inner()) = Some(sid.clone());
             }
         }
-        let content_type = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        let content_type =
+            resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         if !status.is_success() {
             let body = collect(resp.into_body(), ERROR_BODY_LIMIT).await.unwrap_or_default();
             if status == StatusCode::NOT_FOUND && had_session && !is_initialize {
@@ -247,7 +270,9 @@ impl HttpTransport {
         } else if content_type.starts_with("application/json") {
             tokio::spawn(pump_json(shared.clone(), resp.into_body(), tx, id))
         } else if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
-            return Err(transport_error(format!("the MCP server accepted the request without answering it (HTTP {status})")));
+            return Err(transport_error(format!(
+                "the MCP server accepted the request without answering it (HTTP {status})"
+            )));
         } else {
             return Err(transport_error(format!(
                 "the MCP server answered with Content-Type {content_type:?}; expected application/json or text/event-stream"
@@ -336,7 +361,9 @@ impl Shared {
             h.insert(http::header::AUTHORIZATION, token);
         }
         let version = match protocol_version {
-            Some(v) => Some(HeaderValue::from_str(v).map_err(|_| Error::usage(format!("invalid protocol version {v:?}")))?),
+            Some(v) => {
+                Some(HeaderValue::from_str(v).map_err(|_| Error::usage(format!("invalid protocol version {v:?}")))?)
+            }
             None => None,
         };
         if let Some(v) = &version {
@@ -351,7 +378,12 @@ impl Shared {
         Ok(req)
     }
 
-    fn post(&self, body: Bytes, protocol_version: Option<&str>, extra: Vec<(HeaderName, HeaderValue)>) -> Result<Request<Full<Bytes>>> {
+    fn post(
+        &self,
+        body: Bytes,
+        protocol_version: Option<&str>,
+        extra: Vec<(HeaderName, HeaderValue)>,
+    ) -> Result<Request<Full<Bytes>>> {
         let mut req = self.base_request(Method::POST, protocol_version)?;
         if let Some(h) = req.headers_mut() {
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -387,12 +419,15 @@ impl Shared {
             Message::Request(r) => Inbound::Request(r),
             Message::Response(r) => {
                 // Only a resumed stream should carry one, but a response is a response.
-                let route = r.id.as_ref().and_then(|id| self.routes.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned());
+                let route =
+                    r.id.as_ref().and_then(|id| self.routes.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned());
                 match route {
                     Some(tx) => {
                         let _ = tx.send(Ok(Inbound::Response(r)));
                     }
-                    None => tracing::debug!(id = ?r.id, "a response on the session's GET stream, for no pending request"),
+                    None => {
+                        tracing::debug!(id = ?r.id, "a response on the session's GET stream, for no pending request")
+                    }
                 }
                 return;
             }
@@ -439,7 +474,10 @@ fn messages(bytes: &[u8]) -> std::result::Result<Vec<Message>, String> {
         Value::Array(items) => items,
         v => vec![v],
     };
-    items.into_iter().map(|v| jsonrpc::classify(v).map_err(|r| r.response.as_error().map(|e| e.message.clone()).unwrap_or_default())).collect()
+    items
+        .into_iter()
+        .map(|v| jsonrpc::classify(v).map_err(|r| r.response.as_error().map(|e| e.message.clone()).unwrap_or_default()))
+        .collect()
 }
 
 /// Hands one message of a request's response over; true once the response is delivered.
@@ -489,7 +527,10 @@ async fn pump_json(shared: Arc<Shared>, body: Incoming, tx: mpsc::UnboundedSende
             let _ = tx.send(Err(transport_error("the server's JSON response holds no response to the request".into())));
         }
         Err(why) => {
-            let _ = tx.send(Err(Error::new(ErrorKind::ParseError, format!("the server's response is not a JSON-RPC message: {why}"))));
+            let _ = tx.send(Err(Error::new(
+                ErrorKind::ParseError,
+                format!("the server's response is not a JSON-RPC message: {why}"),
+            )));
         }
     }
 }
@@ -501,7 +542,12 @@ enum StreamEnd {
 }
 
 /// Reads SSE events from `body`, handing messages to `on_message` until it returns true.
-async fn read_events(shared: &Shared, mut body: Incoming, parser: &mut SseParser, mut on_message: impl FnMut(Message) -> bool) -> StreamEnd {
+async fn read_events(
+    shared: &Shared,
+    mut body: Incoming,
+    parser: &mut SseParser,
+    mut on_message: impl FnMut(Message) -> bool,
+) -> StreamEnd {
     loop {
         let frame = tokio::select! {
             _ = shared.closed.cancelled() => return StreamEnd::Failed(transport_error("the client is closed".into())),
@@ -509,7 +555,9 @@ async fn read_events(shared: &Shared, mut body: Incoming, parser: &mut SseParser
         };
         let data = match frame {
             None => return StreamEnd::Ended,
-            Some(Err(e)) => return StreamEnd::Failed(transport_error(format!("the response stream broke: {}", describe(&e)))),
+            Some(Err(e)) => {
+                return StreamEnd::Failed(transport_error(format!("the response stream broke: {}", describe(&e))));
+            }
             Some(Ok(f)) => match f.into_data() {
                 Ok(d) => d,
                 Err(_) => continue,
@@ -517,7 +565,9 @@ async fn read_events(shared: &Shared, mut body: Incoming, parser: &mut SseParser
         };
         let events = match parser.push(&data) {
             Ok(ev) => ev,
-            Err(e) => return StreamEnd::Failed(transport_error(format!("an SSE event is larger than {} bytes", e.limit))),
+            Err(e) => {
+                return StreamEnd::Failed(transport_error(format!("an SSE event is larger than {} bytes", e.limit)));
+            }
         };
         for ev in events {
             if ev.event != "message" {
@@ -539,7 +589,13 @@ async fn read_events(shared: &Shared, mut body: Incoming, parser: &mut SseParser
 
 /// Reads a request's SSE response. `resume` (legacy sessions: the protocol version) allows
 /// resuming a stream that ends before the response, with GET and `Last-Event-ID`.
-async fn pump_sse(shared: Arc<Shared>, body: Incoming, tx: mpsc::UnboundedSender<Result<Inbound>>, id: RequestId, resume: Option<String>) {
+async fn pump_sse(
+    shared: Arc<Shared>,
+    body: Incoming,
+    tx: mpsc::UnboundedSender<Result<Inbound>>,
+    id: RequestId,
+    resume: Option<String>,
+) {
     let mut parser = SseParser::new(shared.max_message);
     let mut body = body;
     let mut resumes = 0;
@@ -623,8 +679,11 @@ async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: tokio:
                 continue;
             }
         };
-        let is_sse =
-            resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"));
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"));
         if !resp.status().is_success() || !is_sse {
             tracing::debug!(status = %resp.status(), "the MCP server offers no GET stream for this session");
             return;
@@ -656,7 +715,9 @@ mod tests {
     #[test]
     fn messages_keep_integer_ids_beyond_i64_and_accept_batches() {
         let one = messages(br#" {"jsonrpc":"2.0","id":18446744073709551616,"method":"roots/list"}"#).unwrap();
-        assert!(matches!(&one[..], [Message::Request(r)] if r.id == RequestId::BigNumber("18446744073709551616".into())));
+        assert!(
+            matches!(&one[..], [Message::Request(r)] if r.id == RequestId::BigNumber("18446744073709551616".into()))
+        );
         let batch = messages(br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":{}}]"#).unwrap();
         assert_eq!(batch.len(), 2);
         assert!(messages(b"{nope").unwrap_err().contains("not valid JSON"));

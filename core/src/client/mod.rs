@@ -45,16 +45,20 @@ mod transport;
 
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
+pub use options::{
+    CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode,
+    is_legacy_version,
+};
 pub use stdio::{DEFAULT_INHERITED_ENV_VARS, default_environment};
-pub use options::{CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode, is_legacy_version};
 pub use subscriptions::Subscription;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::schema::{
-    CallToolResult, CompleteRequestArgument, CompleteRequestContext, CompleteResult, CompletionReference, DiscoverResult, GetPromptResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, ResultType, ServerCapabilities, SubscriptionFilter, Tool,
+    CallToolResult, CompleteRequestArgument, CompleteRequestContext, CompleteResult, CompletionReference,
+    DiscoverResult, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType,
+    ServerCapabilities, SubscriptionFilter, Tool,
 };
 use conn::Inner;
 use serde::de::DeserializeOwned;
@@ -94,7 +98,8 @@ impl std::fmt::Debug for Client {
 }
 
 fn parse<T: DeserializeOwned>(method: &str, v: Value) -> Result<T> {
-    serde_json::from_value(v).map_err(|e| Error::new(ErrorKind::ParseError, format!("the server's {method} result is not valid: {e}")))
+    serde_json::from_value(v)
+        .map_err(|e| Error::new(ErrorKind::ParseError, format!("the server's {method} result is not valid: {e}")))
 }
 
 /// Drops the tools whose `x-mcp-header` annotations are invalid (HTTP only, with a warning)
@@ -135,7 +140,11 @@ impl Client {
         Ok(())
     }
 
-    async fn start(wire: Wire, rx: mpsc::UnboundedReceiver<transport::Inbound>, options: ClientOptions) -> Result<Client> {
+    async fn start(
+        wire: Wire,
+        rx: mpsc::UnboundedReceiver<transport::Inbound>,
+        options: ClientOptions,
+    ) -> Result<Client> {
         let inner = Arc::new(Inner::new(options, wire));
         let task = tokio::spawn(conn::unsolicited_loop(Arc::downgrade(&inner), rx));
         inner.background.lock().unwrap_or_else(|e| e.into_inner()).push(task);
@@ -287,7 +296,12 @@ impl Client {
             items.extend(parse::<Vec<T>>(method, list)?);
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(c) if seen.insert(c.to_owned()) => cursor = Some(c.to_owned()),
-                Some(_) => return Err(Error::new(ErrorKind::Remote, format!("the server's {method} pages loop (a cursor came back)"))),
+                Some(_) => {
+                    return Err(Error::new(
+                        ErrorKind::Remote,
+                        format!("the server's {method} pages loop (a cursor came back)"),
+                    ));
+                }
                 None => return Ok(items),
             }
         }
@@ -361,7 +375,12 @@ impl Client {
     }
 
     /// `prompts/get` with string arguments (none when empty).
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>, options: CallOptions) -> Result<GetPromptResult> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+        options: CallOptions,
+    ) -> Result<GetPromptResult> {
         let mut params = Map::new();
         params.insert("name".into(), json!(name));
         if !arguments.is_empty() {

@@ -29,13 +29,15 @@ fn registration_hint(method: &str) -> &'static str {
 ///
 /// Fails when a request is malformed, asks for a method no handler is registered for, or a
 /// handler fails.
-pub(crate) async fn answer_input_requests(options: &ClientOptions, requests: &Map<String, Value>) -> Result<Map<String, Value>> {
+pub(crate) async fn answer_input_requests(
+    options: &ClientOptions,
+    requests: &Map<String, Value>,
+) -> Result<Map<String, Value>> {
     let mut calls = Vec::with_capacity(requests.len());
     for (key, request) in requests {
-        let method = request
-            .get("method")
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidParams, format!("the server's input request {key:?} has no \"method\"")))?;
+        let method = request.get("method").and_then(Value::as_str).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidParams, format!("the server's input request {key:?} has no \"method\""))
+        })?;
         let Some((handler, _)) = handler_for(options, method) else {
             return Err(Error::usage(format!(
                 "the server asked for {method} (input request {key:?}), but this client has no handler for it: register one with {}",
@@ -63,7 +65,10 @@ pub(crate) async fn answer_server_request(options: &ClientOptions, request: Requ
         return Response::result(id, json!({}));
     }
     let Some((handler, _)) = handler_for(options, &request.method) else {
-        let e = ErrorObject::new(jsonrpc::METHOD_NOT_FOUND, format!("Method not found: {} (this client does not offer it)", request.method));
+        let e = ErrorObject::new(
+            jsonrpc::METHOD_NOT_FOUND,
+            format!("Method not found: {} (this client does not offer it)", request.method),
+        );
         return Response::error(Some(id), e);
     };
     let params = request.params.filter(|p| !p.is_null()).unwrap_or_else(|| json!({}));

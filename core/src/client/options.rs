@@ -5,8 +5,8 @@
 use super::auth::OAuthOptions;
 use crate::error::Result;
 use crate::schema::{
-    ClientCapabilities, ElicitationCapability, Implementation, LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams,
-    RootsCapability, SamplingCapability,
+    ClientCapabilities, ElicitationCapability, Implementation, LoggingLevel, LoggingMessageNotificationParams,
+    ProgressNotificationParams, RootsCapability, SamplingCapability,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};

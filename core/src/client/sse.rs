@@ -147,7 +147,11 @@ impl SseParser {
         if !has_data || data.is_empty() {
             return None;
         }
-        Some(SseEvent { event: if event.is_empty() { "message".to_owned() } else { event }, data, id: self.last_event_id.clone() })
+        Some(SseEvent {
+            event: if event.is_empty() { "message".to_owned() } else { event },
+            data,
+            id: self.last_event_id.clone(),
+        })
     }
 }
 
@@ -166,7 +170,8 @@ mod tests {
 
     #[test]
     fn parses_events_comments_and_fields() {
-        let (ev, p) = all(&[b": keep-alive\n\nevent: message\ndata: {\"a\":1}\n\nid: 7\nretry: 500\ndata: x\ndata: y\n\n"]);
+        let (ev, p) =
+            all(&[b": keep-alive\n\nevent: message\ndata: {\"a\":1}\n\nid: 7\nretry: 500\ndata: x\ndata: y\n\n"]);
         assert_eq!(ev.len(), 2);
         assert_eq!(ev[0].data, "{\"a\":1}");
         assert_eq!(ev[0].event, "message");

@@ -37,8 +37,18 @@ pub const DEFAULT_INHERITED_ENV_VARS: &[&str] = &["HOME", "LOGNAME", "PATH", "SH
 /// [`ClientOptions::inherit_env`] is set (the official MCP SDKs' list).
 #[cfg(windows)]
 pub const DEFAULT_INHERITED_ENV_VARS: &[&str] = &[
-    "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP",
-    "USERNAME", "USERPROFILE",
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "PROGRAMFILES",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
 ];
 
 /// What a stdio server inherits by default: [`DEFAULT_INHERITED_ENV_VARS`] that are set,
@@ -119,8 +129,10 @@ struct CancelGuard {
 impl Drop for CancelGuard {
     fn drop(&mut self) {
         if self.shared.take_route(&self.id).is_some() && self.notify {
-            let n =
-                Notification::new("notifications/cancelled", Some(json!({ "requestId": self.id.to_value(), "reason": "cancelled by the client" })));
+            let n = Notification::new(
+                "notifications/cancelled",
+                Some(json!({ "requestId": self.id.to_value(), "reason": "cancelled by the client" })),
+            );
             let _ = self.shared.write_line(&n);
         }
     }
@@ -163,7 +175,12 @@ impl LineTransport {
     }
 
     /// Spawns `command` with `args` and runs the transport over its stdin and stdout.
-    pub fn spawn<I, S>(command: &OsStr, args: I, unsolicited: mpsc::UnboundedSender<Inbound>, options: &ClientOptions) -> Result<Self>
+    pub fn spawn<I, S>(
+        command: &OsStr,
+        args: I,
+        unsolicited: mpsc::UnboundedSender<Inbound>,
+        options: &ClientOptions,
+    ) -> Result<Self>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -189,8 +206,12 @@ impl LineTransport {
         // (e.g. the real server behind `npx` or `uvx`).
         #[cfg(unix)]
         cmd.process_group(0);
-        let mut child =
-            cmd.spawn().map_err(|e| Error::new(ErrorKind::Transport, format!("cannot start the MCP server {:?}: {e}", command.to_string_lossy())))?;
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::new(
+                ErrorKind::Transport,
+                format!("cannot start the MCP server {:?}: {e}", command.to_string_lossy()),
+            )
+        })?;
         let stdin = child.stdin.take().ok_or_else(|| Error::internal("the child's stdin is not piped"))?;
         let stdout = child.stdout.take().ok_or_else(|| Error::internal("the child's stdout is not piped"))?;
         let mut transport = LineTransport::new(stdout, stdin, unsolicited, options);
@@ -230,7 +251,11 @@ impl LineTransport {
             self.shared.take_route(&id);
             return Err(e);
         }
-        Ok(Pending { rx, http_status: None, _guard: Box::new(CancelGuard { shared: self.shared.clone(), id, notify: out.cancel_on_drop }) })
+        Ok(Pending {
+            rx,
+            http_status: None,
+            _guard: Box::new(CancelGuard { shared: self.shared.clone(), id, notify: out.cancel_on_drop }),
+        })
     }
 
     pub fn write<T: Serialize>(&self, message: &T) -> Result<()> {
@@ -332,7 +357,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedRece
     let _ = w.shutdown().await;
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(r: R, shared: Arc<Shared>, unsolicited: mpsc::UnboundedSender<Inbound>, max: usize) {
+async fn read_loop<R: AsyncRead + Unpin>(
+    r: R,
+    shared: Arc<Shared>,
+    unsolicited: mpsc::UnboundedSender<Inbound>,
+    max: usize,
+) {
     let mut reader = BufReader::with_capacity(64 * 1024, r);
     let mut line = Vec::with_capacity(4096);
     let why = loop {
@@ -357,7 +387,10 @@ fn on_frame(frame: &[u8], shared: &Shared, unsolicited: &mpsc::UnboundedSender<I
     let message = match jsonrpc::parse_message(frame) {
         Ok(m) => m,
         Err(_) => {
-            tracing::warn!("the MCP server wrote a line that is not a JSON-RPC message: {}", String::from_utf8_lossy(&frame[..frame.len().min(200)]));
+            tracing::warn!(
+                "the MCP server wrote a line that is not a JSON-RPC message: {}",
+                String::from_utf8_lossy(&frame[..frame.len().min(200)])
+            );
             return;
         }
     };
@@ -373,7 +406,9 @@ fn on_frame(frame: &[u8], shared: &Shared, unsolicited: &mpsc::UnboundedSender<I
         },
         Message::Notification(n) => {
             let params = n.params.as_ref();
-            let by_subscription = params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1subscriptionId")).and_then(RequestId::from_value);
+            let by_subscription = params
+                .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1subscriptionId"))
+                .and_then(RequestId::from_value);
             if n.method == "notifications/cancelled" {
                 // The server ends a subscription (or a legacy server cancels its own request,
                 // which this client answers at once anyway).

@@ -107,7 +107,12 @@ async fn listen(inner: &Arc<Inner>, filter: SubscriptionFilter) -> Result<Subscr
     let out = inner.outbound("subscriptions/listen", params, &opts);
     let timeout = inner.options.request_timeout;
     let deadline = tokio::time::Instant::now() + timeout;
-    let timed_out = || Error::new(ErrorKind::Timeout, format!("subscriptions/listen was not acknowledged within {} ms", timeout.as_millis()));
+    let timed_out = || {
+        Error::new(
+            ErrorKind::Timeout,
+            format!("subscriptions/listen was not acknowledged within {} ms", timeout.as_millis()),
+        )
+    };
     let mut pending = tokio::select! {
         _ = tokio::time::sleep_until(deadline) => return Err(timed_out()),
         p = inner.wire.send(out) => p?,
@@ -127,7 +132,10 @@ async fn listen(inner: &Arc<Inner>, filter: SubscriptionFilter) -> Result<Subscr
             Some(Ok(Inbound::Response(r))) => {
                 return match r.outcome {
                     Outcome::Error(e) => Err(Error::remote(e)),
-                    Outcome::Result(_) => Err(Error::new(ErrorKind::Transport, "the server ended the subscription before acknowledging it")),
+                    Outcome::Result(_) => Err(Error::new(
+                        ErrorKind::Transport,
+                        "the server ended the subscription before acknowledging it",
+                    )),
                 };
             }
             Some(Err(e)) => return Err(e),
@@ -197,7 +205,10 @@ fn accepts(filter: &SubscriptionFilter, n: &Notification) -> bool {
         "notifications/resources/list_changed" => filter.resources_list_changed == Some(true),
         "notifications/resources/updated" => {
             let uri = n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str).unwrap_or_default();
-            filter.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri || uri.starts_with(u.as_str())))
+            filter
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri || uri.starts_with(u.as_str())))
         }
         _ => false,
     }
@@ -205,7 +216,10 @@ fn accepts(filter: &SubscriptionFilter, n: &Notification) -> bool {
 
 async fn legacy(inner: &Arc<Inner>, filter: SubscriptionFilter) -> Result<Subscription> {
     let st = inner.state();
-    inner.wire.start_listening(st.version.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5))).await;
+    inner
+        .wire
+        .start_listening(st.version.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5)))
+        .await;
     let mut events = inner.events.subscribe();
     let acknowledged = legacy_ack(&filter, &st.capabilities);
     let uris = acknowledged.resource_subscriptions.clone().unwrap_or_default();

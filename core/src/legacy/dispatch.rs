@@ -22,18 +22,26 @@ impl Server {
         if !self.legacy_options().enabled {
             return Err(fail(Error::method_not_found("initialize")));
         }
-        let params = req.params.as_ref().and_then(Value::as_object).ok_or_else(|| fail(Error::invalid_params("Invalid params: initialize needs params")))?;
-        let requested = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| fail(Error::invalid_params("Invalid params: initialize needs a string \"protocolVersion\"")))?;
+        let params = req
+            .params
+            .as_ref()
+            .and_then(Value::as_object)
+            .ok_or_else(|| fail(Error::invalid_params("Invalid params: initialize needs params")))?;
+        let requested = params.get("protocolVersion").and_then(Value::as_str).ok_or_else(|| {
+            fail(Error::invalid_params("Invalid params: initialize needs a string \"protocolVersion\""))
+        })?;
         let capabilities = match params.get("capabilities") {
             Some(Value::Object(c)) => c.clone(),
             None | Some(Value::Null) => Map::new(),
             Some(_) => return Err(fail(Error::invalid_params("Invalid params: \"capabilities\" must be an object"))),
         };
         let version = negotiate(requested);
-        let session = Arc::new(Session::new(version.to_owned(), capabilities, params.get("clientInfo").cloned(), self.legacy_options().request_timeout));
+        let session = Arc::new(Session::new(
+            version.to_owned(),
+            capabilities,
+            params.get("clientInfo").cloned(),
+            self.legacy_options().request_timeout,
+        ));
         let mut result = Map::new();
         result.insert("protocolVersion".into(), json!(version));
         result.insert("capabilities".into(), self.capabilities());
@@ -62,10 +70,18 @@ impl Server {
         }
         let empty = || Map::new();
         match req.method.as_str() {
-            "initialize" => return Err(Error::new(ErrorKind::InvalidRequest, "Invalid Request: this session is already initialized")),
+            "initialize" => {
+                return Err(Error::new(
+                    ErrorKind::InvalidRequest,
+                    "Invalid Request: this session is already initialized",
+                ));
+            }
             "ping" => return Ok(self.ready(req.id, empty(), None, &era)),
             "logging/setLevel" => {
-                let level = params.and_then(|p| p.get("level")).cloned().ok_or_else(|| Error::invalid_params("Invalid params: \"level\" is required"))?;
+                let level = params
+                    .and_then(|p| p.get("level"))
+                    .cloned()
+                    .ok_or_else(|| Error::invalid_params("Invalid params: \"level\" is required"))?;
                 let level: LoggingLevel = serde_json::from_value(level)
                     .map_err(|_| Error::invalid_params("Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency"))?;
                 session.set_log_level(level);
@@ -73,7 +89,10 @@ impl Server {
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 self.serve_available(Method::ResourcesRead, &req.method)?;
-                let uri = params.and_then(|p| p.get("uri")).and_then(Value::as_str).ok_or_else(|| Error::invalid_params("Invalid params: \"uri\" must be a string"))?;
+                let uri = params
+                    .and_then(|p| p.get("uri"))
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| Error::invalid_params("Invalid params: \"uri\" must be a string"))?;
                 if req.method == "resources/subscribe" {
                     session.subscribe(uri);
                 } else {
@@ -157,4 +176,3 @@ fn legacy_meta(session: &Session, params: Option<&Value>) -> RequestMeta {
         raw,
     }
 }
-

@@ -93,5 +93,10 @@ pub fn negotiate(requested: &str) -> &'static str {
 /// protocol version (a modern client sending `initialize` gets -32601).
 pub fn is_legacy_initialize(req: &crate::jsonrpc::Request) -> bool {
     req.method == "initialize"
-        && req.params.as_ref().and_then(|p| p.get("_meta")).and_then(|m| m.get(crate::schema::PROTOCOL_VERSION_META_KEY)).is_none()
+        && req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(crate::schema::PROTOCOL_VERSION_META_KEY))
+            .is_none()
 }

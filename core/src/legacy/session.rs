@@ -3,17 +3,17 @@
 //! [`SessionStore`](crate::legacy::SessionStore) expires and evicts by.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::jsonrpc::{Request, RequestId, Response, JsonRpcVersion, Outcome};
+use crate::jsonrpc::{JsonRpcVersion, Outcome, Request, RequestId, Response};
+use crate::legacy::store::SessionStore;
 use crate::schema::LoggingLevel;
 use crate::server::exchange::Outgoing;
+use crate::server::exchange::OutgoingTx;
 use crate::server::seal::fill_random;
-use crate::legacy::store::SessionStore;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
-use crate::server::exchange::OutgoingTx;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -51,7 +51,12 @@ pub(crate) struct Activity {
 }
 
 impl Session {
-    pub(crate) fn new(version: String, client_capabilities: Map<String, Value>, client_info: Option<Value>, request_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        version: String,
+        client_capabilities: Map<String, Value>,
+        client_info: Option<Value>,
+        request_timeout: Duration,
+    ) -> Self {
         let mut raw = [0u8; 16];
         fill_random(&mut raw);
         let id = raw.iter().map(|b| format!("{b:02x}")).collect();
@@ -226,13 +231,20 @@ impl Session {
     /// Sends a request to the client on `out` and waits for its response, up to the
     /// session's request timeout; on timeout or cancellation the client is told with
     /// `notifications/cancelled`.
-    pub(crate) async fn request(&self, out: &OutgoingTx, method: &str, params: Value, cancel: &CancellationToken) -> Result<Value> {
+    pub(crate) async fn request(
+        &self,
+        out: &OutgoingTx,
+        method: &str,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value> {
         let id = RequestId::String(format!("mcpaxle-{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);
         // However this ends (answer, timeout, or the caller dropped), nothing stays pending.
         let _pending = Untrack { map: &self.pending, id: &id };
-        let request = Request { jsonrpc: JsonRpcVersion, id: id.clone(), method: method.to_owned(), params: Some(params) };
+        let request =
+            Request { jsonrpc: JsonRpcVersion, id: id.clone(), method: method.to_owned(), params: Some(params) };
         if out.send(Outgoing::Request(request)).is_err() {
             return Err(Error::new(ErrorKind::Cancelled, "the request's stream is closed"));
         }
@@ -250,7 +262,10 @@ impl Session {
             Ok(Response { outcome: Outcome::Error(e), .. }) => Err(Error::remote(e)),
             Err(e) => {
                 let params = serde_json::json!({ "requestId": id.to_value(), "reason": e.message() });
-                let _ = out.send(Outgoing::Notification(crate::jsonrpc::Notification::new("notifications/cancelled", Some(params))));
+                let _ = out.send(Outgoing::Notification(crate::jsonrpc::Notification::new(
+                    "notifications/cancelled",
+                    Some(params),
+                )));
                 Err(e)
             }
         }

@@ -223,7 +223,12 @@ impl SessionStore {
     /// Adds a session opened by `principal` (`None`: without one) from `peer`, making room by
     /// ending the least recently used idle session where a limit is reached; refuses when
     /// every session that could make room is in use.
-    pub fn insert(self: &Arc<Self>, session: Arc<Session>, principal: Option<String>, peer: Option<IpAddr>) -> Result<(), SessionRefused> {
+    pub fn insert(
+        self: &Arc<Self>,
+        session: Arc<Session>,
+        principal: Option<String>,
+        peer: Option<IpAddr>,
+    ) -> Result<(), SessionRefused> {
         let o = &self.options;
         let (quota, limit, per) = match (&principal, peer) {
             (Some(p), _) => (Some(QuotaKey::Principal(p.clone())), o.max_sessions_per_principal, "principal"),
@@ -435,7 +440,8 @@ mod tests {
 
     #[test]
     fn the_indexes_follow_every_change_of_activity() {
-        let store = SessionStore::new(LegacyOptions { max_sessions: 8, max_sessions_per_peer: 3, ..Default::default() });
+        let store =
+            SessionStore::new(LegacyOptions { max_sessions: 8, max_sessions_per_peer: 3, ..Default::default() });
         let peer: IpAddr = "192.0.2.1".parse().unwrap();
         let mut held = Vec::new();
         for i in 0..40u32 {
@@ -470,8 +476,12 @@ mod tests {
         let (a, b) = (session(), session());
         store.insert(a.clone(), Some("alice".into()), None).unwrap();
         store.insert(b.clone(), Some("alice".into()), None).unwrap();
-        let _in_use = [store.checkout(a.id(), Some("alice")).unwrap().1, store.checkout(b.id(), Some("alice")).unwrap().1];
-        assert_eq!(store.insert(session(), Some("alice".into()), None), Err(SessionRefused::Quota { limit: 2, per: "principal" }));
+        let _in_use =
+            [store.checkout(a.id(), Some("alice")).unwrap().1, store.checkout(b.id(), Some("alice")).unwrap().1];
+        assert_eq!(
+            store.insert(session(), Some("alice".into()), None),
+            Err(SessionRefused::Quota { limit: 2, per: "principal" })
+        );
         assert!(!a.closed().is_cancelled() && !b.closed().is_cancelled());
         store.insert(session(), Some("bob".into()), None).unwrap();
         assert_eq!(store.len(), 3);

@@ -23,8 +23,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, RequestId};
-use crate::schema::LoggingLevel;
 use crate::legacy::Session;
+use crate::schema::LoggingLevel;
 use crate::server::exchange::{Outgoing, OutgoingTx};
 use crate::server::request_meta::RequestMeta;
 use serde_json::{Map, Value, json};
@@ -114,7 +114,10 @@ impl AskKind {
                     && o.get("content").is_some_and(|c| c.is_object() || c.is_array())
                     && o.get("model").is_some_and(Value::is_string)
             }
-            AskKind::ListRoots => o.get("roots").and_then(Value::as_array).is_some_and(|r| r.iter().all(|x| x.get("uri").is_some_and(Value::is_string))),
+            AskKind::ListRoots => o
+                .get("roots")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.iter().all(|x| x.get("uri").is_some_and(Value::is_string))),
         }
     }
 }
@@ -131,7 +134,9 @@ impl RequestContext {
         round: Round,
         peer: Option<Peer>,
     ) -> Self {
-        RequestContext { inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round), peer }) }
+        RequestContext {
+            inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round), peer }),
+        }
     }
 
     /// The JSON-RPC id of the request.
@@ -282,7 +287,11 @@ impl RequestContext {
         if let Some(peer) = &self.inner.peer {
             let answer = peer.session.request(&peer.out, kind.method(), params, &self.inner.cancel).await?;
             if !kind.check(&answer) {
-                return Err(Error::invalid_params(format!("Invalid params: the client's answer to {} is not a valid {}", kind.method(), kind.result_name())));
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: the client's answer to {} is not a valid {}",
+                    kind.method(),
+                    kind.result_name()
+                )));
             }
             return Ok(answer);
         }
@@ -335,6 +344,9 @@ impl Error {
 
 impl std::fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestContext").field("id", &self.inner.id).field("method", &self.inner.method).finish_non_exhaustive()
+        f.debug_struct("RequestContext")
+            .field("id", &self.inner.id)
+            .field("method", &self.inner.method)
+            .finish_non_exhaustive()
     }
 }

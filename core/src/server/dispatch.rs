@@ -5,25 +5,25 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
+use crate::legacy::Session;
 use crate::schema::CacheScope;
+use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
-use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, SealedState, params_digest};
-use crate::server::template_paths;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
+use crate::server::template_paths;
 use crate::server::{CacheHint, Server};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
-use std::panic::AssertUnwindSafe;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
-use crate::legacy::Session;
 use tokio_util::sync::CancellationToken;
 
 /// The HTTP request-metadata headers of a Streamable HTTP request, as the transport read them
@@ -103,9 +103,13 @@ impl Method {
 
 fn unknown_method(method: &str) -> Error {
     let why = match method {
-        "initialize" | "notifications/initialized" => " (MCP 2026-07-28 has no initialize handshake: send _meta with every request, or call server/discover)",
+        "initialize" | "notifications/initialized" => {
+            " (MCP 2026-07-28 has no initialize handshake: send _meta with every request, or call server/discover)"
+        }
         "ping" => " (removed in MCP 2026-07-28)",
-        "logging/setLevel" => " (removed in MCP 2026-07-28: set _meta[\"io.modelcontextprotocol/logLevel\"] per request)",
+        "logging/setLevel" => {
+            " (removed in MCP 2026-07-28: set _meta[\"io.modelcontextprotocol/logLevel\"] per request)"
+        }
         "resources/subscribe" | "resources/unsubscribe" => " (removed in MCP 2026-07-28: use subscriptions/listen)",
         _ => "",
     };
@@ -156,17 +160,38 @@ impl Server {
     }
 
     /// Serves a validated request of a known method, in either era.
-    pub(crate) fn serve_method(&self, method: Method, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+    pub(crate) fn serve_method(
+        &self,
+        method: Method,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &Era,
+    ) -> Result<Exchange> {
         self.serve_available(method, &req.method)?;
         let params = req.params.as_ref();
         let hints = &self.inner.config.cache;
         let regs = &self.inner.registries;
         Ok(match method {
             Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover), era),
-            Method::ToolsList => self.list(req.id, params, "tools", &regs.tools, |e| e.json.clone(), &hints.tools, era)?,
-            Method::PromptsList => self.list(req.id, params, "prompts", &regs.prompts, |e| e.json.clone(), &hints.prompts, era)?,
-            Method::ResourcesList => self.list(req.id, params, "resources", &regs.resources, |e| e.json.clone(), &hints.resources, era)?,
-            Method::TemplatesList => self.list(req.id, params, "resourceTemplates", &regs.templates, |e| e.json.clone(), &hints.templates, era)?,
+            Method::ToolsList => {
+                self.list(req.id, params, "tools", &regs.tools, |e| e.json.clone(), &hints.tools, era)?
+            }
+            Method::PromptsList => {
+                self.list(req.id, params, "prompts", &regs.prompts, |e| e.json.clone(), &hints.prompts, era)?
+            }
+            Method::ResourcesList => {
+                self.list(req.id, params, "resources", &regs.resources, |e| e.json.clone(), &hints.resources, era)?
+            }
+            Method::TemplatesList => self.list(
+                req.id,
+                params,
+                "resourceTemplates",
+                &regs.templates,
+                |e| e.json.clone(),
+                &hints.templates,
+                era,
+            )?,
             Method::ToolsCall => self.call_tool(req, meta, tc, era)?,
             Method::ResourcesRead => self.read_resource(req, meta, tc, era)?,
             Method::PromptsGet => self.get_prompt(req, meta, tc, era)?,
@@ -184,7 +209,14 @@ impl Server {
             Method::PromptsList | Method::PromptsGet => prompts,
             Method::Complete => completions,
         };
-        if ok { Ok(()) } else { Err(Error::new(ErrorKind::MethodNotFound, format!("Method not found: {name} (this server does not offer that capability)"))) }
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::MethodNotFound,
+                format!("Method not found: {name} (this server does not offer that capability)"),
+            ))
+        }
     }
 
     fn available(&self) -> (bool, bool, bool, bool) {
@@ -247,7 +279,13 @@ impl Server {
         Value::Object(result)
     }
 
-    pub(crate) fn ready(&self, id: RequestId, result: Map<String, Value>, hint: Option<&CacheHint>, era: &Era) -> Exchange {
+    pub(crate) fn ready(
+        &self,
+        id: RequestId,
+        result: Map<String, Value>,
+        hint: Option<&CacheHint>,
+        era: &Era,
+    ) -> Exchange {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
@@ -274,21 +312,40 @@ impl Server {
 
     /// Reads `inputResponses` and `requestState` into the answers a handler's asks see.
     /// Legacy sessions have neither: their asks are real requests to the client.
-    fn open_round(&self, params: Option<&Value>, method: &str, digest: &str, principal: Option<&str>, era: &Era) -> Result<Round> {
+    fn open_round(
+        &self,
+        params: Option<&Value>,
+        method: &str,
+        digest: &str,
+        principal: Option<&str>,
+        era: &Era,
+    ) -> Result<Round> {
         let mut round = Round::default();
         if era.is_legacy() {
             return Ok(round);
         }
         if let Some(state) = params.and_then(|p| p.get("requestState")).filter(|v| !v.is_null()) {
-            let token = state.as_str().ok_or_else(|| Error::invalid_params("Invalid params: \"requestState\" must be a string"))?;
-            let sealed = self.inner.sealer.open(token, method, digest, principal).map_err(|r| Error::invalid_params(r.message()))?;
+            let token = state
+                .as_str()
+                .ok_or_else(|| Error::invalid_params("Invalid params: \"requestState\" must be a string"))?;
+            let sealed = self
+                .inner
+                .sealer
+                .open(token, method, digest, principal)
+                .map_err(|r| Error::invalid_params(r.message()))?;
             round.answers = sealed.a;
             round.state = sealed.s;
         }
         match params.and_then(|p| p.get("inputResponses")) {
             None | Some(Value::Null) => {}
-            Some(Value::Object(responses)) => round.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone()))),
-            Some(_) => return Err(Error::invalid_params("Invalid params: \"inputResponses\" must be an object mapping input request keys to results")),
+            Some(Value::Object(responses)) => {
+                round.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())))
+            }
+            Some(_) => {
+                return Err(Error::invalid_params(
+                    "Invalid params: \"inputResponses\" must be an object mapping input request keys to results",
+                ));
+            }
         }
         Ok(round)
     }
@@ -297,7 +354,16 @@ impl Server {
     /// called once per run: in a legacy session a run that ends with request state only is
     /// replayed at once with that state (at most [`MAX_LEGACY_REPLAYS`] times).
     #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
-    fn run<F>(&self, id: RequestId, method: &'static str, meta: RequestMeta, tc: &TransportContext, mrtr: Option<(String, Round)>, era: &Era, body: F) -> Exchange
+    fn run<F>(
+        &self,
+        id: RequestId,
+        method: &'static str,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        mrtr: Option<(String, Round)>,
+        era: &Era,
+        body: F,
+    ) -> Exchange
     where
         F: Fn(RequestContext) -> crate::server::BoxFuture<'static, Result<Value>> + Send + Sync + 'static,
     {
@@ -308,7 +374,10 @@ impl Server {
             None => (None, Round::default()),
         };
         let (peer, inflight) = match era {
-            Era::Legacy(session) => (Some(Peer { session: session.clone(), out: tx.clone() }), Some(session.track(id.clone(), cancel.clone()))),
+            Era::Legacy(session) => (
+                Some(Peer { session: session.clone(), out: tx.clone() }),
+                Some(session.track(id.clone(), cancel.clone())),
+            ),
             Era::Modern => (None, None),
         };
         let server = self.clone();
@@ -320,7 +389,16 @@ impl Server {
             let outcome = loop {
                 // A child token: a handler timeout cancels it without aborting the exchange,
                 // which still has to answer.
-                let ctx = RequestContext::new(id.clone(), method.to_owned(), meta.clone(), principal.clone(), Some(tx.clone()), cancel.child_token(), round, peer.clone());
+                let ctx = RequestContext::new(
+                    id.clone(),
+                    method.to_owned(),
+                    meta.clone(),
+                    principal.clone(),
+                    Some(tx.clone()),
+                    cancel.child_token(),
+                    round,
+                    peer.clone(),
+                );
                 let outcome = match AssertUnwindSafe(body(ctx.clone())).catch_unwind().await {
                     Ok(r) => r,
                     Err(_) => {
@@ -346,7 +424,13 @@ impl Server {
                         Ok(result) => Response::result(id, result),
                         Err(e) => Response::error(Some(id), e.to_error_object()),
                     },
-                    _ => Response::error(Some(id), Error::internal(format!("Internal error: the {method} handler kept asking for input it cannot get")).to_error_object()),
+                    _ => Response::error(
+                        Some(id),
+                        Error::internal(format!(
+                            "Internal error: the {method} handler kept asking for input it cannot get"
+                        ))
+                        .to_error_object(),
+                    ),
                 },
                 Err(e) => Response::error(Some(id), e.to_error_object()),
             })
@@ -365,7 +449,14 @@ impl Server {
         for (key, m, params) in round.pending {
             requests.insert(key, json!({ "method": m, "params": params }));
         }
-        let state = self.inner.sealer.seal(SealedState { exp: 0, m: method.to_owned(), d: digest, p: principal, a: round.used, s: round.state });
+        let state = self.inner.sealer.seal(SealedState {
+            exp: 0,
+            m: method.to_owned(),
+            d: digest,
+            p: principal,
+            a: round.used,
+            s: round.state,
+        });
         let mut r = Map::new();
         r.insert("resultType".into(), json!("input_required"));
         if !requests.is_empty() {
@@ -385,7 +476,13 @@ impl Server {
         }
     }
 
-    pub(crate) fn call_tool(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+    pub(crate) fn call_tool(
+        &self,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &Era,
+    ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
         let arguments = match params.and_then(|p| p.get("arguments")) {
@@ -393,7 +490,8 @@ impl Server {
             Some(v @ Value::Object(_)) => v.clone(),
             Some(_) => return Err(Error::invalid_params("Invalid params: \"arguments\" must be an object")),
         };
-        let tool = self.inner.registries.tool(name).ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
+        let tool =
+            self.inner.registries.tool(name).ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
         if let Some(h) = &tc.headers {
             check_param_headers(h, &tool.header_params, &arguments)?;
         }
@@ -409,19 +507,35 @@ impl Server {
             let (server, tool, arguments, era) = (server.clone(), tool.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 let limit = Limit::of_tool(&server, &tool);
-                match limit.run("tool", tool.json["name"].as_str().unwrap_or_default(), &ctx, tool.handler.call(arguments, ctx.clone())).await {
+                match limit
+                    .run(
+                        "tool",
+                        tool.json["name"].as_str().unwrap_or_default(),
+                        &ctx,
+                        tool.handler.call(arguments, ctx.clone()),
+                    )
+                    .await
+                {
                     Ok(result) => {
                         check_structured(&tool, &result)?;
                         Ok(server.finish(to_map(&result), None, &era))
                     }
-                    Err(e) if is_tool_failure(e.kind(), &era) => Ok(server.finish(tool_error(e.message().to_owned()), None, &era)),
+                    Err(e) if is_tool_failure(e.kind(), &era) => {
+                        Ok(server.finish(tool_error(e.message().to_owned()), None, &era))
+                    }
                     Err(e) => Err(e),
                 }
             })
         }))
     }
 
-    pub(crate) fn read_resource(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+    pub(crate) fn read_resource(
+        &self,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &Era,
+    ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let uri = str_param(params, "uri")?.to_owned();
         let regs = &self.inner.registries;
@@ -433,7 +547,8 @@ impl Server {
                 let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t, vars)));
                 let (t, vars) = found.ok_or_else(|| resource_not_found(&uri, era))?;
                 if !t.options.allow_path_traversal {
-                    template_paths::check(&t.template, &vars).map_err(|why| unsafe_variable(&uri, t.template.as_str(), &why, era))?;
+                    template_paths::check(&t.template, &vars)
+                        .map_err(|why| unsafe_variable(&uri, t.template.as_str(), &why, era))?;
                 }
                 (t.handler.clone(), t.cache.clone(), vars)
             }
@@ -444,7 +559,8 @@ impl Server {
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, handler, era, hint, uri) = (server.clone(), handler.clone(), era2.clone(), hint.clone(), uri.clone());
+            let (server, handler, era, hint, uri) =
+                (server.clone(), handler.clone(), era2.clone(), hint.clone(), uri.clone());
             let request = ResourceRequest { uri: uri.clone(), variables: variables.clone() };
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
@@ -454,17 +570,32 @@ impl Server {
         }))
     }
 
-    pub(crate) fn get_prompt(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+    pub(crate) fn get_prompt(
+        &self,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &Era,
+    ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
-        let prompt = read(&self.inner.registries.prompts).get(name).cloned().ok_or_else(|| Error::invalid_params(format!("Unknown prompt: {name}")))?;
+        let prompt = read(&self.inner.registries.prompts)
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::invalid_params(format!("Unknown prompt: {name}")))?;
         let arguments = match params.and_then(|p| p.get("arguments")) {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
-            Some(_) => return Err(Error::invalid_params("Invalid params: prompt \"arguments\" must be an object of string values")),
+            Some(_) => {
+                return Err(Error::invalid_params(
+                    "Invalid params: prompt \"arguments\" must be an object of string values",
+                ));
+            }
         };
         if let Some(missing) = prompt.required.iter().find(|r| !arguments.contains_key(*r)) {
-            return Err(Error::invalid_params(format!("Invalid params: prompt {name} requires the argument {missing:?}")));
+            return Err(Error::invalid_params(format!(
+                "Invalid params: prompt {name} requires the argument {missing:?}"
+            )));
         }
         let digest = params_digest(name, Some(&Value::Object(arguments.clone())));
         let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref(), era)?;
@@ -474,15 +605,30 @@ impl Server {
             let (server, prompt, arguments, era) = (server.clone(), prompt.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
-                let result = limit.run("prompt", prompt.json["name"].as_str().unwrap_or_default(), &ctx, prompt.handler.get(arguments, ctx.clone())).await?;
+                let result = limit
+                    .run(
+                        "prompt",
+                        prompt.json["name"].as_str().unwrap_or_default(),
+                        &ctx,
+                        prompt.handler.get(arguments, ctx.clone()),
+                    )
+                    .await?;
                 Ok(server.finish(to_map(&result), None, &era))
             })
         }))
     }
 
-    pub(crate) fn complete(&self, req: Request, meta: RequestMeta, tc: &TransportContext, era: &Era) -> Result<Exchange> {
+    pub(crate) fn complete(
+        &self,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &Era,
+    ) -> Result<Exchange> {
         let params = req.params.as_ref();
-        let r = params.and_then(|p| p.get("ref")).ok_or_else(|| Error::invalid_params("Invalid params: \"ref\" is required"))?;
+        let r = params
+            .and_then(|p| p.get("ref"))
+            .ok_or_else(|| Error::invalid_params("Invalid params: \"ref\" is required"))?;
         let regs = &self.inner.registries;
         let reference = match r.get("type").and_then(Value::as_str) {
             Some("ref/prompt") => {
@@ -499,13 +645,23 @@ impl Server {
                 }
                 CompletionRef::ResourceTemplate(uri.to_owned())
             }
-            _ => return Err(Error::invalid_params("Invalid params: ref.type must be \"ref/prompt\" or \"ref/resource\"")),
+            _ => {
+                return Err(Error::invalid_params(
+                    "Invalid params: ref.type must be \"ref/prompt\" or \"ref/resource\"",
+                ));
+            }
         };
-        let arg = params.and_then(|p| p.get("argument")).ok_or_else(|| Error::invalid_params("Invalid params: \"argument\" is required"))?;
+        let arg = params
+            .and_then(|p| p.get("argument"))
+            .ok_or_else(|| Error::invalid_params("Invalid params: \"argument\" is required"))?;
         let request = CompletionRequest {
             argument: str_param(Some(arg), "name")?.to_owned(),
             value: str_param(Some(arg), "value")?.to_owned(),
-            context: params.and_then(|p| p.pointer("/context/arguments")).and_then(Value::as_object).cloned().unwrap_or_default(),
+            context: params
+                .and_then(|p| p.pointer("/context/arguments"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
         };
         let what = match &reference {
             CompletionRef::Prompt(n) => format!("completion of prompt {n:?}"),
@@ -513,12 +669,18 @@ impl Server {
         };
         let handler = read(&regs.completions).get(&reference).cloned();
         let Some(handler) = handler else {
-            return Ok(self.ready(req.id, to_map(&json!({ "completion": { "values": [], "hasMore": false } })), None, era));
+            return Ok(self.ready(
+                req.id,
+                to_map(&json!({ "completion": { "values": [], "hasMore": false } })),
+                None,
+                era,
+            ));
         };
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "completion/complete", meta, tc, None, era, move |ctx| {
-            let (server, handler, request, era, what) = (server.clone(), handler.clone(), request.clone(), era2.clone(), what.clone());
+            let (server, handler, request, era, what) =
+                (server.clone(), handler.clone(), request.clone(), era2.clone(), what.clone());
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
                 let mut result = to_map(&limit.run_named(&what, &ctx, handler.complete(request, ctx.clone())).await?);
@@ -545,7 +707,10 @@ impl Server {
         closed.insert("_meta".into(), json!({ SUBSCRIPTION_ID_META_KEY: id.to_value() }));
         self.stamp_server_info(&mut closed);
         let cancel = CancellationToken::new();
-        let ack = Notification::new("notifications/subscriptions/acknowledged", Some(json!({ "notifications": filter.to_value() })));
+        let ack = Notification::new(
+            "notifications/subscriptions/acknowledged",
+            Some(json!({ "notifications": filter.to_value() })),
+        );
         let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
         let fut = async move {
             loop {
@@ -589,7 +754,13 @@ impl Limit {
     }
 
     /// Runs `kind name`'s handler future (`tool "forecast"`) within the limit.
-    async fn run<T>(&self, kind: &str, name: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    async fn run<T>(
+        &self,
+        kind: &str,
+        name: &str,
+        ctx: &RequestContext,
+        fut: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
         match self.after {
             None => fut.await,
             Some(_) => self.run_named(&format!("{kind} {name:?}"), ctx, fut).await,
@@ -611,7 +782,10 @@ impl Limit {
                 tracing::warn!(handler = what, "a handler timed out after {}", human(after));
                 Err(Error::new(
                     ErrorKind::Timeout,
-                    format!("Timeout: the {what} handler did not finish within {} ({whose}); the call was abandoned", human(after)),
+                    format!(
+                        "Timeout: the {what} handler did not finish within {} ({whose}); the call was abandoned",
+                        human(after)
+                    ),
                 ))
             }
         }
@@ -672,10 +846,15 @@ fn check_structured(tool: &crate::server::registry::ToolEntry, result: &crate::s
     }
     let name = tool.json["name"].as_str().unwrap_or_default();
     let Some(structured) = &result.structured_content else {
-        return Err(Error::internal(format!("Internal error: tool {name} declares an outputSchema but returned no structuredContent")));
+        return Err(Error::internal(format!(
+            "Internal error: tool {name} declares an outputSchema but returned no structuredContent"
+        )));
     };
     schema.validate(structured).map_err(|errors| {
-        Error::internal(format!("Internal error: tool {name} returned structuredContent that does not match its outputSchema: {}", errors.join("; ")))
+        Error::internal(format!(
+            "Internal error: tool {name} returned structuredContent that does not match its outputSchema: {}",
+            errors.join("; ")
+        ))
     })
 }
 
@@ -685,8 +864,16 @@ const MAX_LEGACY_REPLAYS: usize = 8;
 /// Errors a tool reports to the model as an `isError` result rather than a JSON-RPC error.
 /// The legacy era has no -32021, so a missing client capability is a tool error there.
 fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
-    matches!(kind, ErrorKind::Tool | ErrorKind::Internal | ErrorKind::Usage | ErrorKind::Transport | ErrorKind::Timeout | ErrorKind::Remote | ErrorKind::Cancelled)
-        || (era.is_legacy() && kind == ErrorKind::MissingRequiredClientCapability)
+    matches!(
+        kind,
+        ErrorKind::Tool
+            | ErrorKind::Internal
+            | ErrorKind::Usage
+            | ErrorKind::Transport
+            | ErrorKind::Timeout
+            | ErrorKind::Remote
+            | ErrorKind::Cancelled
+    ) || (era.is_legacy() && kind == ErrorKind::MissingRequiredClientCapability)
 }
 
 /// Unknown resource: -32602 with `data.uri` (2026-07-28); legacy sessions get -32002.
@@ -718,15 +905,25 @@ fn state_too_large(method: &str, carried: usize, round: &Round) -> Error {
 /// A URI that matches a template with a variable the path traversal check refuses: not found,
 /// as for a URI that matches nothing, with the reason.
 fn unsafe_variable(uri: &str, template: &str, why: &str, era: &Era) -> Error {
-    let message = format!("Resource not found: {uri} ({why}, which the resource template {template} refuses as path traversal)");
+    let message =
+        format!("Resource not found: {uri} ({why}, which the resource template {template} refuses as path traversal)");
     let e = Error::invalid_params(message).with_data(json!({ "uri": uri }));
     if era.is_legacy() { e.with_code(-32002) } else { e }
 }
 
 /// Checks `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
-fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method, meta: &RequestMeta, params: Option<&Value>) -> Result<()> {
+fn check_standard_headers(
+    h: &RequestHeaders,
+    method_name: &str,
+    method: Method,
+    meta: &RequestMeta,
+    params: Option<&Value>,
+) -> Result<()> {
     if let Some(name) = h.repeated.first() {
-        return Err(mismatch(format!("Header mismatch: the {} header was sent more than once; send it exactly once", display_header(name))));
+        return Err(mismatch(format!(
+            "Header mismatch: the {} header was sent more than once; send it exactly once",
+            display_header(name)
+        )));
     }
     match h.protocol_version.as_deref().map(str::trim) {
         None => return Err(mismatch("Header mismatch: the MCP-Protocol-Version header is required".into())),
@@ -740,7 +937,11 @@ fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method,
     }
     match h.method.as_deref().map(str::trim) {
         None => return Err(mismatch("Header mismatch: the Mcp-Method header is required".into())),
-        Some(v) if v != method_name => return Err(mismatch(format!("Header mismatch: Mcp-Method header {v:?} does not match body method {method_name:?}"))),
+        Some(v) if v != method_name => {
+            return Err(mismatch(format!(
+                "Header mismatch: Mcp-Method header {v:?} does not match body method {method_name:?}"
+            )));
+        }
         Some(_) => {}
     }
     let body_name = match method {
@@ -752,9 +953,12 @@ fn check_standard_headers(h: &RequestHeaders, method_name: &str, method: Method,
     let Some(raw) = h.name.as_deref() else {
         return Err(mismatch(format!("Header mismatch: the Mcp-Name header is required for {method_name}")));
     };
-    let decoded = headers::decode_value(raw).map_err(|e| mismatch(format!("Header mismatch: invalid Mcp-Name header: {e}")))?;
+    let decoded =
+        headers::decode_value(raw).map_err(|e| mismatch(format!("Header mismatch: invalid Mcp-Name header: {e}")))?;
     if decoded != body_name {
-        return Err(mismatch(format!("Header mismatch: Mcp-Name header {decoded:?} does not match body value {body_name:?}")));
+        return Err(mismatch(format!(
+            "Header mismatch: Mcp-Name header {decoded:?} does not match body value {body_name:?}"
+        )));
     }
     Ok(())
 }
@@ -783,13 +987,26 @@ fn check_param_headers(h: &RequestHeaders, params: &[headers::HeaderParam], argu
         match (body, header) {
             (None, None) => {}
             (None, Some(_)) => {
-                return Err(mismatch(format!("Header mismatch: Mcp-Param-{} is present but the argument is absent or null", p.header_name)));
+                return Err(mismatch(format!(
+                    "Header mismatch: Mcp-Param-{} is present but the argument is absent or null",
+                    p.header_name
+                )));
             }
-            (Some(_), None) => return Err(mismatch(format!("Header mismatch: the Mcp-Param-{} header is required for this argument", p.header_name))),
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "Header mismatch: the Mcp-Param-{} header is required for this argument",
+                    p.header_name
+                )));
+            }
             (Some(b), Some(raw)) => {
-                let decoded = headers::decode_value(raw).map_err(|e| mismatch(format!("Header mismatch: invalid Mcp-Param-{} header: {e}", p.header_name)))?;
+                let decoded = headers::decode_value(raw).map_err(|e| {
+                    mismatch(format!("Header mismatch: invalid Mcp-Param-{} header: {e}", p.header_name))
+                })?;
                 if !headers::header_matches(p, &decoded, b) {
-                    return Err(mismatch(format!("Header mismatch: Mcp-Param-{} header {decoded:?} does not match the argument value {b}", p.header_name)));
+                    return Err(mismatch(format!(
+                        "Header mismatch: Mcp-Param-{} header {decoded:?} does not match the argument value {b}",
+                        p.header_name
+                    )));
                 }
             }
         }

@@ -4,12 +4,12 @@
 
 use crate::jsonrpc::{Notification, Request, Response};
 use futures_util::Stream;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
+use std::task::{Context, Poll};
 use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFutureOwned};
 
 /// One outgoing message of an [`Exchange`].
@@ -63,7 +63,10 @@ impl Exchange {
     /// dropping the exchange cancels `token`.
     pub(crate) fn running(fut: ResponseFuture, rx: OutgoingRx, token: CancellationToken, long_lived: bool) -> Self {
         let abort = Box::pin(token.clone().cancelled_owned());
-        Exchange { state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() }, long_lived }
+        Exchange {
+            state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() },
+            long_lived,
+        }
     }
 
     /// Whether this is a long-lived stream (`subscriptions/listen`): transports send
@@ -127,7 +130,8 @@ impl Stream for Exchange {
 /// were dropped, so a handler logging in a loop cannot grow the queue either, and the loss is
 /// not silent.
 pub(crate) fn outgoing_channel() -> (OutgoingTx, OutgoingRx) {
-    let chan = Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false, dropped_logs: 0 }));
+    let chan =
+        Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false, dropped_logs: 0 }));
     (OutgoingTx { chan: chan.clone() }, OutgoingRx { chan })
 }
 
@@ -186,7 +190,9 @@ fn is_dropped_logs_warning(o: &Outgoing) -> bool {
     match o {
         Outgoing::Notification(n) if n.method == "notifications/message" => n.params.as_ref().is_some_and(|p| {
             p.get("logger").and_then(serde_json::Value::as_str) == Some(DROPPED_LOGS_LOGGER)
-                && p.get("data").and_then(serde_json::Value::as_str).is_some_and(|d| d.contains("were dropped: the client did not read"))
+                && p.get("data")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|d| d.contains("were dropped: the client did not read"))
         }),
         _ => false,
     }
@@ -292,13 +298,19 @@ mod tests {
     use serde_json::json;
 
     fn progress(token: i64, n: i64) -> Outgoing {
-        Outgoing::Notification(Notification::new("notifications/progress", Some(json!({ "progressToken": token, "progress": n }))))
+        Outgoing::Notification(Notification::new(
+            "notifications/progress",
+            Some(json!({ "progressToken": token, "progress": n })),
+        ))
     }
 
     #[test]
     fn unread_progress_is_coalesced_past_the_bound_and_keeps_its_order() {
         let (tx, mut rx) = outgoing_channel();
-        let log = Outgoing::Notification(Notification::new("notifications/message", Some(json!({ "level": "info", "data": "x" }))));
+        let log = Outgoing::Notification(Notification::new(
+            "notifications/message",
+            Some(json!({ "level": "info", "data": "x" })),
+        ));
         tx.send(progress(1, 0)).unwrap();
         tx.send(log.clone()).unwrap();
         for n in 1..100_000 {

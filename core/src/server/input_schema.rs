@@ -48,13 +48,8 @@ pub enum Dialect {
 
 impl Dialect {
     /// Every supported dialect, newest first.
-    pub const ALL: [Dialect; 5] = [
-        Dialect::Draft202012,
-        Dialect::Draft201909,
-        Dialect::Draft7,
-        Dialect::Draft6,
-        Dialect::Draft4,
-    ];
+    pub const ALL: [Dialect; 5] =
+        [Dialect::Draft202012, Dialect::Draft201909, Dialect::Draft7, Dialect::Draft6, Dialect::Draft4];
 
     /// The canonical `$schema` URI of the dialect.
     pub fn uri(self) -> &'static str {
@@ -71,9 +66,7 @@ impl Dialect {
     /// an empty fragment (`#`).
     pub fn from_uri(uri: &str) -> Option<Dialect> {
         let uri = uri.strip_suffix('#').unwrap_or(uri);
-        let rest = uri
-            .strip_prefix("https://")
-            .or_else(|| uri.strip_prefix("http://"))?;
+        let rest = uri.strip_prefix("https://").or_else(|| uri.strip_prefix("http://"))?;
         match rest {
             "json-schema.org/draft/2020-12/schema" => Some(Dialect::Draft202012),
             "json-schema.org/draft/2019-09/schema" => Some(Dialect::Draft201909),
@@ -131,10 +124,7 @@ pub struct SchemaError {
 
 impl SchemaError {
     fn new(kind: SchemaErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: message.into(),
-        }
+        Self { kind, message: message.into() }
     }
 
     /// Why the schema was refused.
@@ -177,10 +167,7 @@ pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
     if !(schema.is_object() || schema.is_boolean()) {
         return Err(SchemaError::new(
             SchemaErrorKind::NotASchema,
-            format!(
-                "input schema must be a JSON object (or true/false), not {}",
-                json_type(schema)
-            ),
+            format!("input schema must be a JSON object (or true/false), not {}", json_type(schema)),
         ));
     }
     serialized_len(schema)?;
@@ -192,11 +179,7 @@ pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
         .build(schema)
         .map_err(|e| build_error(dialect, &e))?;
     let accepts_missing_arguments = validator.is_valid(&Value::Object(Default::default()));
-    Ok(CompiledSchema {
-        validator,
-        dialect,
-        accepts_missing_arguments,
-    })
+    Ok(CompiledSchema { validator, dialect, accepts_missing_arguments })
 }
 
 impl CompiledSchema {
@@ -220,12 +203,8 @@ impl CompiledSchema {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
-        let mut messages: Vec<String> = self
-            .validator
-            .iter_errors(instance)
-            .take(MAX_ERROR_MESSAGES)
-            .map(|e| describe(&e))
-            .collect();
+        let mut messages: Vec<String> =
+            self.validator.iter_errors(instance).take(MAX_ERROR_MESSAGES).map(|e| describe(&e)).collect();
         if messages.is_empty() {
             messages.push("(root): the value does not conform to the schema".to_owned());
         }
@@ -251,13 +230,7 @@ fn json_type(value: &Value) -> &'static str {
 }
 
 fn dialect_of(schema: &Value) -> Result<Dialect, SchemaError> {
-    let supported = || {
-        Dialect::ALL
-            .iter()
-            .map(|d| format!("{d} ({})", d.uri()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let supported = || Dialect::ALL.iter().map(|d| format!("{d} ({})", d.uri())).collect::<Vec<_>>().join(", ");
     match schema.get("$schema") {
         None => Ok(Dialect::Draft202012),
         Some(Value::String(uri)) => Dialect::from_uri(uri).ok_or_else(|| {
@@ -308,8 +281,7 @@ fn serialized_len(schema: &Value) -> Result<usize, SchemaError> {
             }
             Value::Object(map) => {
                 stack.extend(map.values().map(|item| (item, nesting + 1)));
-                2 + map.len().saturating_sub(1)
-                    + map.keys().map(|k| quoted_len(k) + 1).sum::<usize>()
+                2 + map.len().saturating_sub(1) + map.keys().map(|k| quoted_len(k) + 1).sum::<usize>()
             }
         };
         if bytes > MAX_SCHEMA_BYTES {
@@ -355,14 +327,8 @@ const SCHEMA_KEYWORDS: &[&str] = &[
 /// Keywords whose value is an array of subschemas.
 const SCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 /// Keywords whose value is an object whose values are subschemas.
-const SCHEMA_MAP_KEYWORDS: &[&str] = &[
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-    "patternProperties",
-    "properties",
-];
+const SCHEMA_MAP_KEYWORDS: &[&str] =
+    &["$defs", "definitions", "dependentSchemas", "dependencies", "patternProperties", "properties"];
 
 /// Counts subschemas and their nesting through the keywords of every supported dialect.
 fn check_subschemas(schema: &Value) -> Result<(), SchemaError> {
@@ -430,27 +396,16 @@ fn build_error(dialect: Dialect, error: &ValidationError<'_>) -> SchemaError {
         };
     }
     let location = error.instance_path().as_str();
-    let location = if location.is_empty() {
-        "(root)"
-    } else {
-        location
-    };
+    let location = if location.is_empty() { "(root)" } else { location };
     SchemaError::new(
         SchemaErrorKind::InvalidSchema,
-        format!(
-            "input schema is not a valid {dialect} schema: at {location}: {}",
-            truncate(error.to_string())
-        ),
+        format!("input schema is not a valid {dialect} schema: at {location}: {}", truncate(error.to_string())),
     )
 }
 
 fn describe(error: &ValidationError<'_>) -> String {
     let pointer = error.instance_path().as_str();
-    let pointer = if pointer.is_empty() {
-        "(root)"
-    } else {
-        pointer
-    };
+    let pointer = if pointer.is_empty() { "(root)" } else { pointer };
     format!("{pointer}: {}", truncate(error.to_string()))
 }
 
@@ -487,58 +442,35 @@ mod tests {
             },
             "required": ["location"]
         }));
-        assert!(
-            schema
-                .validate(&json!({"location": "Paris", "days": 3}))
-                .is_ok()
-        );
+        assert!(schema.validate(&json!({"location": "Paris", "days": 3})).is_ok());
         let errors = schema.validate(&json!({"days": "x"})).unwrap_err();
-        assert!(
-            errors.contains(&r#"/days: "x" is not of type "integer""#.to_owned()),
-            "{errors:?}"
-        );
-        assert!(
-            errors
-                .iter()
-                .any(|e| e.starts_with("(root): ") && e.contains("location"))
-        );
+        assert!(errors.contains(&r#"/days: "x" is not of type "integer""#.to_owned()), "{errors:?}");
+        assert!(errors.iter().any(|e| e.starts_with("(root): ") && e.contains("location")));
         assert!(!schema.accepts_missing_arguments());
         assert_eq!(schema.dialect(), Dialect::Draft202012);
     }
 
     #[test]
     fn caps_and_truncates_messages() {
-        let properties: serde_json::Map<String, Value> = (0..30)
-            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
-            .collect();
+        let properties: serde_json::Map<String, Value> =
+            (0..30).map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect();
         let schema = compiled(json!({"type": "object", "properties": properties}));
-        let instance: serde_json::Map<String, Value> =
-            (0..30).map(|i| (format!("p{i}"), json!("text"))).collect();
+        let instance: serde_json::Map<String, Value> = (0..30).map(|i| (format!("p{i}"), json!("text"))).collect();
         let errors = schema.validate(&Value::Object(instance)).unwrap_err();
         assert_eq!(errors.len(), MAX_ERROR_MESSAGES);
 
         let schema = compiled(json!({"type": "string"}));
-        let errors = schema
-            .validate(&json!({"long": "x".repeat(5000)}))
-            .unwrap_err();
-        assert!(
-            errors[0].chars().count() < MAX_MESSAGE_CHARS + 20,
-            "{}",
-            errors[0]
-        );
+        let errors = schema.validate(&json!({"long": "x".repeat(5000)})).unwrap_err();
+        assert!(errors[0].chars().count() < MAX_MESSAGE_CHARS + 20, "{}", errors[0]);
         assert!(errors[0].ends_with('…'));
     }
 
     #[test]
     fn missing_arguments() {
         assert!(compiled(json!({"type": "object"})).accepts_missing_arguments());
+        assert!(compiled(json!({"type": "object", "additionalProperties": false})).accepts_missing_arguments());
         assert!(
-            compiled(json!({"type": "object", "additionalProperties": false}))
-                .accepts_missing_arguments()
-        );
-        assert!(
-            compiled(json!({"type": "object", "properties": {"a": {"type": "string"}}}))
-                .accepts_missing_arguments()
+            compiled(json!({"type": "object", "properties": {"a": {"type": "string"}}})).accepts_missing_arguments()
         );
         assert!(compiled(json!(true)).accepts_missing_arguments());
         assert!(!compiled(json!(false)).accepts_missing_arguments());
@@ -548,18 +480,9 @@ mod tests {
     #[test]
     fn dialects() {
         for (uri, dialect) in [
-            (
-                "https://json-schema.org/draft/2020-12/schema",
-                Dialect::Draft202012,
-            ),
-            (
-                "http://json-schema.org/draft/2020-12/schema#",
-                Dialect::Draft202012,
-            ),
-            (
-                "https://json-schema.org/draft/2019-09/schema#",
-                Dialect::Draft201909,
-            ),
+            ("https://json-schema.org/draft/2020-12/schema", Dialect::Draft202012),
+            ("http://json-schema.org/draft/2020-12/schema#", Dialect::Draft202012),
+            ("https://json-schema.org/draft/2019-09/schema#", Dialect::Draft201909),
             ("http://json-schema.org/draft-07/schema#", Dialect::Draft7),
             ("https://json-schema.org/draft-07/schema", Dialect::Draft7),
             ("http://json-schema.org/draft-06/schema#", Dialect::Draft6),
@@ -568,20 +491,15 @@ mod tests {
             let schema = compiled(json!({"$schema": uri, "type": "object"}));
             assert_eq!(schema.dialect(), dialect, "{uri}");
         }
-        for uri in [
-            "http://json-schema.org/draft-03/schema#",
-            "https://example.com/my-meta",
-            "https://json-schema.org/schema",
-        ] {
+        for uri in
+            ["http://json-schema.org/draft-03/schema#", "https://example.com/my-meta", "https://json-schema.org/schema"]
+        {
             let error = refusal(json!({"$schema": uri, "type": "object"}));
             assert_eq!(error.kind(), SchemaErrorKind::UnsupportedDialect);
             assert!(error.message().contains(uri), "{error}");
             assert!(error.message().contains("draft-07"), "{error}");
         }
-        assert_eq!(
-            refusal(json!({"$schema": 7})).kind(),
-            SchemaErrorKind::InvalidSchema
-        );
+        assert_eq!(refusal(json!({"$schema": 7})).kind(), SchemaErrorKind::InvalidSchema);
     }
 
     #[test]
@@ -612,14 +530,8 @@ mod tests {
         let error = refusal(json!({"type": "objekt"}));
         assert_eq!(error.kind(), SchemaErrorKind::InvalidSchema);
         assert!(error.message().contains("/type"), "{error}");
-        assert_eq!(
-            refusal(json!({"minimum": "ten"})).kind(),
-            SchemaErrorKind::InvalidSchema
-        );
-        assert_eq!(
-            refusal(json!({"properties": {"a": {"required": "a"}}})).kind(),
-            SchemaErrorKind::InvalidSchema
-        );
+        assert_eq!(refusal(json!({"minimum": "ten"})).kind(), SchemaErrorKind::InvalidSchema);
+        assert_eq!(refusal(json!({"properties": {"a": {"required": "a"}}})).kind(), SchemaErrorKind::InvalidSchema);
     }
 
     #[test]
@@ -652,24 +564,12 @@ mod tests {
             },
             "definitions": {"legacy": {"type": "boolean"}}
         }));
-        assert!(
-            schema
-                .validate(&json!({"a": 1, "b": "x", "c": true}))
-                .is_ok()
-        );
+        assert!(schema.validate(&json!({"a": 1, "b": "x", "c": true})).is_ok());
         assert!(schema.validate(&json!({"a": 0})).is_err());
         assert!(schema.validate(&json!({"b": 1})).is_err());
         assert!(schema.validate(&json!({"c": "no"})).is_err());
-        assert!(
-            schema
-                .validate(&json!({"tree": {"kids": [{"kids": []}]}}))
-                .is_ok()
-        );
-        assert!(
-            schema
-                .validate(&json!({"tree": {"kids": [{"kids": 1}]}}))
-                .is_err()
-        );
+        assert!(schema.validate(&json!({"tree": {"kids": [{"kids": []}]}})).is_ok());
+        assert!(schema.validate(&json!({"tree": {"kids": [{"kids": 1}]}})).is_err());
     }
 
     #[test]
@@ -693,11 +593,7 @@ mod tests {
             "other.json",
         ] {
             let error = refusal(json!({"properties": {"x": {"$ref": reference}}}));
-            assert_eq!(
-                error.kind(),
-                SchemaErrorKind::ExternalReference,
-                "{reference}: {error}"
-            );
+            assert_eq!(error.kind(), SchemaErrorKind::ExternalReference, "{reference}: {error}");
             assert!(error.message().contains("never fetched"), "{error}");
         }
         let error = refusal(json!({"properties": {"x": {"$ref": "#/$defs/missing"}}}));
@@ -743,10 +639,7 @@ mod tests {
                      {"é": "世界\\", "\u{7f}": []}],
             "": {}
         });
-        assert_eq!(
-            serialized_len(&value).unwrap(),
-            serde_json::to_vec(&value).unwrap().len()
-        );
+        assert_eq!(serialized_len(&value).unwrap(), serde_json::to_vec(&value).unwrap().len());
     }
 
     #[test]

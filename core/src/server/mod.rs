@@ -38,7 +38,9 @@ pub mod uri_template;
 pub use context::RequestContext;
 pub use dispatch::{RequestHeaders, TransportContext};
 pub use exchange::{Exchange, Outgoing};
-pub use handlers::{BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler};
+pub use handlers::{
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
+};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
@@ -245,7 +247,9 @@ impl ServerBuilder {
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
-        Server { inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }) }
+        Server {
+            inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }),
+        }
     }
 }
 
@@ -328,7 +332,12 @@ impl Server {
 
     /// Adds or replaces a direct resource; subscribers get `notifications/resources/list_changed`.
     /// `cache` overrides the default caching hint of `resources/read` for it.
-    pub fn add_resource(&self, resource: Resource, cache: Option<CacheHint>, handler: impl ResourceHandler) -> Result<()> {
+    pub fn add_resource(
+        &self,
+        resource: Resource,
+        cache: Option<CacheHint>,
+        handler: impl ResourceHandler,
+    ) -> Result<()> {
         self.inner.registries.add_resource(resource, cache, Arc::new(handler))?;
         self.inner.bus.publish(ServerEvent::ResourcesListChanged);
         Ok(())
@@ -347,7 +356,12 @@ impl Server {
     /// handler with the extracted variables. Variables that could climb out of a directory
     /// (`..` segments, encoded slashes, backslashes, absolute paths, NUL) are refused with
     /// "Resource not found" before the handler runs; see [`TemplateOptions`] to opt out.
-    pub fn add_resource_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, handler: impl ResourceHandler) -> Result<()> {
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        cache: Option<CacheHint>,
+        handler: impl ResourceHandler,
+    ) -> Result<()> {
         self.add_resource_template_with(template, cache, TemplateOptions::default(), handler)
     }
 
@@ -363,7 +377,13 @@ impl Server {
     ///     Ok(ReadResourceResult::default()) // `expr` may be "1/2": this handler never opens a file
     /// }).unwrap();
     /// ```
-    pub fn add_resource_template_with(&self, template: ResourceTemplate, cache: Option<CacheHint>, options: TemplateOptions, handler: impl ResourceHandler) -> Result<()> {
+    pub fn add_resource_template_with(
+        &self,
+        template: ResourceTemplate,
+        cache: Option<CacheHint>,
+        options: TemplateOptions,
+        handler: impl ResourceHandler,
+    ) -> Result<()> {
         self.inner.registries.add_template(template, cache, options, Arc::new(handler))?;
         self.inner.bus.publish(ServerEvent::ResourcesListChanged);
         Ok(())

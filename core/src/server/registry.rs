@@ -4,10 +4,10 @@
 use crate::error::{Error, Result};
 use crate::headers::{self, HeaderParam};
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
 use crate::server::uri_template::UriTemplate;
+use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -104,13 +104,15 @@ impl Registries {
             .map_err(|e| Error::usage(format!("Tool {:?} has an unusable inputSchema: {e}", tool.name)))?;
         let output = match &tool.output_schema {
             Some(schema) => Some(
-                input_schema::compile(schema).map_err(|e| Error::usage(format!("Tool {:?} has an unusable outputSchema: {e}", tool.name)))?,
+                input_schema::compile(schema)
+                    .map_err(|e| Error::usage(format!("Tool {:?} has an unusable outputSchema: {e}", tool.name)))?,
             ),
             None => None,
         };
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
-        let entry = ToolEntry { json: to_json(&tool), schema, output, header_params, timeout: options.timeout, handler };
+        let entry =
+            ToolEntry { json: to_json(&tool), schema, output, header_params, timeout: options.timeout, handler };
         write(&self.tools).insert(tool.name, Arc::new(entry));
         self.mark(|e| e.tools = true);
         Ok(())
@@ -124,7 +126,12 @@ impl Registries {
         read(&self.tools).get(name).cloned()
     }
 
-    pub fn add_resource(&self, resource: Resource, cache: Option<CacheHint>, handler: Arc<dyn ResourceHandler>) -> Result<()> {
+    pub fn add_resource(
+        &self,
+        resource: Resource,
+        cache: Option<CacheHint>,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<()> {
         if resource.uri.is_empty() {
             return Err(Error::usage("A resource needs a non-empty uri"));
         }
@@ -138,9 +145,16 @@ impl Registries {
         write(&self.resources).remove(uri).is_some()
     }
 
-    pub fn add_template(&self, template: ResourceTemplate, cache: Option<CacheHint>, options: TemplateOptions, handler: Arc<dyn ResourceHandler>) -> Result<()> {
-        let parsed = UriTemplate::parse(&template.uri_template)
-            .map_err(|e| Error::usage(format!("Resource template {:?} is not a valid RFC 6570 template: {e}", template.uri_template)))?;
+    pub fn add_template(
+        &self,
+        template: ResourceTemplate,
+        cache: Option<CacheHint>,
+        options: TemplateOptions,
+        handler: Arc<dyn ResourceHandler>,
+    ) -> Result<()> {
+        let parsed = UriTemplate::parse(&template.uri_template).map_err(|e| {
+            Error::usage(format!("Resource template {:?} is not a valid RFC 6570 template: {e}", template.uri_template))
+        })?;
         let entry = TemplateEntry { json: to_json(&template), template: parsed, cache, options, handler };
         write(&self.templates).insert(template.uri_template, Arc::new(entry));
         self.mark(|e| e.resources = true);
@@ -155,13 +169,8 @@ impl Registries {
         if prompt.name.is_empty() {
             return Err(Error::usage("A prompt needs a non-empty name"));
         }
-        let required = prompt
-            .arguments
-            .iter()
-            .flatten()
-            .filter(|a| a.required == Some(true))
-            .map(|a| a.name.clone())
-            .collect();
+        let required =
+            prompt.arguments.iter().flatten().filter(|a| a.required == Some(true)).map(|a| a.name.clone()).collect();
         let entry = PromptEntry { json: to_json(&prompt), required, handler };
         write(&self.prompts).insert(prompt.name, Arc::new(entry));
         self.mark(|e| e.prompts = true);

@@ -6,8 +6,8 @@ use crate::schema::LoggingLevel;
 use serde_json::{Map, Value};
 
 pub use crate::schema::{
-    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY,
-    SUBSCRIPTION_ID_META_KEY,
+    CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY,
 };
 
 /// The protocol revision this crate implements.
@@ -45,12 +45,24 @@ impl RequestMeta {
         };
         let protocol_version = match meta.get(PROTOCOL_VERSION_META_KEY) {
             Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] must be a string"))),
-            None => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] is required"))),
+            Some(_) => {
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] must be a string"
+                )));
+            }
+            None => {
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: _meta[\"{PROTOCOL_VERSION_META_KEY}\"] is required"
+                )));
+            }
         };
         let client_capabilities = match meta.get(CLIENT_CAPABILITIES_META_KEY) {
             Some(Value::Object(c)) => c.clone(),
-            Some(_) => return Err(Error::invalid_params(format!("Invalid params: _meta[\"{CLIENT_CAPABILITIES_META_KEY}\"] must be an object"))),
+            Some(_) => {
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: _meta[\"{CLIENT_CAPABILITIES_META_KEY}\"] must be an object"
+                )));
+            }
             None => {
                 return Err(Error::invalid_params(format!(
                     "Invalid params: _meta[\"{CLIENT_CAPABILITIES_META_KEY}\"] is required (send {{}} for a client with no optional capabilities)"
@@ -68,7 +80,9 @@ impl RequestMeta {
         let progress_token = match meta.get("progressToken") {
             None | Some(Value::Null) => None,
             Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
-            Some(_) => return Err(Error::invalid_params("Invalid params: _meta.progressToken must be a string or a number")),
+            Some(_) => {
+                return Err(Error::invalid_params("Invalid params: _meta.progressToken must be a string or a number"));
+            }
         };
         Ok(RequestMeta {
             protocol_version,
@@ -116,6 +130,11 @@ mod tests {
         assert!(m.client_supports("sampling"));
         assert!(!m.client_supports("elicitation"));
         assert_eq!(m.progress_token, Some(json!(3)));
-        assert!(meta(json!({ PROTOCOL_VERSION_META_KEY: "x", CLIENT_CAPABILITIES_META_KEY: {}, LOG_LEVEL_META_KEY: "loud" })).is_err());
+        assert!(
+            meta(
+                json!({ PROTOCOL_VERSION_META_KEY: "x", CLIENT_CAPABILITIES_META_KEY: {}, LOG_LEVEL_META_KEY: "loud" })
+            )
+            .is_err()
+        );
     }
 }

@@ -94,7 +94,9 @@ impl StateRejection {
     pub fn message(&self) -> &'static str {
         match self {
             StateRejection::Malformed => "Invalid requestState: it was not issued by this server or has been modified",
-            StateRejection::Expired => "Invalid requestState: it has expired; retry the original request without inputResponses and requestState",
+            StateRejection::Expired => {
+                "Invalid requestState: it has expired; retry the original request without inputResponses and requestState"
+            }
             StateRejection::WrongRequest => "Invalid requestState: it was issued for a different request",
             StateRejection::WrongPrincipal => "Invalid requestState: it was issued to a different principal",
         }
@@ -130,7 +132,13 @@ impl Sealer {
     }
 
     /// Opens a state and checks it against the request it came back on.
-    pub fn open(&self, token: &str, method: &str, digest: &str, principal: Option<&str>) -> Result<SealedState, StateRejection> {
+    pub fn open(
+        &self,
+        token: &str,
+        method: &str,
+        digest: &str,
+        principal: Option<&str>,
+    ) -> Result<SealedState, StateRejection> {
         let raw = URL_SAFE_NO_PAD.decode(token.as_bytes()).map_err(|_| StateRejection::Malformed)?;
         if raw.len() <= NONCE_LEN {
             return Err(StateRejection::Malformed);
@@ -202,7 +210,14 @@ mod tests {
     use serde_json::json;
 
     fn state() -> SealedState {
-        SealedState { exp: 0, m: "tools/call".into(), d: params_digest("t", Some(&json!({"a": 1}))), p: None, a: Map::new(), s: Some(json!({"step": 2})) }
+        SealedState {
+            exp: 0,
+            m: "tools/call".into(),
+            d: params_digest("t", Some(&json!({"a": 1}))),
+            p: None,
+            a: Map::new(),
+            s: Some(json!({"step": 2})),
+        }
     }
 
     #[test]
@@ -213,7 +228,10 @@ mod tests {
         let back = s.open(&token, "tools/call", &d, None).unwrap();
         assert_eq!(back.s, Some(json!({"step": 2})));
         assert_eq!(s.open(&token, "prompts/get", &d, None), Err(StateRejection::WrongRequest));
-        assert_eq!(s.open(&token, "tools/call", &params_digest("t", Some(&json!({"a": 2}))), None), Err(StateRejection::WrongRequest));
+        assert_eq!(
+            s.open(&token, "tools/call", &params_digest("t", Some(&json!({"a": 2}))), None),
+            Err(StateRejection::WrongRequest)
+        );
         assert_eq!(s.open(&token, "tools/call", &d, Some("alice")), Err(StateRejection::WrongPrincipal));
     }
 
@@ -237,7 +255,10 @@ mod tests {
         let mut bytes = token.clone().into_bytes();
         let i = bytes.len() / 2;
         bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
-        assert_eq!(s.open(std::str::from_utf8(&bytes).unwrap(), "tools/call", &d, None), Err(StateRejection::Malformed));
+        assert_eq!(
+            s.open(std::str::from_utf8(&bytes).unwrap(), "tools/call", &d, None),
+            Err(StateRejection::Malformed)
+        );
         let other = Sealer::new(&StateKey::random(), Duration::from_secs(60));
         assert_eq!(other.open(&token, "tools/call", &d, None), Err(StateRejection::Malformed));
         let shared = Sealer::new(&StateKey::derive(b"shared secret"), Duration::from_secs(60));

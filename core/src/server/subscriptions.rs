@@ -49,7 +49,9 @@ impl ServerEvent {
             ServerEvent::ToolsListChanged => Notification::new("notifications/tools/list_changed", None),
             ServerEvent::PromptsListChanged => Notification::new("notifications/prompts/list_changed", None),
             ServerEvent::ResourcesListChanged => Notification::new("notifications/resources/list_changed", None),
-            ServerEvent::ResourceUpdated { uri } => Notification::new("notifications/resources/updated", Some(json!({ "uri": uri }))),
+            ServerEvent::ResourceUpdated { uri } => {
+                Notification::new("notifications/resources/updated", Some(json!({ "uri": uri })))
+            }
         }
     }
 }
@@ -294,11 +296,18 @@ impl Filter {
                             f.resource_uris.insert(s.to_owned());
                         }
                         Some(_) => {}
-                        None => return Err("Invalid params: notifications.resourceSubscriptions must be an array of URI strings".into()),
+                        None => {
+                            return Err(
+                                "Invalid params: notifications.resourceSubscriptions must be an array of URI strings"
+                                    .into(),
+                            );
+                        }
                     }
                 }
             }
-            Some(_) => return Err("Invalid params: notifications.resourceSubscriptions must be an array of URI strings".into()),
+            Some(_) => {
+                return Err("Invalid params: notifications.resourceSubscriptions must be an array of URI strings".into());
+            }
         }
         Ok(f)
     }
@@ -420,7 +429,12 @@ mod tests {
         let bus = LocalBus::new();
         let (sink, mut q) = event_queue(|e| !matches!(e, ServerEvent::PromptsListChanged));
         bus.subscribe(sink);
-        for e in [ServerEvent::ResourceUpdated { uri: "a".into() }, ServerEvent::PromptsListChanged, ServerEvent::ToolsListChanged, ServerEvent::ResourceUpdated { uri: "a".into() }] {
+        for e in [
+            ServerEvent::ResourceUpdated { uri: "a".into() },
+            ServerEvent::PromptsListChanged,
+            ServerEvent::ToolsListChanged,
+            ServerEvent::ResourceUpdated { uri: "a".into() },
+        ] {
             bus.publish(e);
         }
         assert_eq!(q.try_recv(), Some(ServerEvent::ResourceUpdated { uri: "a".into() }));

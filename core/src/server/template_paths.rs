@@ -42,11 +42,14 @@ pub(crate) fn check(template: &UriTemplate, vars: &Map<String, Value>) -> Result
     let multi_segment = template.multi_segment_variables();
     for (name, value) in vars {
         let one_segment = !multi_segment.contains(&name.as_str());
-        let refuse = |text: &str| refusal(text, one_segment).map(|what| format!("the value of {{{name}}} holds {what}"));
+        let refuse =
+            |text: &str| refusal(text, one_segment).map(|what| format!("the value of {{{name}}} holds {what}"));
         let found = match value {
             Value::String(s) => refuse(s),
             Value::Array(items) => items.iter().filter_map(Value::as_str).find_map(refuse),
-            Value::Object(members) => members.iter().find_map(|(k, v)| refuse(k).or_else(|| v.as_str().and_then(refuse))),
+            Value::Object(members) => {
+                members.iter().find_map(|(k, v)| refuse(k).or_else(|| v.as_str().and_then(refuse)))
+            }
             _ => None,
         };
         if let Some(why) = found {
@@ -71,7 +74,12 @@ fn refusal(value: &str, one_segment: bool) -> Option<&'static str> {
         return Some("a \"..\" segment (path traversal)");
     }
     let bytes = value.as_bytes();
-    if value.starts_with('/') || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && matches!(bytes.get(2), None | Some(b'/'))) {
+    if value.starts_with('/')
+        || (bytes.len() >= 2
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes.get(2), None | Some(b'/')))
+    {
         return Some("an absolute path");
     }
     let lower = value.to_ascii_lowercase();
@@ -142,6 +150,9 @@ mod tests {
         let o: TemplateOptions = serde_json::from_str(r#"{"allowPathTraversal": true}"#).unwrap();
         assert!(o.allow_path_traversal);
         assert_eq!(serde_json::from_str::<TemplateOptions>("{}").unwrap(), TemplateOptions::default());
-        assert!(serde_json::from_str::<TemplateOptions>(r#"{"allow_path_traversal": true}"#).is_err(), "unknown names are refused");
+        assert!(
+            serde_json::from_str::<TemplateOptions>(r#"{"allow_path_traversal": true}"#).is_err(),
+            "unknown names are refused"
+        );
     }
 }

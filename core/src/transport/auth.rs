@@ -112,7 +112,11 @@ impl BearerAuth {
     }
 
     /// Sets the scopes calls of tool `name` need besides the required ones.
-    pub fn tool_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, name: impl Into<String>, scopes: I) -> Self {
+    pub fn tool_scopes<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        scopes: I,
+    ) -> Self {
         self.tool_scopes.insert(name.into(), scopes.into_iter().map(Into::into).collect());
         self
     }
@@ -129,7 +133,10 @@ impl BearerAuth {
             "authorization_servers": self.authorization_servers,
             "bearer_methods_supported": ["header"],
         });
-        let supported = self.scopes_supported.clone().or_else(|| (!self.required_scopes.is_empty()).then(|| self.required_scopes.clone()));
+        let supported = self
+            .scopes_supported
+            .clone()
+            .or_else(|| (!self.required_scopes.is_empty()).then(|| self.required_scopes.clone()));
         if let Some(s) = supported {
             doc["scopes_supported"] = json!(s);
         }
@@ -149,29 +156,66 @@ impl BearerAuth {
     }
 
     /// Checks a request's token; the refusal to answer otherwise.
-    pub(crate) async fn check(&self, headers: &HeaderMap, endpoint_path: &str) -> std::result::Result<TokenInfo, Refusal> {
+    pub(crate) async fn check(
+        &self,
+        headers: &HeaderMap,
+        endpoint_path: &str,
+    ) -> std::result::Result<TokenInfo, Refusal> {
         let Some(token) = bearer_token(headers) else {
-            return Err(self.refuse(StatusCode::UNAUTHORIZED, None, &self.required_scopes, "this MCP server requires an access token (Authorization: Bearer …)", endpoint_path));
+            return Err(self.refuse(
+                StatusCode::UNAUTHORIZED,
+                None,
+                &self.required_scopes,
+                "this MCP server requires an access token (Authorization: Bearer …)",
+                endpoint_path,
+            ));
         };
         match (self.verifier)(token.to_owned()).await {
             Ok(Some(info)) => {
                 if self.required_scopes.iter().all(|s| info.scopes.contains(s)) {
                     Ok(info)
                 } else {
-                    let message = format!("the access token lacks the scopes this MCP server requires: {}", self.required_scopes.join(" "));
-                    Err(self.refuse(StatusCode::FORBIDDEN, Some("insufficient_scope"), &self.required_scopes, &message, endpoint_path))
+                    let message = format!(
+                        "the access token lacks the scopes this MCP server requires: {}",
+                        self.required_scopes.join(" ")
+                    );
+                    Err(self.refuse(
+                        StatusCode::FORBIDDEN,
+                        Some("insufficient_scope"),
+                        &self.required_scopes,
+                        &message,
+                        endpoint_path,
+                    ))
                 }
             }
-            Ok(None) => Err(self.refuse(StatusCode::UNAUTHORIZED, Some("invalid_token"), &self.required_scopes, "the access token is invalid or expired", endpoint_path)),
+            Ok(None) => Err(self.refuse(
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                &self.required_scopes,
+                "the access token is invalid or expired",
+                endpoint_path,
+            )),
             Err(e) => {
                 tracing::warn!("the token verifier failed: {e}");
-                Err(Refusal { status: StatusCode::SERVICE_UNAVAILABLE, challenge: None, body: oauth_body("temporarily_unavailable", "the access token cannot be checked right now; retry later") })
+                Err(Refusal {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    challenge: None,
+                    body: oauth_body(
+                        "temporarily_unavailable",
+                        "the access token cannot be checked right now; retry later",
+                    ),
+                })
             }
         }
     }
 
     /// Checks that a token may call tool `name`.
-    pub(crate) fn check_tool(&self, info: &TokenInfo, name: &str, endpoint_path: &str) -> std::result::Result<(), Refusal> {
+    pub(crate) fn check_tool(
+        &self,
+        info: &TokenInfo,
+        name: &str,
+        endpoint_path: &str,
+    ) -> std::result::Result<(), Refusal> {
         let Some(needed) = self.tool_scopes.get(name) else { return Ok(()) };
         if needed.iter().all(|s| info.scopes.contains(s)) {
             return Ok(());
@@ -182,7 +226,14 @@ impl BearerAuth {
         Err(self.refuse(StatusCode::FORBIDDEN, Some("insufficient_scope"), &scopes, &message, endpoint_path))
     }
 
-    fn refuse(&self, status: StatusCode, error: Option<&str>, scopes: &[String], message: &str, endpoint_path: &str) -> Refusal {
+    fn refuse(
+        &self,
+        status: StatusCode,
+        error: Option<&str>,
+        scopes: &[String],
+        message: &str,
+        endpoint_path: &str,
+    ) -> Refusal {
         let mut challenge = String::from("Bearer");
         let mut params = Vec::new();
         if let Some(e) = error {

@@ -75,7 +75,11 @@ pub struct ConnectionLimits {
     /// The interval of HTTP/2 PING frames on an HTTP/2 connection (default 30 s; JSON
     /// `http2KeepAliveIntervalMs`, `0` for none): a peer that has gone away is noticed even
     /// while its streams are quiet.
-    #[serde(rename = "http2KeepAliveIntervalMs", alias = "http2_keep_alive_interval_ms", deserialize_with = "optional_millis")]
+    #[serde(
+        rename = "http2KeepAliveIntervalMs",
+        alias = "http2_keep_alive_interval_ms",
+        deserialize_with = "optional_millis"
+    )]
     pub http2_keep_alive_interval: Option<Duration>,
     /// How long an HTTP/2 PING may go unanswered before the connection is closed (default
     /// 20 s; JSON `http2KeepAliveTimeoutMs`).
@@ -124,7 +128,8 @@ impl ConnectionLimits {
     /// The limits of a JSON object (camelCase names, durations in milliseconds); absent fields
     /// keep their defaults, unknown ones are an error naming them.
     pub fn from_json(value: serde_json::Value) -> Result<Self> {
-        let limits: ConnectionLimits = serde_json::from_value(value).map_err(|e| Error::invalid_params(format!("connection limits: {e}")))?;
+        let limits: ConnectionLimits =
+            serde_json::from_value(value).map_err(|e| Error::invalid_params(format!("connection limits: {e}")))?;
         limits.validate()?;
         Ok(limits)
     }
@@ -144,7 +149,11 @@ impl ConnectionLimits {
         if self.http2_max_concurrent_streams == 0 {
             return bad("http2MaxConcurrentStreams must be at least 1".into());
         }
-        for (name, d) in [("headerReadTimeoutMs", self.header_read_timeout), ("bodyReadTimeoutMs", self.body_read_timeout), ("idleTimeoutMs", self.idle_timeout)] {
+        for (name, d) in [
+            ("headerReadTimeoutMs", self.header_read_timeout),
+            ("bodyReadTimeoutMs", self.body_read_timeout),
+            ("idleTimeoutMs", self.idle_timeout),
+        ] {
             if d.is_zero() {
                 return bad(format!("{name} must be more than 0"));
             }
@@ -220,7 +229,11 @@ pub fn raise_fd_limit() -> Option<u64> {
                 if r.rlim_cur < r.rlim_max {
                     let want = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
                     if libc::setrlimit(libc::RLIMIT_NOFILE, &want) != 0 {
-                        tracing::debug!("cannot raise the fd limit to {}: {}", r.rlim_max, std::io::Error::last_os_error());
+                        tracing::debug!(
+                            "cannot raise the fd limit to {}: {}",
+                            r.rlim_max,
+                            std::io::Error::last_os_error()
+                        );
                     }
                 }
             }
@@ -310,7 +323,13 @@ impl Connections {
     /// The table for `limits` (`max_connections` resolved now).
     pub(crate) fn new(limits: &ConnectionLimits) -> Arc<Connections> {
         let max = limits.resolved_max_connections();
-        Arc::new(Connections { limits: limits.clone(), max, epoch: Instant::now(), table: Mutex::default(), body_bytes: AtomicUsize::new(0) })
+        Arc::new(Connections {
+            limits: limits.clone(),
+            max,
+            epoch: Instant::now(),
+            table: Mutex::default(),
+            body_bytes: AtomicUsize::new(0),
+        })
     }
 
     fn now(&self) -> u64 {
@@ -436,7 +455,14 @@ impl Conn {
         let state = Arc::new(RequestState { conn: self.clone(), busy: AtomicBool::new(false) });
         let limit = self.table.limits.body_read_timeout;
         let (parts, body) = req.into_parts();
-        let body = DeadlineBody { done: false, held: 0, inner: body, deadline: Box::pin(tokio::time::sleep(limit)), limit, state: state.clone() };
+        let body = DeadlineBody {
+            done: false,
+            held: 0,
+            inner: body,
+            deadline: Box::pin(tokio::time::sleep(limit)),
+            limit,
+            state: state.clone(),
+        };
         if body.inner.is_end_stream() {
             state.set_busy();
         }
@@ -444,7 +470,11 @@ impl Conn {
     }
 
     /// The response of a request: the request stays open until its body ends or is dropped.
-    pub(crate) fn respond<B>(&self, resp: http::Response<B>, state: Arc<RequestState>) -> http::Response<TrackedBody<B>> {
+    pub(crate) fn respond<B>(
+        &self,
+        resp: http::Response<B>,
+        state: Arc<RequestState>,
+    ) -> http::Response<TrackedBody<B>> {
         // A response before the body ended (a refusal): the handler is done with it.
         state.set_busy();
         resp.map(|inner| TrackedBody { inner, _state: state })
@@ -461,7 +491,9 @@ impl Conn {
             let deadline = self.deadline();
             let sleep = async {
                 match deadline {
-                    Some(ms) => tokio::time::sleep_until(self.table.epoch + Duration::from_millis(ms.saturating_sub(1))).await,
+                    Some(ms) => {
+                        tokio::time::sleep_until(self.table.epoch + Duration::from_millis(ms.saturating_sub(1))).await
+                    }
                     None => std::future::pending().await,
                 }
             };
@@ -502,7 +534,10 @@ impl Conn {
         if !s.sniffed.swap(true, Ordering::Relaxed) && bytes.starts_with(b"PRI ") {
             s.h2.store(true, Ordering::Relaxed);
         }
-        if s.open.load(Ordering::SeqCst) == 0 && s.head_started.load(Ordering::SeqCst) == 0 && s.served.load(Ordering::SeqCst) > 0 {
+        if s.open.load(Ordering::SeqCst) == 0
+            && s.head_started.load(Ordering::SeqCst) == 0
+            && s.served.load(Ordering::SeqCst) > 0
+        {
             s.head_started.store(self.table.now(), Ordering::SeqCst);
             s.changed.notify_one();
         }
@@ -552,7 +587,9 @@ impl DeadlineBody {
     fn take(&mut self, n: usize) -> bool {
         let budget = &self.state.conn.table.body_bytes;
         let limit = self.state.conn.table.limits.max_body_bytes_in_flight;
-        let ok = budget.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| held.checked_add(n).filter(|&t| t <= limit)).is_ok();
+        let ok = budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| held.checked_add(n).filter(|&t| t <= limit))
+            .is_ok();
         if ok {
             self.held += n;
         }
@@ -570,7 +607,10 @@ impl Body for DeadlineBody {
     type Data = Bytes;
     type Error = Box<dyn std::error::Error + Send + Sync>;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<std::result::Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, Self::Error>>> {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(None) => {
@@ -619,7 +659,10 @@ impl<B: Body + Unpin> Body for TrackedBody<B> {
     type Data = B::Data;
     type Error = B::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<std::result::Result<Frame<B::Data>, B::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<B::Data>, B::Error>>> {
         Pin::new(&mut self.inner).poll_frame(cx)
     }
 
@@ -662,7 +705,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for TrackedIo<T> {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
@@ -711,8 +758,14 @@ mod tests {
                 max_body_bytes_in_flight: 1 << 20,
             }
         );
-        let py = ConnectionLimits::from_json(json!({ "max_connections": 9, "idle_timeout_ms": 10, "http2_keep_alive_interval_ms": 50 })).unwrap();
-        assert_eq!((py.max_connections, py.idle_timeout, py.http2_keep_alive_interval), (Some(9), Duration::from_millis(10), Some(Duration::from_millis(50))));
+        let py = ConnectionLimits::from_json(
+            json!({ "max_connections": 9, "idle_timeout_ms": 10, "http2_keep_alive_interval_ms": 50 }),
+        )
+        .unwrap();
+        assert_eq!(
+            (py.max_connections, py.idle_timeout, py.http2_keep_alive_interval),
+            (Some(9), Duration::from_millis(10), Some(Duration::from_millis(50)))
+        );
         assert_eq!(ConnectionLimits::from_json(json!({})).unwrap(), ConnectionLimits::default());
         assert_eq!(ConnectionLimits::from_json(json!({ "maxConnections": null })).unwrap().max_connections, None);
     }
@@ -739,7 +792,10 @@ mod tests {
         assert_eq!(default_max_connections(1 << 20), MAX_DEFAULT_CONNECTIONS);
         let raised = raise_fd_limit();
         assert_eq!(raised, fd_limit());
-        assert_eq!(ConnectionLimits::default().resolved_max_connections(), default_max_connections(raised.unwrap_or(1024)));
+        assert_eq!(
+            ConnectionLimits::default().resolved_max_connections(),
+            default_max_connections(raised.unwrap_or(1024))
+        );
     }
 
     #[tokio::test]

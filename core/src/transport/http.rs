@@ -19,18 +19,18 @@ use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionRefused, SessionStore, is_legacy_initialize};
 use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
 use crate::transport::auth::{BearerAuth, Refusal};
-use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 pub use crate::transport::connections::ConnectionLimits;
+use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 use crate::transport::outgoing_bytes;
 use crate::transport::resume::{self, ResumableStreams};
 use crate::transport::rules;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
-use serde_json::Value;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
+use serde_json::Value;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -111,7 +111,14 @@ impl McpService {
     /// A service for `server` with `options`.
     pub fn new(server: Server, options: HttpOptions) -> Self {
         let sessions = SessionStore::new(server.legacy_options().clone());
-        McpService { server, options: Arc::new(options), bound: None, shutdown: CancellationToken::new(), sessions, streams: Arc::default() }
+        McpService {
+            server,
+            options: Arc::new(options),
+            bound: None,
+            shutdown: CancellationToken::new(),
+            sessions,
+            streams: Arc::default(),
+        }
     }
 
     /// The legacy sessions open on this endpoint.
@@ -157,19 +164,27 @@ impl McpService {
             None => req.extensions().get::<Principal>().map(|p| p.0.clone()),
         };
         let legacy = self.server.legacy_options().enabled;
-        let session_id = req.headers().get(headers::MCP_SESSION_ID).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let session_id =
+            req.headers().get(headers::MCP_SESSION_ID).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let accept = Accept::of(req.headers());
         match (req.method(), &session_id) {
             (&Method::POST, _) => {}
             (&Method::GET, Some(id)) if legacy => return self.legacy_get(id, &accept, req.headers(), principal),
             (&Method::DELETE, Some(id)) if legacy => {
                 // A session of another principal is left alone, as if unknown.
-                return if self.sessions.remove(id, principal.as_deref()) { empty(StatusCode::OK) } else { session_not_found() };
+                return if self.sessions.remove(id, principal.as_deref()) {
+                    empty(StatusCode::OK)
+                } else {
+                    session_not_found()
+                };
             }
             (m, _) => {
                 let mut r = rpc_error(
                     StatusCode::METHOD_NOT_ALLOWED,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Method Not Allowed: the MCP endpoint takes POST, not {m}")),
+                    ErrorObject::new(
+                        jsonrpc::INVALID_REQUEST,
+                        format!("Method Not Allowed: the MCP endpoint takes POST, not {m}"),
+                    ),
                 );
                 r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
                 return r;
@@ -178,7 +193,10 @@ impl McpService {
         if !accept.json && !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
-                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the Accept header must list application/json and text/event-stream"),
+                ErrorObject::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Not Acceptable: the Accept header must list application/json and text/event-stream",
+                ),
             );
         }
         if let Err((status, why)) = check_content_type(req.headers()) {
@@ -222,7 +240,10 @@ impl McpService {
             Message::Response(_) => {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "Invalid Request: this server sends no requests outside legacy sessions, so it accepts no responses"),
+                    ErrorObject::new(
+                        jsonrpc::INVALID_REQUEST,
+                        "Invalid Request: this server sends no requests outside legacy sessions, so it accepts no responses",
+                    ),
                 );
             }
         };
@@ -241,7 +262,10 @@ impl McpService {
         if exchange.is_long_lived() && !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
-                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: this request answers with text/event-stream; list it in Accept"),
+                ErrorObject::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Not Acceptable: this request answers with text/event-stream; list it in Accept",
+                ),
             );
         }
         loop {
@@ -249,7 +273,12 @@ impl McpService {
                 Some(Outgoing::Response(r)) => return json_response(&r, era),
                 Some(o) if accept.sse && (session.is_some() || !matches!(o, Outgoing::CloseStream { .. })) => {
                     let keep_alive = exchange.is_long_lived().then_some(self.options.keep_alive);
-                    let resumable = session.map(|id| Resumable { streams: self.streams.clone(), session: id.to_owned(), stream: self.streams.open(), seq: 0 });
+                    let resumable = session.map(|id| Resumable {
+                        streams: self.streams.clone(),
+                        session: id.to_owned(),
+                        stream: self.streams.open(),
+                        seq: 0,
+                    });
                     let mut body = SseBody::new(exchange, resumable, keep_alive);
                     body.push(o);
                     return sse_response(body);
@@ -261,7 +290,12 @@ impl McpService {
         }
     }
 
-    fn legacy_initialize(&self, req: &jsonrpc::Request, principal: Option<String>, peer: Option<std::net::IpAddr>) -> http::Response<McpBody> {
+    fn legacy_initialize(
+        &self,
+        req: &jsonrpc::Request,
+        principal: Option<String>,
+        peer: Option<std::net::IpAddr>,
+    ) -> http::Response<McpBody> {
         let (session, response) = match self.server.initialize(req) {
             Ok(ok) => ok,
             Err(resp) => return json_response(&resp, Era::Legacy),
@@ -273,7 +307,11 @@ impl McpService {
                 SessionRefused::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
                 SessionRefused::Quota { .. } => StatusCode::TOO_MANY_REQUESTS,
             };
-            return with_json(status, serde_json::to_vec(&Response::error(Some(req.id.clone()), refused.to_error_object())).unwrap_or_default());
+            return with_json(
+                status,
+                serde_json::to_vec(&Response::error(Some(req.id.clone()), refused.to_error_object()))
+                    .unwrap_or_default(),
+            );
         }
         let mut r = json_response(&response, Era::Legacy);
         if let Ok(v) = HeaderValue::from_str(session.id()) {
@@ -282,9 +320,18 @@ impl McpService {
         r
     }
 
-    async fn legacy_post(&self, id: &str, message: Message, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
+    async fn legacy_post(
+        &self,
+        id: &str,
+        message: Message,
+        accept: &Accept,
+        h: &HeaderMap,
+        principal: Option<String>,
+    ) -> http::Response<McpBody> {
         // Another principal's session is not found: its message changes nothing.
-        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else { return session_not_found() };
+        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else {
+            return session_not_found();
+        };
         if h.get_all(headers::MCP_PROTOCOL_VERSION).iter().nth(1).is_some() {
             let why = "Bad Request: the MCP-Protocol-Version header was sent more than once; send it exactly once";
             return rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
@@ -293,7 +340,13 @@ impl McpService {
             if !LEGACY_VERSIONS.contains(&v.trim()) {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: MCP-Protocol-Version {v:?} is not served in legacy sessions ({})", LEGACY_VERSIONS.join(", "))),
+                    ErrorObject::new(
+                        jsonrpc::INVALID_REQUEST,
+                        format!(
+                            "Bad Request: MCP-Protocol-Version {v:?} is not served in legacy sessions ({})",
+                            LEGACY_VERSIONS.join(", ")
+                        ),
+                    ),
                 );
             }
         }
@@ -316,12 +369,23 @@ impl McpService {
         }
     }
 
-    fn legacy_get(&self, id: &str, accept: &Accept, h: &HeaderMap, principal: Option<String>) -> http::Response<McpBody> {
-        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else { return session_not_found() };
+    fn legacy_get(
+        &self,
+        id: &str,
+        accept: &Accept,
+        h: &HeaderMap,
+        principal: Option<String>,
+    ) -> http::Response<McpBody> {
+        let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else {
+            return session_not_found();
+        };
         if !accept.sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
-                ErrorObject::new(jsonrpc::INVALID_REQUEST, "Not Acceptable: the session stream is text/event-stream; list it in Accept"),
+                ErrorObject::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Not Acceptable: the session stream is text/event-stream; list it in Accept",
+                ),
             );
         }
         // A response stream the handler closed early: resumed from the event after this one.
@@ -381,7 +445,10 @@ impl McpService {
         let mut hosts = h.get_all(header::HOST).iter();
         let host = hosts.next();
         if hosts.next().is_some() {
-            return Err(bad("Bad Request: the request has more than one Host header (RFC 9112 section 3.2); send exactly one".into()));
+            return Err(bad(
+                "Bad Request: the request has more than one Host header (RFC 9112 section 3.2); send exactly one"
+                    .into(),
+            ));
         }
         let host = match host {
             Some(v) => {
@@ -394,32 +461,43 @@ impl McpService {
         };
         let authority = match uri.authority() {
             Some(a) => {
-                let parsed = rules::parse_authority(a.as_str())
-                    .ok_or_else(|| bad(format!("Bad Request: the request's authority {:?} is not a valid host[:port]", a.as_str())))?;
+                let parsed = rules::parse_authority(a.as_str()).ok_or_else(|| {
+                    bad(format!("Bad Request: the request's authority {:?} is not a valid host[:port]", a.as_str()))
+                })?;
                 Some((a.as_str(), parsed))
             }
             None => None,
         };
         if let (Some((ht, hp)), Some((at, ap))) = (&host, &authority) {
             if !hp.host.eq_ignore_ascii_case(ap.host) || hp.port != ap.port {
-                return Err(bad(format!("Bad Request: the Host header {ht:?} differs from the request's authority {at:?}")));
+                return Err(bad(format!(
+                    "Bad Request: the Host header {ht:?} differs from the request's authority {at:?}"
+                )));
             }
         }
         for (text, parsed) in host.iter().chain(authority.iter()) {
             if !self.host_allowed(parsed.host) {
                 return Err((
                     StatusCode::FORBIDDEN,
-                    format!("Forbidden: Host {text:?} is not allowed (DNS rebinding protection); add it to the server's allowed hosts"),
+                    format!(
+                        "Forbidden: Host {text:?} is not allowed (DNS rebinding protection); add it to the server's allowed hosts"
+                    ),
                 ));
             }
         }
         if let Some(origin) = h.get(header::ORIGIN) {
             let forbidden = |why: String| (StatusCode::FORBIDDEN, why);
-            let origin = origin.to_str().map_err(|_| forbidden("Forbidden: the Origin header is not valid".to_owned()))?;
-            let host = origin.split_once("://").and_then(|(_, rest)| rules::parse_authority(rest.strip_suffix('/').unwrap_or(rest)));
-            let allowed = host.is_some_and(|a| is_loopback_name(a.host)) || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
+            let origin =
+                origin.to_str().map_err(|_| forbidden("Forbidden: the Origin header is not valid".to_owned()))?;
+            let host = origin
+                .split_once("://")
+                .and_then(|(_, rest)| rules::parse_authority(rest.strip_suffix('/').unwrap_or(rest)));
+            let allowed = host.is_some_and(|a| is_loopback_name(a.host))
+                || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
             if !allowed {
-                return Err(forbidden(format!("Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins")));
+                return Err(forbidden(format!(
+                    "Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins"
+                )));
             }
         }
         Ok(())
@@ -431,7 +509,8 @@ impl McpService {
         match &self.options.allowed_hosts {
             Some(list) => list.iter().any(|a| a == "*" || strip_brackets(a).eq_ignore_ascii_case(host)),
             None => {
-                is_loopback_name(host) || self.bound.is_some_and(|b| host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip == b.ip()))
+                is_loopback_name(host)
+                    || self.bound.is_some_and(|b| host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip == b.ip()))
             }
         }
     }
@@ -443,14 +522,25 @@ fn check_content_type(h: &HeaderMap) -> std::result::Result<(), (StatusCode, Str
     let mut values = h.get_all(header::CONTENT_TYPE).iter();
     let Some(ct) = values.next() else { return Ok(()) };
     if values.next().is_some() {
-        return Err((StatusCode::BAD_REQUEST, "Bad Request: the request has more than one Content-Type header; send one: application/json".into()));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the request has more than one Content-Type header; send one: application/json".into(),
+        ));
     }
     let unsupported = |why: String| (StatusCode::UNSUPPORTED_MEDIA_TYPE, why);
-    let text = ct.to_str().map_err(|_| unsupported("Unsupported Media Type: send the JSON-RPC message as application/json".into()))?;
+    let text = ct
+        .to_str()
+        .map_err(|_| unsupported("Unsupported Media Type: send the JSON-RPC message as application/json".into()))?;
     rules::check_json_content_type(text).map_err(|e| match e {
-        rules::ContentTypeError::NotJson => unsupported(format!("Unsupported Media Type: {text:?} is not application/json; send the JSON-RPC message as application/json")),
-        rules::ContentTypeError::Malformed => unsupported(format!("Unsupported Media Type: the parameters of Content-Type {text:?} are malformed (name=value, separated by ;)")),
-        rules::ContentTypeError::Charset(c) => unsupported(format!("Unsupported Media Type: charset {c:?} is not supported; JSON is sent as UTF-8 (charset=utf-8)")),
+        rules::ContentTypeError::NotJson => unsupported(format!(
+            "Unsupported Media Type: {text:?} is not application/json; send the JSON-RPC message as application/json"
+        )),
+        rules::ContentTypeError::Malformed => unsupported(format!(
+            "Unsupported Media Type: the parameters of Content-Type {text:?} are malformed (name=value, separated by ;)"
+        )),
+        rules::ContentTypeError::Charset(c) => unsupported(format!(
+            "Unsupported Media Type: charset {c:?} is not supported; JSON is sent as UTF-8 (charset=utf-8)"
+        )),
     })
 }
 
@@ -502,7 +592,10 @@ where
     let too_large = || {
         Box::new(rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Payload Too Large: the request body exceeds the limit of {max} bytes")),
+            ErrorObject::new(
+                jsonrpc::INVALID_REQUEST,
+                format!("Payload Too Large: the request body exceeds the limit of {max} bytes"),
+            ),
         ))
     };
     let declared = h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|s| s.parse::<u64>().ok());
@@ -535,7 +628,10 @@ where
             r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
             Err(Box::new(r))
         }
-        Err(e) => Err(Box::new(rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: the body could not be read ({e})"))))),
+        Err(e) => Err(Box::new(rpc_error(
+            StatusCode::BAD_REQUEST,
+            ErrorObject::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: the body could not be read ({e})")),
+        ))),
     }
 }
 
@@ -555,7 +651,10 @@ impl Body for McpBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
         match &mut self.get_mut().kind {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
@@ -703,7 +802,9 @@ enum Era {
 
 fn json_response(resp: &Response, era: Era) -> http::Response<McpBody> {
     let status = match resp.as_error() {
-        Some(e) if era == Era::Modern => StatusCode::from_u16(http_status_for_code(e.code)).unwrap_or(StatusCode::BAD_REQUEST),
+        Some(e) if era == Era::Modern => {
+            StatusCode::from_u16(http_status_for_code(e.code)).unwrap_or(StatusCode::BAD_REQUEST)
+        }
         _ => StatusCode::OK,
     };
     with_json(status, serde_json::to_vec(resp).unwrap_or_default())
@@ -717,7 +818,10 @@ fn with_json(status: StatusCode, body: Vec<u8>) -> http::Response<McpBody> {
 }
 
 fn session_not_found() -> http::Response<McpBody> {
-    rpc_error(StatusCode::NOT_FOUND, ErrorObject::new(-32001, "Session not found: it ended or expired; send initialize to start a new one"))
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        ErrorObject::new(-32001, "Session not found: it ended or expired; send initialize to start a new one"),
+    )
 }
 
 /// A request refused for its authorization: the OAuth error body and the challenge.
@@ -772,7 +876,9 @@ impl HttpServer {
     pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
         options.connections.validate()?;
         crate::transport::connections::raise_fd_limit();
-        let listener = TcpListener::bind(addr).await.map_err(|e| Error::new(crate::ErrorKind::Transport, format!("cannot listen on {addr}: {e}")))?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::new(crate::ErrorKind::Transport, format!("cannot listen on {addr}: {e}")))?;
         let addr = listener.local_addr()?;
         let drain = options.drain_timeout;
         let mut service = McpService::new(server, options);

@@ -21,7 +21,6 @@ pub(crate) fn outgoing_bytes(o: &Outgoing) -> Option<Vec<u8>> {
     }
 }
 
-
 /// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
 pub async fn shutdown_signal() {
     #[cfg(unix)]

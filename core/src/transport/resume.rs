@@ -100,7 +100,9 @@ impl ResumableStreams {
                     break;
                 }
                 // Nobody can resume it any more (expired, or the endpoint is gone): stop.
-                let alive = this.upgrade().is_some_and(|s| s.parked.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&stream));
+                let alive = this
+                    .upgrade()
+                    .is_some_and(|s| s.parked.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&stream));
                 if !alive {
                     return;
                 }
@@ -112,7 +114,11 @@ impl ResumableStreams {
 
     /// The events of a parked stream after `last_event_id` (`<stream>-<seq>`), then its live
     /// ones until the response; `None` when `session` has no such stream.
-    pub fn resume(self: &Arc<Self>, session: &str, last_event_id: &str) -> Option<impl Stream<Item = Bytes> + Send + 'static> {
+    pub fn resume(
+        self: &Arc<Self>,
+        session: &str,
+        last_event_id: &str,
+    ) -> Option<impl Stream<Item = Bytes> + Send + 'static> {
         let (stream, seq) = last_event_id.trim().split_once('-')?;
         let (stream, seen): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
         let parked = self.parked.lock().unwrap_or_else(|e| e.into_inner()).get(&stream).cloned()?;

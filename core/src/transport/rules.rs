@@ -141,9 +141,27 @@ mod tests {
         assert_eq!(hp("127.0.0.1:3000"), Some(("127.0.0.1", Some(3000))));
         assert_eq!(hp("app.example.com:65535"), Some(("app.example.com", Some(65535))));
         for bad in [
-            "[::1", "[::1]x", "[::1]:", "[::1]:99999", "[::1]:8080x", "[not-v6]", "[]", "[::1]]", "::1", "::1:8080",
-            "localhost:", "localhost:80:80", "localhost:+80", "localhost:123456", "", ":80", "user@localhost",
-            "local host", "evil.com%2F", "a/b", "localhost\0",
+            "[::1",
+            "[::1]x",
+            "[::1]:",
+            "[::1]:99999",
+            "[::1]:8080x",
+            "[not-v6]",
+            "[]",
+            "[::1]]",
+            "::1",
+            "::1:8080",
+            "localhost:",
+            "localhost:80:80",
+            "localhost:+80",
+            "localhost:123456",
+            "",
+            ":80",
+            "user@localhost",
+            "local host",
+            "evil.com%2F",
+            "a/b",
+            "localhost\0",
         ] {
             assert_eq!(hp(bad), None, "{bad:?} must not parse");
         }
@@ -165,13 +183,35 @@ mod tests {
         ] {
             assert_eq!(check_json_content_type(ok), Ok(()), "{ok:?}");
         }
-        for not_json in ["application/jsonp", "application/json-seq", "application/json5", "text/json", "application/*", "", "application/ json", "application/vnd.api+json"] {
+        for not_json in [
+            "application/jsonp",
+            "application/json-seq",
+            "application/json5",
+            "text/json",
+            "application/*",
+            "",
+            "application/ json",
+            "application/vnd.api+json",
+        ] {
             assert_eq!(check_json_content_type(not_json), Err(ContentTypeError::NotJson), "{not_json:?}");
         }
-        for malformed in ["application/json; charset", "application/json; =utf-8", "application/json; charset=", "application/json; a=\"open", "application/json; a=b c", "application/json; a b=c"] {
+        for malformed in [
+            "application/json; charset",
+            "application/json; =utf-8",
+            "application/json; charset=",
+            "application/json; a=\"open",
+            "application/json; a=b c",
+            "application/json; a b=c",
+        ] {
             assert_eq!(check_json_content_type(malformed), Err(ContentTypeError::Malformed), "{malformed:?}");
         }
-        assert_eq!(check_json_content_type("application/json; charset=latin1"), Err(ContentTypeError::Charset("latin1".into())));
-        assert_eq!(check_json_content_type("application/json; charset=\"utf-16\""), Err(ContentTypeError::Charset("utf-16".into())));
+        assert_eq!(
+            check_json_content_type("application/json; charset=latin1"),
+            Err(ContentTypeError::Charset("latin1".into()))
+        );
+        assert_eq!(
+            check_json_content_type("application/json; charset=\"utf-16\""),
+            Err(ContentTypeError::Charset("utf-16".into()))
+        );
     }
 }

@@ -90,7 +90,8 @@ where
 {
     let (tx, out_rx) = mpsc::unbounded_channel();
     // The writer closes the budget when the output fails, which wakes whoever waits for room.
-    let out_tx = Out { tx, budget: Arc::new(Semaphore::new(options.max_outbound_queue.clamp(1, Semaphore::MAX_PERMITS))) };
+    let out_tx =
+        Out { tx, budget: Arc::new(Semaphore::new(options.max_outbound_queue.clamp(1, Semaphore::MAX_PERMITS))) };
     // Dropping this future (instead of awaiting it to the end) stops everything it started:
     // the writer and every request task watch `stop`.
     let stop = CancellationToken::new();
@@ -112,7 +113,10 @@ where
         match read {
             Ok(Line::Eof) => break true,
             Ok(Line::TooLong) => {
-                let e = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: message larger than {} bytes", options.max_message_size));
+                let e = ErrorObject::new(
+                    jsonrpc::PARSE_ERROR,
+                    format!("Parse error: message larger than {} bytes", options.max_message_size),
+                );
                 match room(&out_tx, &options.shutdown).await {
                     Ok(p) => out_tx.send_with(response_line(&Response::error(None, e)), p),
                     Err(Stop::Shutdown) => break false,
@@ -123,7 +127,9 @@ where
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match on_frame(&server, &tc, &line, &out_tx, &options.shutdown, &inflight, &tasks, &mut era, &stop).await {
+                match on_frame(&server, &tc, &line, &out_tx, &options.shutdown, &inflight, &tasks, &mut era, &stop)
+                    .await
+                {
                     Ok(()) => {}
                     Err(Stop::Shutdown) => break false,
                     Err(Stop::OutputGone) => break true,
@@ -298,7 +304,12 @@ async fn on_frame(
 /// output until it ends.
 /// While the output is full the exchange is not polled: its events wait, coalesced, in its
 /// listener's queue.
-fn forward(mut exchange: crate::server::Exchange, out: Out, tasks: &tokio_util::task::TaskTracker, stop: CancellationToken) {
+fn forward(
+    mut exchange: crate::server::Exchange,
+    out: Out,
+    tasks: &tokio_util::task::TaskTracker,
+    stop: CancellationToken,
+) {
     tasks.spawn(async move {
         while let Some(o) = tokio::select! { _ = stop.cancelled() => None, o = exchange.next() => o } {
             let Some(mut bytes) = outgoing_bytes(&o) else { continue };
@@ -329,7 +340,13 @@ async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>
     loop {
         let available = r.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if too_long { Line::TooLong } else if buf.is_empty() { Line::Eof } else { Line::Data });
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Data
+            });
         }
         let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
             Some(i) => (&available[..i], Some(i + 1)),
@@ -356,7 +373,12 @@ async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>
 
 /// Writes queued messages in batches; each message's room in the queue is given back once it
 /// is written. When the output fails, the budget is closed so nobody waits for room forever.
-async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::UnboundedReceiver<(Vec<u8>, OwnedSemaphorePermit)>, budget: Arc<Semaphore>, stop: CancellationToken) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut w: W,
+    mut rx: mpsc::UnboundedReceiver<(Vec<u8>, OwnedSemaphorePermit)>,
+    budget: Arc<Semaphore>,
+    stop: CancellationToken,
+) {
     let mut batch = Vec::with_capacity(64 * 1024);
     let mut permits = Vec::new();
     while let Some((first, permit)) = tokio::select! { _ = stop.cancelled() => None, m = rx.recv() => m } {

@@ -6,10 +6,12 @@
 
 use mcpaxle::client::{Client, ClientOptions};
 use mcpaxle::schema::{
-    CallToolResult, CompleteResult, GetPromptResult, LoggingLevel, Prompt, PromptMessage, ReadResourceResult, Resource, ResourceTemplate,
-    TextResourceContents, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, LoggingLevel, Prompt, PromptMessage, ReadResourceResult, Resource,
+    ResourceTemplate, TextResourceContents, Tool,
 };
-use mcpaxle::server::{CacheDefaults, CacheHint, CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server};
+use mcpaxle::server::{
+    CacheDefaults, CacheHint, CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server,
+};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{StdioOptions, serve_with};
 use mcpaxle::{Error, Result};
@@ -71,10 +73,9 @@ pub fn test_server(cache: CacheDefaults, probe: Arc<Probe>) -> Server {
 
 fn add_tools(server: &Server, probe: Arc<Probe>) {
     server
-        .add_tool(
-            Tool::new("echo", "Echoes its arguments", json!({ "type": "object" })),
-            |a: Value, _c| async move { Ok(CallToolResult::structured(a)) },
-        )
+        .add_tool(Tool::new("echo", "Echoes its arguments", json!({ "type": "object" })), |a: Value, _c| async move {
+            Ok(CallToolResult::structured(a))
+        })
         .unwrap();
     server
         .add_tool(
@@ -157,12 +158,18 @@ fn add_tools(server: &Server, probe: Arc<Probe>) {
     let s = server.clone();
     server
         .add_tool(
-            Tool::new("add_tool", "Adds the tool named `name`", json!({ "type": "object", "properties": { "name": { "type": "string" } } })),
+            Tool::new(
+                "add_tool",
+                "Adds the tool named `name`",
+                json!({ "type": "object", "properties": { "name": { "type": "string" } } }),
+            ),
             move |a: Value, _c| {
                 let s = s.clone();
                 async move {
                     let name = a["name"].as_str().unwrap_or("dynamic").to_owned();
-                    s.add_tool(Tool::new(name.clone(), "Added at run time", obj()), |_a, _c| async { text("dynamic") })?;
+                    s.add_tool(Tool::new(name.clone(), "Added at run time", obj()), |_a, _c| async {
+                        text("dynamic")
+                    })?;
                     text(format!("added {name}"))
                 }
             },
@@ -171,7 +178,11 @@ fn add_tools(server: &Server, probe: Arc<Probe>) {
     let s = server.clone();
     server
         .add_tool(
-            Tool::new("touch", "Announces an update of `uri`", json!({ "type": "object", "properties": { "uri": { "type": "string" } } })),
+            Tool::new(
+                "touch",
+                "Announces an update of `uri`",
+                json!({ "type": "object", "properties": { "uri": { "type": "string" } } }),
+            ),
             move |a: Value, _c| {
                 let s = s.clone();
                 async move {
@@ -203,11 +214,18 @@ fn add_mrtr_tools(server: &Server) {
         })
         .unwrap();
     server
-        .add_tool(Tool::new("ask_all", "Elicitation, sampling and roots in one round", obj()), |_a, ctx: RequestContext| async move {
-            let (n, s, r) = tokio::join!(ctx.elicit("name", elicit_name("Your name?")), ctx.sample("hi", sampling()), ctx.list_roots("roots"));
-            let (n, _s, r) = (n?, s?, r?);
-            text(format!("{}; {} root(s)", name_of(&n), r["roots"].as_array().map_or(0, Vec::len)))
-        })
+        .add_tool(
+            Tool::new("ask_all", "Elicitation, sampling and roots in one round", obj()),
+            |_a, ctx: RequestContext| async move {
+                let (n, s, r) = tokio::join!(
+                    ctx.elicit("name", elicit_name("Your name?")),
+                    ctx.sample("hi", sampling()),
+                    ctx.list_roots("roots")
+                );
+                let (n, _s, r) = (n?, s?, r?);
+                text(format!("{}; {} root(s)", name_of(&n), r["roots"].as_array().map_or(0, Vec::len)))
+            },
+        )
         .unwrap();
     server
         .add_tool(Tool::new("multi_round", "Two rounds of elicitation", obj()), |_a, ctx: RequestContext| async move {
@@ -217,21 +235,30 @@ fn add_mrtr_tools(server: &Server) {
         })
         .unwrap();
     server
-        .add_tool(Tool::new("with_state", "Keeps request state across rounds", obj()), |_a, ctx: RequestContext| async move {
-            if ctx.request_state().is_none() {
-                ctx.set_request_state(json!({ "started": true }));
-            }
-            let a = ctx.elicit("name", elicit_name("Your name?")).await?;
-            text(format!("{} with state {}", name_of(&a), ctx.request_state().unwrap_or_default()))
-        })
+        .add_tool(
+            Tool::new("with_state", "Keeps request state across rounds", obj()),
+            |_a, ctx: RequestContext| async move {
+                if ctx.request_state().is_none() {
+                    ctx.set_request_state(json!({ "started": true }));
+                }
+                let a = ctx.elicit("name", elicit_name("Your name?")).await?;
+                text(format!("{} with state {}", name_of(&a), ctx.request_state().unwrap_or_default()))
+            },
+        )
         .unwrap();
 }
 
 fn add_resources_and_prompts(server: &Server, probe: Arc<Probe>) {
     server
-        .add_resource(Resource::new("test://static", "Static").with_mime_type("text/plain"), None, |r: ResourceRequest, _c| async move {
-            Ok(ReadResourceResult::new(vec![TextResourceContents::new(r.uri, "text/plain", "static content").into()]))
-        })
+        .add_resource(
+            Resource::new("test://static", "Static").with_mime_type("text/plain"),
+            None,
+            |r: ResourceRequest, _c| async move {
+                Ok(ReadResourceResult::new(vec![
+                    TextResourceContents::new(r.uri, "text/plain", "static content").into(),
+                ]))
+            },
+        )
         .unwrap();
     server
         .add_resource(
@@ -241,16 +268,22 @@ fn add_resources_and_prompts(server: &Server, probe: Arc<Probe>) {
                 let probe = probe.clone();
                 async move {
                     let n = probe.reads.fetch_add(1, Ordering::SeqCst) + 1;
-                    Ok(ReadResourceResult::new(vec![TextResourceContents::new(r.uri, "text/plain", format!("read {n}")).into()]))
+                    Ok(ReadResourceResult::new(vec![
+                        TextResourceContents::new(r.uri, "text/plain", format!("read {n}")).into(),
+                    ]))
                 }
             },
         )
         .unwrap();
     for i in 0..4 {
         server
-            .add_resource(Resource::new(format!("test://page/{i}"), format!("Page {i}")), None, |r: ResourceRequest, _c| async move {
-                Ok(ReadResourceResult::new(vec![TextResourceContents::new(r.uri, "text/plain", "page").into()]))
-            })
+            .add_resource(
+                Resource::new(format!("test://page/{i}"), format!("Page {i}")),
+                None,
+                |r: ResourceRequest, _c| async move {
+                    Ok(ReadResourceResult::new(vec![TextResourceContents::new(r.uri, "text/plain", "page").into()]))
+                },
+            )
             .unwrap();
     }
     server
@@ -259,7 +292,9 @@ fn add_resources_and_prompts(server: &Server, probe: Arc<Probe>) {
             None,
             |r: ResourceRequest, _c| async move {
                 let id = r.variables.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                Ok(ReadResourceResult::new(vec![TextResourceContents::new(r.uri, "application/json", json!({ "id": id }).to_string()).into()]))
+                Ok(ReadResourceResult::new(vec![
+                    TextResourceContents::new(r.uri, "application/json", json!({ "id": id }).to_string()).into(),
+                ]))
             },
         )
         .unwrap();
@@ -267,18 +302,26 @@ fn add_resources_and_prompts(server: &Server, probe: Arc<Probe>) {
         .add_prompt(
             Prompt::new("greet").with_description("Greets someone").with_argument("name", "Who", true),
             |a: Map<String, Value>, _c| async move {
-                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Hello, {}!", a.get("name").and_then(Value::as_str).unwrap_or("?")))]))
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                    "Hello, {}!",
+                    a.get("name").and_then(Value::as_str).unwrap_or("?")
+                ))]))
             },
         )
         .unwrap();
     server
-        .add_prompt(Prompt::new("ask_prompt").with_description("Asks for a name first"), |_a, ctx: RequestContext| async move {
-            let a = ctx.elicit("name", elicit_name("For whom?")).await?;
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("A poem for {}", name_of(&a)))]))
-        })
+        .add_prompt(
+            Prompt::new("ask_prompt").with_description("Asks for a name first"),
+            |_a, ctx: RequestContext| async move {
+                let a = ctx.elicit("name", elicit_name("For whom?")).await?;
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("A poem for {}", name_of(&a)))]))
+            },
+        )
         .unwrap();
     server.set_completion(CompletionRef::Prompt("greet".into()), |req: CompletionRequest, _c| async move {
-        Ok(CompleteResult::new(["alice", "albert", "bob"].iter().filter(|o| o.starts_with(&req.value)).map(|o| o.to_string()).collect()))
+        Ok(CompleteResult::new(
+            ["alice", "albert", "bob"].iter().filter(|o| o.starts_with(&req.value)).map(|o| o.to_string()).collect(),
+        ))
     });
 }
 
@@ -304,7 +347,9 @@ pub fn options() -> ClientOptions {
             let name = if message.contains("Round 2") { "Bob" } else { "Ada" };
             Ok(json!({ "action": "accept", "content": { "name": name } }))
         })
-        .on_sampling(|_p| async { Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "hi!" }, "model": "test-model" })) })
+        .on_sampling(|_p| async {
+            Ok(json!({ "role": "assistant", "content": { "type": "text", "text": "hi!" }, "model": "test-model" }))
+        })
         .on_roots(|_p| async { Ok(json!({ "roots": [{ "uri": "file:///tmp/a" }, { "uri": "file:///tmp/b" }] })) })
 }
 

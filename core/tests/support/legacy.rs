@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let path: PathBuf = super::spec_dir().parent().expect("spec dir has a parent").join("2025-11-25").join("schema.json");
+        let path: PathBuf =
+            super::spec_dir().parent().expect("spec dir has a parent").join("2025-11-25").join("schema.json");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
     })
@@ -23,14 +24,16 @@ fn validator(def: &str) -> Arc<jsonschema::Validator> {
     }
     assert!(schema()["$defs"].get(def).is_some(), "2025-11-25 schema.json has no {def}");
     let root = json!({ "$schema": schema()["$schema"], "$defs": schema()["$defs"], "$ref": format!("#/$defs/{def}") });
-    let v = Arc::new(jsonschema::options().offline().build(&root).unwrap_or_else(|e| panic!("cannot compile {def}: {e}")));
+    let v =
+        Arc::new(jsonschema::options().offline().build(&root).unwrap_or_else(|e| panic!("cannot compile {def}: {e}")));
     cache.lock().unwrap().insert(def.to_owned(), v.clone());
     v
 }
 
 /// Validates a value against a 2025-11-25 definition.
 pub fn validate_def(def: &str, value: &Value) -> Result<(), String> {
-    let errors: Vec<String> = validator(def).iter_errors(value).take(5).map(|e| format!("at {}: {e}", e.instance_path())).collect();
+    let errors: Vec<String> =
+        validator(def).iter_errors(value).take(5).map(|e| format!("at {}: {e}", e.instance_path())).collect();
     if errors.is_empty() { Ok(()) } else { Err(format!("not a valid 2025-11-25 {def}: {}", errors.join("; "))) }
 }
 

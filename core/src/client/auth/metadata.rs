@@ -123,7 +123,10 @@ pub(crate) fn resource_metadata_urls(server_url: &str) -> Result<Vec<String>> {
 pub(crate) fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>> {
     let (origin, path) = split(issuer)?;
     Ok(if path.is_empty() {
-        vec![format!("{origin}/.well-known/oauth-authorization-server"), format!("{origin}/.well-known/openid-configuration")]
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ]
     } else {
         vec![
             format!("{origin}/.well-known/oauth-authorization-server{path}"),
@@ -227,9 +230,13 @@ impl ServerMetadata {
         }
         let methods = strings(doc, "code_challenge_methods_supported");
         if !methods.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256")) {
-            return Err(auth_error(format!("the authorization server {issuer} does not support PKCE with S256; refusing to authorize")));
+            return Err(auth_error(format!(
+                "the authorization server {issuer} does not support PKCE with S256; refusing to authorize"
+            )));
         }
-        let endpoint = |k: &str| text(k).ok_or_else(|| auth_error(format!("the authorization server metadata at {from} has no {k}")));
+        let endpoint = |k: &str| {
+            text(k).ok_or_else(|| auth_error(format!("the authorization server metadata at {from} has no {k}")))
+        };
         Ok(ServerMetadata {
             issuer: published,
             authorization_endpoint: endpoint("authorization_endpoint")?,
@@ -237,8 +244,12 @@ impl ServerMetadata {
             registration_endpoint: text("registration_endpoint"),
             scopes_supported: strings(doc, "scopes_supported"),
             token_auth_methods: strings(doc, "token_endpoint_auth_methods_supported"),
-            iss_parameter_supported: doc.get("authorization_response_iss_parameter_supported").and_then(Value::as_bool) == Some(true),
-            client_id_metadata_document_supported: doc.get("client_id_metadata_document_supported").and_then(Value::as_bool) == Some(true),
+            iss_parameter_supported: doc.get("authorization_response_iss_parameter_supported").and_then(Value::as_bool)
+                == Some(true),
+            client_id_metadata_document_supported: doc
+                .get("client_id_metadata_document_supported")
+                .and_then(Value::as_bool)
+                == Some(true),
         })
     }
 
@@ -250,7 +261,11 @@ impl ServerMetadata {
         }
         match &self.token_auth_methods {
             None => TokenAuth::Basic,
-            Some(list) => list.iter().filter_map(|m| TokenAuth::from_name(m)).find(|m| *m != TokenAuth::None).unwrap_or(TokenAuth::Basic),
+            Some(list) => list
+                .iter()
+                .filter_map(|m| TokenAuth::from_name(m))
+                .find(|m| *m != TokenAuth::None)
+                .unwrap_or(TokenAuth::Basic),
         }
     }
 
@@ -272,10 +287,15 @@ mod tests {
 
     #[test]
     fn challenges() {
-        let c = Challenge::parse([r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", scope="a b""#]);
+        let c = Challenge::parse([
+            r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", scope="a b""#,
+        ]);
         assert_eq!(c.resource_metadata.as_deref(), Some("http://h/.well-known/oauth-protected-resource/mcp"));
         assert_eq!(c.scope.as_deref(), Some("a b"));
-        let c = Challenge::parse(["Basic realm=\"x\"", r#"bearer error="insufficient_scope",scope=mcp:write, error_description="say \"no\"""#]);
+        let c = Challenge::parse([
+            "Basic realm=\"x\"",
+            r#"bearer error="insufficient_scope",scope=mcp:write, error_description="say \"no\"""#,
+        ]);
         assert!(c.insufficient_scope());
         assert_eq!(c.scope.as_deref(), Some("mcp:write"));
         assert_eq!(Challenge::parse(["Bearer"]), Challenge::default());
@@ -299,7 +319,10 @@ mod tests {
         );
         assert_eq!(
             authorization_server_metadata_urls("https://a.example").unwrap(),
-            ["https://a.example/.well-known/oauth-authorization-server", "https://a.example/.well-known/openid-configuration"]
+            [
+                "https://a.example/.well-known/oauth-authorization-server",
+                "https://a.example/.well-known/openid-configuration"
+            ]
         );
     }
 
@@ -326,7 +349,12 @@ mod tests {
         assert_eq!(m.token_auth(true), TokenAuth::Post);
         assert_eq!(m.token_auth(false), TokenAuth::None);
         assert_eq!(m.registration_auth(), TokenAuth::Post);
-        assert!(ServerMetadata::from_json(&doc, "http://as/t/", "x").unwrap_err().message().contains("not \"http://as/t/\""));
+        assert!(
+            ServerMetadata::from_json(&doc, "http://as/t/", "x")
+                .unwrap_err()
+                .message()
+                .contains("not \"http://as/t/\"")
+        );
         let mut no_pkce = doc.clone();
         no_pkce.as_object_mut().unwrap().remove("code_challenge_methods_supported");
         assert!(ServerMetadata::from_json(&no_pkce, "http://as/t", "x").unwrap_err().message().contains("PKCE"));

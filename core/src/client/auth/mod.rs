@@ -135,7 +135,12 @@ impl OAuthOptions {
     }
 
     /// Sets pre-registered credentials.
-    pub fn pre_registered(mut self, client_id: impl Into<String>, client_secret: Option<String>, issuer: Option<String>) -> Self {
+    pub fn pre_registered(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+        issuer: Option<String>,
+    ) -> Self {
         self.pre_registered = Some(PreRegisteredClient { client_id: client_id.into(), client_secret, issuer });
         self
     }
@@ -224,14 +229,16 @@ impl Authorizer {
     }
 
     fn set_token(&self, access_token: &str) -> Result<()> {
-        let v = HeaderValue::from_str(&format!("Bearer {access_token}")).map_err(|_| auth_error("the access token is not a valid header value"))?;
+        let v = HeaderValue::from_str(&format!("Bearer {access_token}"))
+            .map_err(|_| auth_error("the access token is not a valid header value"))?;
         *self.header.write().unwrap_or_else(|e| e.into_inner()) = Some(v);
         Ok(())
     }
 
     /// Whether an answer of the MCP server asks for (more) authorization.
     pub fn is_challenge(status: StatusCode, headers: &HeaderMap) -> bool {
-        status == StatusCode::UNAUTHORIZED || (status == StatusCode::FORBIDDEN && challenge_of(headers).insufficient_scope())
+        status == StatusCode::UNAUTHORIZED
+            || (status == StatusCode::FORBIDDEN && challenge_of(headers).insufficient_scope())
     }
 
     /// Answers a challenge: afterwards the request may be sent again. `sent` is the header
@@ -239,7 +246,13 @@ impl Authorizer {
     /// is nothing to do. `first` says whether this is the request's first challenge: only
     /// then may a `401` be answered with a refresh, since a later one means the token just
     /// obtained was refused too (say, the resource moved to another authorization server).
-    pub async fn authorize(&self, status: StatusCode, headers: &HeaderMap, sent: Option<&HeaderValue>, first: bool) -> Result<()> {
+    pub async fn authorize(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        sent: Option<&HeaderValue>,
+        first: bool,
+    ) -> Result<()> {
         let mut state = self.state.lock().await;
         if self.header().as_ref() != sent {
             return Ok(());
@@ -298,8 +311,16 @@ impl Authorizer {
     /// The scopes to ask for: a step-up adds the challenged ones to those held; otherwise the
     /// challenge's, else every one the resource lists, else none. `offline_access` is added
     /// when the authorization server lists it.
-    fn scopes(&self, state: &State, challenge: &Challenge, prm: &ResourceMetadata, server: &ServerMetadata, step_up: bool) -> Vec<String> {
-        let challenged: Vec<String> = challenge.scope.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
+    fn scopes(
+        &self,
+        state: &State,
+        challenge: &Challenge,
+        prm: &ResourceMetadata,
+        server: &ServerMetadata,
+        step_up: bool,
+    ) -> Vec<String> {
+        let challenged: Vec<String> =
+            challenge.scope.as_deref().unwrap_or("").split_whitespace().map(str::to_owned).collect();
         let mut scopes = if step_up {
             let mut s = state.scopes.clone();
             s.extend(challenged);
@@ -320,9 +341,15 @@ impl Authorizer {
 
     /// A client id at `server`: pre-registered, a metadata document URL, or registered now.
     async fn register(&self, server: &ServerMetadata, scopes: &[String]) -> Result<Registration> {
-        if let Some(pre) = self.options.pre_registered.as_ref().filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer)) {
+        if let Some(pre) =
+            self.options.pre_registered.as_ref().filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer))
+        {
             let auth = server.token_auth(pre.client_secret.is_some());
-            return Ok(Registration { client_id: pre.client_id.clone(), client_secret: pre.client_secret.clone(), auth });
+            return Ok(Registration {
+                client_id: pre.client_id.clone(),
+                client_secret: pre.client_secret.clone(),
+                auth,
+            });
         }
         if let (true, Some(url)) = (server.client_id_metadata_document_supported, &self.options.client_metadata_url) {
             return Ok(Registration { client_id: url.clone(), client_secret: None, auth: TokenAuth::None });
@@ -331,7 +358,11 @@ impl Authorizer {
             return Err(auth_error(format!(
                 "the authorization server {} offers no dynamic client registration{}; configure pre-registered client credentials",
                 server.issuer,
-                if server.client_id_metadata_document_supported { " (it takes a client metadata document URL: set one)" } else { "" }
+                if server.client_id_metadata_document_supported {
+                    " (it takes a client metadata document URL: set one)"
+                } else {
+                    ""
+                }
             )));
         };
         let wanted = server.registration_auth();
@@ -347,12 +378,20 @@ impl Authorizer {
         if !scopes.is_empty() {
             request["scope"] = json!(scopes.join(" "));
         }
-        let answer = wire::send(&self.http, Method::POST, endpoint, Some(("application/json", request.to_string())), None).await?;
+        let answer =
+            wire::send(&self.http, Method::POST, endpoint, Some(("application/json", request.to_string())), None)
+                .await?;
         if !answer.status.is_success() {
-            return Err(auth_error(format!("dynamic client registration at {endpoint} failed: {}", answer.oauth_error())));
+            return Err(auth_error(format!(
+                "dynamic client registration at {endpoint} failed: {}",
+                answer.oauth_error()
+            )));
         }
         let doc = answer.json().unwrap_or(Value::Null);
-        let client_id = doc.get("client_id").and_then(Value::as_str).ok_or_else(|| auth_error(format!("the registration at {endpoint} returned no client_id")))?;
+        let client_id = doc
+            .get("client_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| auth_error(format!("the registration at {endpoint} returned no client_id")))?;
         let client_secret = doc.get("client_secret").and_then(Value::as_str).map(str::to_owned);
         let auth = doc
             .get("token_endpoint_auth_method")
@@ -362,7 +401,14 @@ impl Authorizer {
         Ok(Registration { client_id: client_id.to_owned(), client_secret, auth })
     }
 
-    async fn authorization_code(&self, state: &mut State, server: &ServerMetadata, reg: &Registration, resource: &str, scopes: Vec<String>) -> Result<()> {
+    async fn authorization_code(
+        &self,
+        state: &mut State,
+        server: &ServerMetadata,
+        reg: &Registration,
+        resource: &str,
+        scopes: Vec<String>,
+    ) -> Result<()> {
         let verifier = wire::random_token(32)?;
         let csrf = wire::random_token(16)?;
         let scope = scopes.join(" ");
@@ -399,8 +445,16 @@ impl Authorizer {
     }
 
     async fn refresh(&self, state: &mut State, grant: &RefreshGrant) -> Result<()> {
-        let reg = state.registrations.get(&grant.issuer).cloned().ok_or_else(|| auth_error("no registration for the refresh token's issuer"))?;
-        let form = vec![("grant_type", "refresh_token"), ("refresh_token", grant.refresh_token.as_str()), ("resource", grant.resource.as_str())];
+        let reg = state
+            .registrations
+            .get(&grant.issuer)
+            .cloned()
+            .ok_or_else(|| auth_error("no registration for the refresh token's issuer"))?;
+        let form = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", grant.refresh_token.as_str()),
+            ("resource", grant.resource.as_str()),
+        ];
         let token = self.token_request(&grant.token_endpoint, &reg, form).await?;
         let scopes = state.scopes.clone();
         self.accept_token(state, &token, &grant.issuer, &grant.token_endpoint, &grant.resource, scopes)?;
@@ -422,20 +476,42 @@ impl Authorizer {
             _ => form.push(("client_id", &reg.client_id)),
         }
         let body = wire::form_encode(&form);
-        let answer = wire::send(&self.http, Method::POST, endpoint, Some(("application/x-www-form-urlencoded", body)), basic.as_deref()).await?;
+        let answer = wire::send(
+            &self.http,
+            Method::POST,
+            endpoint,
+            Some(("application/x-www-form-urlencoded", body)),
+            basic.as_deref(),
+        )
+        .await?;
         if !answer.status.is_success() {
             return Err(auth_error(format!("the token request at {endpoint} failed: {}", answer.oauth_error())));
         }
-        let doc = answer.json().ok_or_else(|| auth_error(format!("the token endpoint {endpoint} answered with no JSON")))?;
+        let doc =
+            answer.json().ok_or_else(|| auth_error(format!("the token endpoint {endpoint} answered with no JSON")))?;
         let kind = doc.get("token_type").and_then(Value::as_str).unwrap_or("");
         if !kind.eq_ignore_ascii_case("bearer") {
-            return Err(auth_error(format!("the token endpoint {endpoint} issued a {kind:?} token; only Bearer tokens are supported")));
+            return Err(auth_error(format!(
+                "the token endpoint {endpoint} issued a {kind:?} token; only Bearer tokens are supported"
+            )));
         }
         Ok(doc)
     }
 
-    fn accept_token(&self, state: &mut State, doc: &Value, issuer: &str, token_endpoint: &str, resource: &str, requested: Vec<String>) -> Result<()> {
-        let access = doc.get("access_token").and_then(Value::as_str).filter(|t| !t.is_empty()).ok_or_else(|| auth_error("the token response holds no access_token"))?;
+    fn accept_token(
+        &self,
+        state: &mut State,
+        doc: &Value,
+        issuer: &str,
+        token_endpoint: &str,
+        resource: &str,
+        requested: Vec<String>,
+    ) -> Result<()> {
+        let access = doc
+            .get("access_token")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| auth_error("the token response holds no access_token"))?;
         self.set_token(access)?;
         state.scopes = match doc.get("scope").and_then(Value::as_str) {
             Some(granted) => granted.split_whitespace().map(str::to_owned).collect(),
@@ -457,7 +533,10 @@ fn challenge_of(headers: &HeaderMap) -> Challenge {
 
 /// Whether a redirect URI points at this machine (a native app's loopback redirect).
 fn redirect_is_local(uri: &str) -> bool {
-    uri.parse::<http::Uri>().ok().and_then(|u| u.host().map(str::to_owned)).is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
+    uri.parse::<http::Uri>()
+        .ok()
+        .and_then(|u| u.host().map(str::to_owned))
+        .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
         || !uri.starts_with("http")
 }
 
@@ -487,9 +566,15 @@ fn check_authorization_response(callback: &str, server: &ServerMetadata, state: 
     }
     if let Some(error) = get("error") {
         let description = get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-        return Err(Error::new(crate::ErrorKind::Transport, format!("the authorization was refused ({error}{description})")));
+        return Err(Error::new(
+            crate::ErrorKind::Transport,
+            format!("the authorization was refused ({error}{description})"),
+        ));
     }
-    get("code").filter(|c| !c.is_empty()).map(str::to_owned).ok_or_else(|| auth_error("the authorization response holds no code"))
+    get("code")
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| auth_error("the authorization response holds no code"))
 }
 
 #[cfg(test)]
@@ -511,16 +596,34 @@ mod tests {
         let ok = "http://127.0.0.1:1/cb?code=c1&state=s&iss=http%3A%2F%2Flocalhost%3A9";
         assert_eq!(check_authorization_response(ok, &server(true), "s").unwrap(), "c1");
         // Exact comparison: a trailing slash is another issuer.
-        let e = check_authorization_response("http://x/cb?code=c&state=s&iss=http%3A%2F%2Flocalhost%3A9%2F", &server(true), "s").unwrap_err();
+        let e = check_authorization_response(
+            "http://x/cb?code=c&state=s&iss=http%3A%2F%2Flocalhost%3A9%2F",
+            &server(true),
+            "s",
+        )
+        .unwrap_err();
         assert!(e.message().contains("RFC 9207"), "{e}");
         // Advertised but missing; not advertised and missing is fine; wrong even unadvertised.
         assert!(check_authorization_response("http://x/cb?code=c&state=s", &server(true), "s").is_err());
         assert_eq!(check_authorization_response("http://x/cb?code=c&state=s", &server(false), "s").unwrap(), "c");
-        assert!(check_authorization_response("http://x/cb?code=c&state=s&iss=https%3A%2F%2Fevil", &server(false), "s").is_err());
+        assert!(
+            check_authorization_response("http://x/cb?code=c&state=s&iss=https%3A%2F%2Fevil", &server(false), "s")
+                .is_err()
+        );
         // A wrong issuer's error is not read; the right issuer's is.
-        let e = check_authorization_response("http://x/cb?error=access_denied&state=s&iss=https%3A%2F%2Fevil", &server(true), "s").unwrap_err();
+        let e = check_authorization_response(
+            "http://x/cb?error=access_denied&state=s&iss=https%3A%2F%2Fevil",
+            &server(true),
+            "s",
+        )
+        .unwrap_err();
         assert!(!e.message().contains("access_denied"));
-        let e = check_authorization_response("http://x/cb?error=access_denied&state=s&iss=http%3A%2F%2Flocalhost%3A9", &server(true), "s").unwrap_err();
+        let e = check_authorization_response(
+            "http://x/cb?error=access_denied&state=s&iss=http%3A%2F%2Flocalhost%3A9",
+            &server(true),
+            "s",
+        )
+        .unwrap_err();
         assert!(e.message().contains("access_denied"));
         assert!(check_authorization_response("http://x/cb?code=c&state=other", &server(false), "s").is_err());
     }

@@ -132,11 +132,20 @@ impl Answer {
 }
 
 /// Sends one request (no redirects followed) and reads the answer.
-pub(crate) async fn send(client: &HttpClient, method: Method, url: &str, body: Option<(&'static str, String)>, authorization: Option<&str>) -> Result<Answer> {
+pub(crate) async fn send(
+    client: &HttpClient,
+    method: Method,
+    url: &str,
+    body: Option<(&'static str, String)>,
+    authorization: Option<&str>,
+) -> Result<Answer> {
     let uri: Uri = url.parse().map_err(|e| auth_error(format!("invalid OAuth URL {url:?}: {e}")))?;
     let mut req = Request::builder().method(method).uri(uri).header(ACCEPT, "application/json");
     if let Some(a) = authorization {
-        req = req.header(AUTHORIZATION, HeaderValue::from_str(a).map_err(|_| Error::usage("invalid client credentials for HTTP Basic"))?);
+        req = req.header(
+            AUTHORIZATION,
+            HeaderValue::from_str(a).map_err(|_| Error::usage("invalid client credentials for HTTP Basic"))?,
+        );
     }
     let payload = match body {
         Some((content_type, text)) => {
@@ -145,7 +154,8 @@ pub(crate) async fn send(client: &HttpClient, method: Method, url: &str, body: O
         }
         None => Bytes::new(),
     };
-    let req = req.body(Full::new(payload)).map_err(|e| Error::internal(format!("cannot build an OAuth request: {e}")))?;
+    let req =
+        req.body(Full::new(payload)).map_err(|e| Error::internal(format!("cannot build an OAuth request: {e}")))?;
     let resp = tokio::time::timeout(TIMEOUT, client.request(req))
         .await
         .map_err(|_| auth_error(format!("{url} did not answer within {} s", TIMEOUT.as_secs())))?
@@ -176,8 +186,12 @@ mod tests {
 
     #[test]
     fn form_encoding_round_trips() {
-        let body = form_encode(&[("scope", "mcp:read mcp:write"), ("redirect_uri", "http://localhost:3000/cb?x=1&y=é")]);
-        assert_eq!(body, "scope=mcp%3Aread+mcp%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A3000%2Fcb%3Fx%3D1%26y%3D%C3%A9");
+        let body =
+            form_encode(&[("scope", "mcp:read mcp:write"), ("redirect_uri", "http://localhost:3000/cb?x=1&y=é")]);
+        assert_eq!(
+            body,
+            "scope=mcp%3Aread+mcp%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A3000%2Fcb%3Fx%3D1%26y%3D%C3%A9"
+        );
         let parsed = query_params(&format!("http://cb/?{body}"));
         assert_eq!(parsed[0], ("scope".into(), "mcp:read mcp:write".into()));
         assert_eq!(parsed[1].1, "http://localhost:3000/cb?x=1&y=é");
@@ -186,7 +200,14 @@ mod tests {
     #[test]
     fn query_params_of_a_redirect() {
         let p = query_params("http://localhost:3000/callback?code=abc&state=s%2B1&iss=http%3A%2F%2Flocalhost%3A9#frag");
-        assert_eq!(p, vec![("code".into(), "abc".into()), ("state".into(), "s+1".into()), ("iss".into(), "http://localhost:9".into())]);
+        assert_eq!(
+            p,
+            vec![
+                ("code".into(), "abc".into()),
+                ("state".into(), "s+1".into()),
+                ("iss".into(), "http://localhost:9".into())
+            ]
+        );
         assert!(query_params("http://x/cb").is_empty());
         // A truncated escape is not a parameter.
         assert!(query_params("http://x/cb?code=%4").is_empty());
@@ -194,7 +215,10 @@ mod tests {
 
     #[test]
     fn pkce_s256_matches_rfc7636_appendix_b() {
-        assert_eq!(pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+        assert_eq!(
+            pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
         let v = random_token(32).unwrap();
         assert_eq!(v.len(), 43);
         assert_ne!(v, random_token(32).unwrap());
@@ -202,6 +226,9 @@ mod tests {
 
     #[test]
     fn basic_credentials_encode_each_part() {
-        assert_eq!(basic_credentials("a b", "c:d"), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("a+b:c%3Ad")));
+        assert_eq!(
+            basic_credentials("a b", "c:d"),
+            format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("a+b:c%3Ad"))
+        );
     }
 }

@@ -29,7 +29,7 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: test-rust conformance test-demo test-c test-python test-node
+test: lint test-rust conformance test-demo test-c test-python test-node
 	@echo "make test: all passed"
 
 test-rust:
@@ -51,6 +51,7 @@ conformance-server: build-release
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all -- --check
+	cd fuzz && $(CARGO) fmt -- --check
 
 bench:
 	$(CARGO) build --release -p mcpaxle-bench

@@ -306,7 +306,9 @@ impl Filter {
                 }
             }
             Some(_) => {
-                return Err("Invalid params: notifications.resourceSubscriptions must be an array of URI strings".into());
+                return Err(
+                    "Invalid params: notifications.resourceSubscriptions must be an array of URI strings".into()
+                );
             }
         }
         Ok(f)

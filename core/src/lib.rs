@@ -15,7 +15,6 @@ pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod headers;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod schema;
@@ -24,3 +23,4 @@ pub mod transport;
 
 pub use error::{Error, ErrorKind, Result};
 pub use server::{RequestContext, Server};
+pub use transport::http::headers;

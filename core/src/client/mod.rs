@@ -31,25 +31,22 @@
 //! # Ok(()) }
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod cache;
 mod conn;
 mod era;
-mod http;
 mod mrtr;
-mod options;
-pub(crate) mod sse;
-mod stdio;
+pub(crate) mod options;
 mod subscriptions;
-mod transport;
+pub(crate) mod transport;
 
+pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
 pub use options::{
     CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode,
     is_legacy_version,
 };
-pub use stdio::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use subscriptions::Subscription;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -160,7 +157,7 @@ impl Client {
     pub async fn connect_http(url: &str, options: ClientOptions) -> Result<Client> {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = http::HttpTransport::new(url, &options, tx)?;
+        let t = crate::transport::http::client::HttpTransport::new(url, &options, tx)?;
         Client::start(Wire::Http(t), rx, options).await
     }
 
@@ -175,7 +172,7 @@ impl Client {
     {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = stdio::LineTransport::spawn(command.as_ref(), args, tx, &options)?;
+        let t = crate::transport::stdio::client::LineTransport::spawn(command.as_ref(), args, tx, &options)?;
         Client::start(Wire::Lines(Box::new(t)), rx, options).await
     }
 
@@ -189,7 +186,7 @@ impl Client {
     {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = stdio::LineTransport::new(reader, writer, tx, &options);
+        let t = crate::transport::stdio::client::LineTransport::new(reader, writer, tx, &options);
         Client::start(Wire::Lines(Box::new(t)), rx, options).await
     }
 

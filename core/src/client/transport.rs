@@ -2,10 +2,10 @@
 //! belong to it (its notifications, a legacy server's requests, then its response); send a
 //! notification or a response; hand over everything not tied to a request.
 
-use super::http::HttpTransport;
-use super::stdio::LineTransport;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Request, Response};
+use crate::transport::http::client::HttpTransport;
+use crate::transport::stdio::client::LineTransport;
 use serde_json::Value;
 use tokio::sync::mpsc;
 

@@ -1,12 +1,10 @@
 //! Transports: stdio and Streamable HTTP, server side. Each only moves bytes and calls
 //! [`Server::handle_request`](crate::server::Server::handle_request).
 
-pub mod auth;
-pub mod connections;
 pub mod http;
-mod resume;
-mod rules;
 pub mod stdio;
+
+pub use self::http::{auth, connections};
 
 use crate::server::Outgoing;
 

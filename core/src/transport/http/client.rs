@@ -11,10 +11,10 @@
 //! server's `retry:` delay, the session's GET stream for the server's own requests and
 //! notifications, and DELETE on close.
 
-use super::auth::Authorizer;
-use super::options::ClientOptions;
 use super::sse::SseParser;
-use super::transport::{Inbound, Outbound, Pending};
+use crate::client::ClientOptions;
+use crate::client::auth::Authorizer;
+use crate::client::transport::{Inbound, Outbound, Pending};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{self, Message, RequestId, Response};

@@ -13,6 +13,8 @@
 //! [`McpService`] is the same endpoint as a plain request → response function, to mount in
 //! your own hyper or axum application (its connections are then your server's business).
 
+use super::resume::{self, ResumableStreams};
+use super::rules;
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
@@ -22,8 +24,6 @@ use crate::transport::auth::{BearerAuth, Refusal};
 pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 use crate::transport::outgoing_bytes;
-use crate::transport::resume::{self, ResumableStreams};
-use crate::transport::rules;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};

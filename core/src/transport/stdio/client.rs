@@ -11,8 +11,8 @@
 //! Shutdown of a child: close its stdin, wait, SIGTERM (its whole process group), wait,
 //! SIGKILL. Dropping the transport without closing it kills the group outright.
 
-use super::options::{ClientOptions, StderrMode};
-use super::transport::{Inbound, Outbound, Pending, connection_lost};
+use crate::client::transport::{Inbound, Outbound, Pending, connection_lost};
+use crate::client::{ClientOptions, StderrMode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{self, Message, Notification, RequestId};
 use serde::Serialize;

@@ -7,7 +7,8 @@
 use super::cache::Cache;
 use super::mrtr::{answer_input_requests, answer_server_request};
 use super::options::{CallOptions, ClientOptions, LogCallback, is_legacy_version};
-use super::transport::{Inbound, Outbound, Wire, connection_lost};
+use super::transport::{Inbound, Outbound, connection_lost};
+use super::wire::Wire;
 use super::{Era, era};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::{self, HeaderParam};

@@ -213,7 +213,7 @@ pub(crate) async fn renegotiate(inner: &Arc<Inner>, data: Option<&Value>) -> Res
 /// Starts a new legacy session after the server ended the previous one.
 pub(crate) async fn reinitialize(inner: &Arc<Inner>) -> Result<()> {
     let _lock = inner.era_lock.lock().await;
-    if let super::transport::Wire::Http(t) = &inner.wire {
+    if let super::wire::Wire::Http(t) = &inner.wire {
         t.reset_session();
     }
     initialize(inner).await

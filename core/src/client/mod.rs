@@ -39,6 +39,7 @@ mod mrtr;
 pub(crate) mod options;
 mod subscriptions;
 pub(crate) mod transport;
+mod wire;
 
 pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
@@ -65,7 +66,7 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-use transport::Wire;
+use wire::Wire;
 
 /// Which generation of the protocol a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -23,7 +23,7 @@ mod metadata;
 mod wire;
 
 use crate::error::{Error, Result};
-use crate::transport::http::client::{HttpClient, new_http_client};
+use crate::transport::http::hyper_client::{HttpClient, new_http_client};
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use metadata::{Challenge, ResourceMetadata, ServerMetadata, TokenAuth};

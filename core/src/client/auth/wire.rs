@@ -2,7 +2,7 @@
 //! the client's own hyper client.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::transport::http::client::HttpClient;
+use crate::transport::http::hyper_client::HttpClient;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;

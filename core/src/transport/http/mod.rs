@@ -7,6 +7,7 @@ pub mod auth;
 pub(crate) mod client;
 pub mod connections;
 pub mod headers;
+pub(crate) mod hyper_client;
 mod resume;
 mod rules;
 mod server;

@@ -10,6 +10,7 @@
 //! * [`jsonrpc`]: the JSON-RPC 2.0 envelopes and error codes.
 
 pub mod client;
+mod era;
 pub mod error;
 /// Entry points of the fuzz targets in `fuzz/` (see `make fuzz`); not public API.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -21,6 +22,7 @@ pub mod schema;
 pub mod server;
 pub mod transport;
 
+pub use era::Era;
 pub use error::{Error, ErrorKind, Result};
 pub use server::{RequestContext, Server};
 pub use transport::http::headers;

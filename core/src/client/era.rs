@@ -10,9 +10,9 @@
 //! `notifications/initialized`; on HTTP the `Mcp-Session-Id` is kept and the session's GET
 //! stream opened.
 
-use super::Era;
 use super::conn::{Inner, into_result};
 use super::options::{CallOptions, is_legacy_version};
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{self, ErrorObject, Notification, Outcome};
 use crate::schema::{DiscoverResult, Implementation, SERVER_INFO_META_KEY, ServerCapabilities};

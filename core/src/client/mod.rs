@@ -33,6 +33,7 @@
 
 pub(crate) mod auth;
 mod cache;
+mod call;
 mod conn;
 mod era;
 mod mrtr;
@@ -41,6 +42,7 @@ mod subscriptions;
 pub(crate) mod transport;
 mod wire;
 
+pub use crate::era::Era;
 pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
@@ -51,13 +53,13 @@ pub use options::{
 pub use subscriptions::Subscription;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::headers;
 use crate::schema::{
     CallToolResult, CompleteRequestArgument, CompleteRequestContext, CompleteResult, CompletionReference,
     DiscoverResult, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType,
     ServerCapabilities, SubscriptionFilter, Tool,
 };
+use call::filter_tools;
 use conn::Inner;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -67,15 +69,6 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use wire::Wire;
-
-/// Which generation of the protocol a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Era {
-    /// 2026-07-28 and later: stateless, with per-request `_meta`.
-    Modern,
-    /// 2025-11-25 and earlier: a session opened by `initialize`.
-    Legacy,
-}
 
 /// An MCP client connected to one server. Cheap to clone: clones share the connection.
 ///
@@ -98,36 +91,6 @@ impl std::fmt::Debug for Client {
 fn parse<T: DeserializeOwned>(method: &str, v: Value) -> Result<T> {
     serde_json::from_value(v)
         .map_err(|e| Error::new(ErrorKind::ParseError, format!("the server's {method} result is not valid: {e}")))
-}
-
-/// Drops the tools whose `x-mcp-header` annotations are invalid (HTTP only, with a warning)
-/// and those that are not tool definitions, and remembers the header parameters of the rest.
-pub(crate) fn filter_tools(inner: &Inner, mut result: Value) -> Value {
-    let http = inner.wire.is_http();
-    if let Some(Value::Array(tools)) = result.get_mut("tools") {
-        tools.retain(|t| {
-            let Ok(tool) = serde_json::from_value::<Tool>(t.clone()) else {
-                let name = t.get("name").map(ToString::to_string).unwrap_or_default();
-                tracing::warn!(tool = %name, "dropping a tool whose definition is not valid");
-                return false;
-            };
-            match headers::header_params(&tool.input_schema) {
-                Ok(params) => {
-                    inner.remember_tool(&tool.name, params);
-                    true
-                }
-                Err(e) if http => {
-                    tracing::warn!(tool = %tool.name, "dropping tool {:?} from tools/list: {e}", tool.name);
-                    false
-                }
-                Err(_) => {
-                    inner.remember_tool(&tool.name, Vec::new());
-                    true
-                }
-            }
-        });
-    }
-    result
 }
 
 impl Client {

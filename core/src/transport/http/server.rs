@@ -15,6 +15,7 @@
 
 use super::resume::{self, ResumableStreams};
 use super::rules;
+use crate::era::Era;
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
@@ -793,13 +794,7 @@ fn with_sse_headers(mut r: http::Response<McpBody>) -> http::Response<McpBody> {
     r
 }
 
-/// Which era a response is sent in: legacy clients read JSON-RPC errors from 200 responses.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Modern,
-    Legacy,
-}
-
+/// A JSON response in an era: legacy clients read JSON-RPC errors from 200 responses.
 fn json_response(resp: &Response, era: Era) -> http::Response<McpBody> {
     let status = match resp.as_error() {
         Some(e) if era == Era::Modern => {

@@ -1,115 +1,17 @@
-//! The MCP server: registries of tools, resources, resource templates, prompts and
-//! completions, changeable at run time, and one dispatcher used by every transport.
-//!
-//! ```no_run
-//! use mcpaxle::server::Server;
-//! use mcpaxle::schema::{CallToolResult, Tool};
-//! use serde_json::json;
-//!
-//! # async fn run() -> mcpaxle::Result<()> {
-//! let server = Server::builder("weather", "1.0.0").instructions("Forecasts by city.").build();
-//! server.add_tool(
-//!     Tool::new("forecast", "Forecast for a city", json!({
-//!         "type": "object",
-//!         "properties": { "city": { "type": "string" } },
-//!         "required": ["city"]
-//!     })),
-//!     |args: serde_json::Value, _ctx| async move {
-//!         Ok(CallToolResult::text(format!("Sunny in {}", args["city"].as_str().unwrap_or("?"))))
-//!     },
-//! )?;
-//! mcpaxle::transport::stdio::serve(server).await
-//! # }
-//! ```
+//! The [`Server`] handle every transport holds, its [`ServerBuilder`] and options, and the
+//! registration of tools, resources, templates and prompts at run time.
 
-pub mod context;
-pub(crate) mod dispatch;
-pub mod exchange;
-pub mod handlers;
-pub mod input_schema;
-mod pagination;
-mod registry;
-pub mod request_meta;
-pub mod seal;
-pub mod subscriptions;
-mod template_paths;
-pub mod uri_template;
-
-pub use context::RequestContext;
-pub use dispatch::{RequestHeaders, TransportContext};
-pub use exchange::{Exchange, Outgoing};
-pub use handlers::{
-    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
+use super::options::{CacheDefaults, CacheHint, ToolOptions};
+use super::registry::Registries;
+use super::{
+    CompletionHandler, CompletionRef, LocalBus, NotificationBus, PromptHandler, ResourceHandler, ServerEvent, StateKey,
+    TemplateOptions, ToolHandler, request_meta, seal,
 };
-pub use registry::CompletionRef;
-pub use seal::StateKey;
-pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
-pub use template_paths::TemplateOptions;
-
 use crate::error::Result;
 use crate::legacy::LegacyOptions;
-use crate::schema::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
-use registry::Registries;
+use crate::schema::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A caching hint: `ttlMs` and `cacheScope` of a cacheable result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheHint {
-    /// How long, in milliseconds, the result may be considered fresh.
-    pub ttl_ms: u64,
-    /// Whether shared caches may reuse the result across callers.
-    pub scope: CacheScope,
-}
-
-impl CacheHint {
-    /// A hint with a TTL and scope.
-    pub fn new(ttl_ms: u64, scope: CacheScope) -> Self {
-        CacheHint { ttl_ms, scope }
-    }
-}
-
-/// Default caching hints per kind of cacheable result. Every hint defaults to `ttlMs: 0`
-/// (immediately stale); lists default to `public` scope, `resources/read` to `private`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheDefaults {
-    /// `server/discover`.
-    pub discover: CacheHint,
-    /// `tools/list`.
-    pub tools: CacheHint,
-    /// `prompts/list`.
-    pub prompts: CacheHint,
-    /// `resources/list`.
-    pub resources: CacheHint,
-    /// `resources/templates/list`.
-    pub templates: CacheHint,
-    /// `resources/read`, unless the resource or its handler says otherwise.
-    pub read: CacheHint,
-}
-
-impl Default for CacheDefaults {
-    fn default() -> Self {
-        let public = CacheHint::new(0, CacheScope::Public);
-        CacheDefaults {
-            discover: public.clone(),
-            tools: public.clone(),
-            prompts: public.clone(),
-            resources: public.clone(),
-            templates: public,
-            read: CacheHint::new(0, CacheScope::Private),
-        }
-    }
-}
-
-/// Options of one tool, beside its protocol definition: [`Server::add_tool_with`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolOptions {
-    /// The longest one call of this tool may run, overriding the server's
-    /// [`ServerBuilder::handler_timeout`] (longer or shorter); None (the default) keeps the
-    /// server's. When reached, the call ends with an `isError` result naming the tool and the
-    /// limit, and the handler's future is dropped.
-    pub timeout: Option<Duration>,
-}
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {

@@ -1,0 +1,51 @@
+//! The MCP server: registries of tools, resources, resource templates, prompts and
+//! completions, changeable at run time, and one dispatcher used by every transport.
+//!
+//! ```no_run
+//! use mcpaxle::server::Server;
+//! use mcpaxle::schema::{CallToolResult, Tool};
+//! use serde_json::json;
+//!
+//! # async fn run() -> mcpaxle::Result<()> {
+//! let server = Server::builder("weather", "1.0.0").instructions("Forecasts by city.").build();
+//! server.add_tool(
+//!     Tool::new("forecast", "Forecast for a city", json!({
+//!         "type": "object",
+//!         "properties": { "city": { "type": "string" } },
+//!         "required": ["city"]
+//!     })),
+//!     |args: serde_json::Value, _ctx| async move {
+//!         Ok(CallToolResult::text(format!("Sunny in {}", args["city"].as_str().unwrap_or("?"))))
+//!     },
+//! )?;
+//! mcpaxle::transport::stdio::serve(server).await
+//! # }
+//! ```
+
+pub mod context;
+pub(crate) mod dispatch;
+pub mod exchange;
+mod handle;
+pub mod handlers;
+pub mod input_schema;
+mod options;
+mod pagination;
+mod registry;
+pub mod request_meta;
+pub mod seal;
+pub mod subscriptions;
+mod template_paths;
+pub mod uri_template;
+
+pub use context::RequestContext;
+pub use dispatch::{RequestHeaders, TransportContext};
+pub use exchange::{Exchange, Outgoing};
+pub use handle::{Server, ServerBuilder, WeakServer};
+pub use handlers::{
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
+};
+pub use options::{CacheDefaults, CacheHint, ToolOptions};
+pub use registry::CompletionRef;
+pub use seal::StateKey;
+pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
+pub use template_paths::TemplateOptions;

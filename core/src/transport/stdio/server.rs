@@ -7,6 +7,7 @@
 //! When a client stops reading stdout, the transport stops reading stdin (the client's writes
 //! then block on the full pipe) and goes on where it stopped once the client reads again.
 
+use super::lines::{Line, lines};
 use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
 use crate::legacy::{Session, is_legacy_initialize};
@@ -16,7 +17,7 @@ use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -101,18 +102,16 @@ where
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
     let mut era = StdioEra::Undecided;
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::with_capacity(4096);
+    let mut input = lines(input, options.max_message_size);
     let eof = loop {
-        line.clear();
         let read = tokio::select! {
             biased;
             _ = options.shutdown.cancelled() => break false,
-            r = read_line(&mut reader, &mut line, options.max_message_size) => r,
+            r = input.next() => r,
         };
         match read {
-            Ok(Line::Eof) => break true,
-            Ok(Line::TooLong) => {
+            None => break true,
+            Some(Ok(Line::TooLong)) => {
                 let e = ErrorObject::new(
                     jsonrpc::PARSE_ERROR,
                     format!("Parse error: message larger than {} bytes", options.max_message_size),
@@ -123,7 +122,7 @@ where
                     Err(Stop::OutputGone) => break true,
                 };
             }
-            Ok(Line::Data) => {
+            Some(Ok(Line::Data(line))) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
@@ -135,7 +134,7 @@ where
                     Err(Stop::OutputGone) => break true,
                 }
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 tracing::warn!("stdio input failed: {e}");
                 break true;
             }
@@ -326,49 +325,6 @@ fn response_line(r: &Response) -> Vec<u8> {
     let mut b = serde_json::to_vec(r).unwrap_or_default();
     b.push(b'\n');
     b
-}
-
-enum Line {
-    Data,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line (without its newline) into `buf`, never holding more than `max` bytes.
-async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let available = r.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        let consumed = done.unwrap_or(available.len());
-        r.consume(consumed);
-        if done.is_some() {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
-        }
-    }
 }
 
 /// Writes queued messages in batches; each message's room in the queue is given back once it

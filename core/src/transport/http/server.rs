@@ -15,6 +15,7 @@
 
 use super::resume::{self, ResumableStreams};
 use super::rules;
+use super::sse;
 use crate::era::Era;
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
@@ -714,7 +715,7 @@ impl SseBody {
             // Only a resumable stream can be ended early: elsewhere the request would be lost.
             let Some(r) = &self.resumable else { return };
             if let Some(exchange) = self.exchange.take() {
-                self.pending.push_back(Bytes::from(format!("retry: {}\n\n", retry.as_millis())));
+                self.pending.push_back(sse::retry_field(retry));
                 r.streams.park(&r.session, r.stream, r.seq + 1, exchange);
                 self.done = true;
             }
@@ -727,7 +728,7 @@ impl SseBody {
                 r.seq += 1;
                 resume::event(r.stream, r.seq, &json)
             }
-            None => sse_event(&json),
+            None => sse::message_event(None, &json),
         };
         self.pending.push_back(bytes);
     }
@@ -758,7 +759,7 @@ impl Stream for SseBody {
                     if let Some((d, sleep)) = &mut this.keep_alive {
                         if sleep.as_mut().poll(cx).is_ready() {
                             sleep.as_mut().reset(Instant::now() + *d);
-                            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+                            return Poll::Ready(Some(sse::KEEP_ALIVE));
                         }
                     }
                     return Poll::Pending;
@@ -769,14 +770,6 @@ impl Stream for SseBody {
 }
 
 use std::future::Future as _;
-
-fn sse_event(json: &[u8]) -> Bytes {
-    let mut b = Vec::with_capacity(json.len() + 24);
-    b.extend_from_slice(b"event: message\ndata: ");
-    b.extend_from_slice(json);
-    b.extend_from_slice(b"\n\n");
-    Bytes::from(b)
-}
 
 fn sse_response(body: SseBody) -> http::Response<McpBody> {
     with_sse_headers(http::Response::new(McpBody { kind: Kind::Sse(Box::new(body)) }))

@@ -10,7 +10,8 @@
 use super::lines::{Line, lines};
 use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
-use crate::legacy::{Session, is_legacy_initialize};
+use crate::legacy::is_legacy_initialize;
+use crate::server::dispatch::ServedIn;
 use crate::server::{Outgoing, Server, TransportContext};
 use crate::transport::outgoing_bytes;
 use futures_util::StreamExt;
@@ -101,7 +102,9 @@ where
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
-    let mut era = StdioEra::Undecided;
+    // Decided by the first request: a legacy `initialize` makes the whole process a legacy
+    // session; `None` until then.
+    let mut era: Option<ServedIn> = None;
     let mut input = lines(input, options.max_message_size);
     let eof = loop {
         let read = tokio::select! {
@@ -141,7 +144,7 @@ where
         }
     };
     tasks.close();
-    if let StdioEra::Legacy(session) = &era {
+    if let Some(ServedIn::Legacy(session)) = &era {
         session.closed().cancel();
     }
     if eof {
@@ -163,14 +166,6 @@ where
     drop(out_tx);
     let _ = writer.await;
     Ok(())
-}
-
-/// The era of a stdio connection, decided by its first request: a legacy `initialize` makes
-/// the whole process a legacy session.
-enum StdioEra {
-    Undecided,
-    Modern,
-    Legacy(Arc<Session>),
 }
 
 /// Why reading stops before the end of input.
@@ -203,7 +198,7 @@ async fn on_frame(
     shutdown: &CancellationToken,
     inflight: &Inflight,
     tasks: &tokio_util::task::TaskTracker,
-    era: &mut StdioEra,
+    era: &mut Option<ServedIn>,
     stop: &CancellationToken,
 ) -> std::result::Result<(), Stop> {
     match jsonrpc::parse_message(frame) {
@@ -212,14 +207,14 @@ async fn on_frame(
         }
         Ok(Message::Request(req)) => {
             let permit = room(out, shutdown).await?;
-            if matches!(era, StdioEra::Undecided) {
-                *era = StdioEra::Modern;
+            if era.is_none() {
+                *era = Some(ServedIn::Modern);
                 if server.legacy_options().enabled && is_legacy_initialize(&req) {
                     match server.initialize(&req) {
                         Ok((session, response)) => {
                             out.send_with(response_line(&response), permit);
                             forward(server.legacy_stream(&session, tc), out.clone(), tasks, stop.clone());
-                            *era = StdioEra::Legacy(session);
+                            *era = Some(ServedIn::Legacy(session));
                         }
                         Err(response) => {
                             out.send_with(response_line(&response), permit);
@@ -230,7 +225,7 @@ async fn on_frame(
             }
             let id = req.id.clone();
             let mut exchange = match era {
-                StdioEra::Legacy(session) => server.handle_legacy_request(session, req, tc),
+                Some(ServedIn::Legacy(session)) => server.handle_legacy_request(session, req, tc),
                 _ => server.handle_request(req, tc),
             };
             if let Some(resp) = exchange.immediate() {
@@ -275,7 +270,7 @@ async fn on_frame(
             });
         }
         Ok(Message::Notification(n)) => {
-            if let StdioEra::Legacy(session) = era {
+            if let Some(ServedIn::Legacy(session)) = era {
                 session.touch();
             }
             if n.method == "notifications/cancelled" {
@@ -291,7 +286,7 @@ async fn on_frame(
         }
         Ok(Message::Response(r)) => {
             // Only legacy sessions send requests to the client; the modern era awaits nothing.
-            if let StdioEra::Legacy(session) = era {
+            if let Some(ServedIn::Legacy(session)) = era {
                 session.deliver(r);
             }
         }

@@ -7,7 +7,8 @@ Builds the file-level dependency graph of the crate's modules, starting at
 CRATE_DIR/src/lib.rs (default: core/), and prints its strongly connected components of
 more than one file. It exits 1 when one of them is not entirely inside an allowed glob
 (default: src/schema/*, the schema's own mirror of schema.ts, whose files refer to each
-other as schema.ts's types do), else 0.
+other as schema.ts's types do), or when a file uses one of a layer it must not (LAYERS
+below, the core's layer rules; --no-layers skips them), else 0.
 
 An edge A -> B means that code in file A names an item defined in file B:
 * `mod x;` in A: A -> the file of `x`;
@@ -27,6 +28,36 @@ import fnmatch
 import os
 import re
 import sys
+
+# The layers of the core (ARCHITECTURE.md): files matching the first globs must not use files
+# matching the second (except those matching the third). Globs are relative to the crate;
+# `*` crosses directories.
+BASE = ["src/error.rs", "src/jsonrpc.rs", "src/era.rs", "src/schema/*", "src/transport/http/headers.rs"]
+SERVER = ["src/server/*", "src/legacy/*"]
+CLIENT = ["src/client/*"]
+SERVER_TRANSPORT = [
+    "src/transport/shared.rs",
+    "src/transport/stdio/server.rs",
+    "src/transport/http/server.rs",
+    "src/transport/http/resume.rs",
+    "src/transport/http/rules.rs",
+    "src/transport/http/auth.rs",
+    "src/transport/http/connections.rs",
+]
+CLIENT_TRANSPORT = [
+    "src/transport/stdio/client.rs",
+    "src/transport/http/client.rs",
+    "src/transport/http/hyper_client.rs",
+]
+LAYERS = [
+    ("the protocol's types (error, jsonrpc, era, schema, headers) use no other layer",
+     BASE, SERVER + CLIENT + ["src/transport/*"], BASE),
+    ("the server (server/, legacy/) uses no client and no transport but the HTTP headers",
+     SERVER, CLIENT + ["src/transport/*"], BASE),
+    ("the client uses no server and no server transport", CLIENT, SERVER + SERVER_TRANSPORT, []),
+    ("the server transports use no client", SERVER_TRANSPORT, CLIENT + CLIENT_TRANSPORT, []),
+    ("the client transports use no server", CLIENT_TRANSPORT, SERVER + SERVER_TRANSPORT, []),
+]
 
 ITEM_KEYWORDS = {"fn", "struct", "enum", "trait", "type", "const", "static", "union"}
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|::|[{}();,*!#\[\]<>]|\S")
@@ -362,6 +393,7 @@ def main():
     ap.add_argument("crate", nargs="?", default="core")
     ap.add_argument("--allow", action="append", help="glob (relative to the crate) of files a cycle may stay within")
     ap.add_argument("--graph", action="store_true", help="print every edge")
+    ap.add_argument("--no-layers", action="store_true", help="check cycles only, not the core's layer rules")
     args = ap.parse_args()
     allow = args.allow if args.allow is not None else ["src/schema/*"]
     crate = Crate(args.crate)
@@ -380,8 +412,22 @@ def main():
         for f in comp:
             inside = sorted(rel(d) for d in edges[f] if d in comp)
             print(f"  {rel(f)} -> {', '.join(inside)}")
-    print(f"{crate.root_dir}: {len(crate.files)} files, {len(cycles)} cycles, {bad} not allowed")
-    return 1 if bad else 0
+    broken = 0
+    if not args.no_layers:
+        match = lambda f, globs: any(fnmatch.fnmatch(rel(f), g) for g in globs)
+        for rule, users, used, exempt in LAYERS:
+            for src in sorted(edges):
+                if not match(src, users):
+                    continue
+                for dst in sorted(edges[src]):
+                    if match(dst, used) and not match(dst, exempt):
+                        broken += 1
+                        print(f"layer rule broken ({rule}): {rel(src)} -> {rel(dst)}")
+    print(
+        f"{crate.root_dir}: {len(crate.files)} files, {len(cycles)} cycles, {bad} not allowed"
+        + ("" if args.no_layers else f", {broken} layer rules broken")
+    )
+    return 1 if bad or broken else 0
 
 
 if __name__ == "__main__":

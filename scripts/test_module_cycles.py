@@ -76,6 +76,25 @@ class ModuleCycles(unittest.TestCase):
         rc, out = check(files, "--allow", "src/other/*")
         self.assertEqual(rc, 1, out)
 
+    def test_layer_rules(self):
+        files = {
+            "lib.rs": "mod client;\nmod server;\nmod transport;\n",
+            "client/mod.rs": "pub struct C;\n",
+            "server/mod.rs": "pub struct S(crate::transport::http::headers::H);\n",
+            "transport/mod.rs": "pub mod http;\n",
+            "transport/http/mod.rs": "pub mod headers;\n",
+            "transport/http/headers.rs": "pub struct H;\n",
+        }
+        rc, out = check(files)
+        self.assertEqual(rc, 0, out)
+        files["server/mod.rs"] = "pub struct S(crate::client::C);\n"
+        rc, out = check(files)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("layer rule broken (the server (server/, legacy/) uses no client", out)
+        self.assertIn("src/server/mod.rs -> src/client/mod.rs", out)
+        rc, out = check(files, "--no-layers")
+        self.assertEqual(rc, 0, out)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,7 @@
-//! The state of one client connection and its request pipeline: per-request `_meta` and
-//! HTTP request-metadata headers, one round trip with its timeout, progress and cancellation,
-//! the MRTR loop through the input handlers, the cache, and the retries the protocol calls
-//! for (-32022 with a supported version, -32020 after refreshing the tool list, an expired
-//! legacy session).
+//! The state of one client connection and one round trip on it: per-request `_meta` and
+//! HTTP request-metadata headers, the timeout, progress and cancellation, the server's own
+//! requests and notifications. The cache, the retries and the MRTR loop around a round trip
+//! are in [`call`](super::call).
 
 use super::cache::Cache;
 use super::mrtr::answer_server_request;

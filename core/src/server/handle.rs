@@ -112,7 +112,7 @@ impl ServerBuilder {
     }
 
     /// Advertises the (deprecated) logging capability: handlers log with
-    /// [`RequestContext::log`].
+    /// [`RequestContext::log`](super::RequestContext::log).
     pub fn enable_logging(mut self) -> Self {
         self.config.capabilities.logging = true;
         self

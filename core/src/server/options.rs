@@ -56,7 +56,7 @@ impl Default for CacheDefaults {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOptions {
     /// The longest one call of this tool may run, overriding the server's
-    /// [`ServerBuilder::handler_timeout`] (longer or shorter); None (the default) keeps the
+    /// [`ServerBuilder::handler_timeout`](super::ServerBuilder::handler_timeout) (longer or shorter); None (the default) keeps the
     /// server's. When reached, the call ends with an `isError` result naming the tool and the
     /// limit, and the handler's future is dropped.
     pub timeout: Option<Duration>,

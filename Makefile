@@ -48,7 +48,11 @@ test-demo: build-release
 conformance-server: build-release
 	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust
 
+# No import cycles between the core's files but the schema's own mirror of schema.ts
+# (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which).
 lint:
+	$(PYTHON) scripts/test_module_cycles.py
+	$(PYTHON) scripts/module_cycles.py core
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all -- --check
 	cd fuzz && $(CARGO) fmt -- --check

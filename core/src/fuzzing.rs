@@ -9,11 +9,11 @@
 
 use serde_json::{Value, json};
 
-use crate::client::sse::SseParser;
 use crate::headers::{self, HeaderParam, ParamKind};
 use crate::jsonrpc::{self, Message, Outcome};
 use crate::server::input_schema::{self, MAX_ERROR_MESSAGES};
 use crate::server::uri_template::{MAX_URI_LENGTH, UriTemplate};
+use crate::transport::http::sse::SseParser;
 
 /// `jsonrpc_envelope`: [`jsonrpc::parse_message`] on any bytes. A message it accepts serializes
 /// to bytes that parse back to a message of the same kind, id and method; a frame it refuses
@@ -186,7 +186,7 @@ pub fn sse(data: &[u8]) {
     }
 }
 
-type Fed = (Vec<crate::client::sse::SseEvent>, Option<String>, Option<u64>);
+type Fed = (Vec<crate::transport::http::sse::SseEvent>, Option<String>, Option<u64>);
 
 fn feed(max_event: usize, chunks: &[&[u8]]) -> Option<Fed> {
     let mut parser = SseParser::new(max_event);

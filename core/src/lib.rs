@@ -10,17 +10,19 @@
 //! * [`jsonrpc`]: the JSON-RPC 2.0 envelopes and error codes.
 
 pub mod client;
+mod era;
 pub mod error;
 /// Entry points of the fuzz targets in `fuzz/` (see `make fuzz`); not public API.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod headers;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod schema;
 pub mod server;
 pub mod transport;
 
+pub use era::Era;
 pub use error::{Error, ErrorKind, Result};
 pub use server::{RequestContext, Server};
+pub use transport::http::headers;

@@ -1,22 +1,21 @@
-//! The state of one client connection and its request pipeline: per-request `_meta` and
-//! HTTP request-metadata headers, one round trip with its timeout, progress and cancellation,
-//! the MRTR loop through the input handlers, the cache, and the retries the protocol calls
-//! for (-32022 with a supported version, -32020 after refreshing the tool list, an expired
-//! legacy session).
+//! The state of one client connection and one round trip on it: per-request `_meta` and
+//! HTTP request-metadata headers, the timeout, progress and cancellation, the server's own
+//! requests and notifications. The cache, the retries and the MRTR loop around a round trip
+//! are in [`call`](super::call).
 
 use super::cache::Cache;
-use super::mrtr::{answer_input_requests, answer_server_request};
+use super::mrtr::answer_server_request;
 use super::options::{CallOptions, ClientOptions, LogCallback, is_legacy_version};
-use super::transport::{Inbound, Outbound, Wire, connection_lost};
-use super::{Era, era};
+use super::transport::{Inbound, Outbound, connection_lost};
+use super::wire::Wire;
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers::{self, HeaderParam};
-use crate::jsonrpc::{self, JsonRpcVersion, Notification, Outcome, Request, RequestId, Response};
+use crate::jsonrpc::{JsonRpcVersion, Notification, Outcome, Request, RequestId, Response};
 use crate::schema::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, Implementation, LOG_LEVEL_META_KEY,
     LoggingMessageNotificationParams, PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ServerCapabilities,
 };
-use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -288,121 +287,6 @@ impl Inner {
                 }
             }
         }
-    }
-
-    /// One request with the protocol's retries, without MRTR: the result object.
-    async fn round_trip(
-        self: &Arc<Self>,
-        method: &str,
-        params: &Map<String, Value>,
-        opts: &CallOptions,
-    ) -> Result<Value> {
-        let (mut retried_version, mut retried_headers, mut retried_session) = (false, false, false);
-        loop {
-            let timeout = opts.timeout.unwrap_or(self.options.request_timeout);
-            let out = self.outbound(method, params.clone(), opts);
-            match self.exchange(out, opts, timeout).await {
-                Ok((resp, _)) => match resp.outcome {
-                    Outcome::Result(v) => return Ok(v),
-                    Outcome::Error(e) => {
-                        let modern = self.state().era == Era::Modern;
-                        if e.code == jsonrpc::UNSUPPORTED_PROTOCOL_VERSION && modern && !retried_version {
-                            retried_version = true;
-                            if era::renegotiate(self, e.data.as_ref()).await? {
-                                continue;
-                            }
-                        }
-                        if e.code == jsonrpc::HEADER_MISMATCH && method == "tools/call" && modern && !retried_headers {
-                            // The tool's x-mcp-header parameters may have changed: list again.
-                            retried_headers = true;
-                            self.refresh_tools().await;
-                            continue;
-                        }
-                        return Err(Error::remote(e));
-                    }
-                },
-                Err(e) if !retried_session && e.data().and_then(|d| d.get("sessionExpired")).is_some() => {
-                    retried_session = true;
-                    era::reinitialize(self).await?;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    fn refresh_tools(self: &Arc<Self>) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            let mut cursor: Option<String> = None;
-            for _ in 0..100 {
-                let mut params = Map::new();
-                if let Some(c) = &cursor {
-                    params.insert("cursor".into(), json!(c));
-                }
-                let Ok(v) = self.request("tools/list", params, &CallOptions::new().bypass_cache()).await else {
-                    return;
-                };
-                super::filter_tools(self, v.clone());
-                cursor = v.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
-                if cursor.is_none() {
-                    return;
-                }
-            }
-        })
-    }
-
-    /// A request with everything: cache, retries, and the MRTR loop (answers to
-    /// `inputRequests` and the `requestState` go into a retry with a new id).
-    pub fn request<'a>(
-        self: &'a Arc<Self>,
-        method: &'a str,
-        params: Map<String, Value>,
-        opts: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<Value>> {
-        Box::pin(async move {
-            let modern = self.state().era == Era::Modern;
-            let key = (self.options.cache && modern)
-                .then(|| self.cache.key(method, &params, self.authorization().as_deref()))
-                .flatten();
-            if let (Some(k), false) = (&key, opts.bypass_cache) {
-                if let Some(v) = self.cache.get(k) {
-                    return Ok(v);
-                }
-            }
-            let mut retry = Map::new();
-            let mut rounds = 0;
-            loop {
-                let mut p = params.clone();
-                p.extend(retry.clone());
-                let result = self.round_trip(method, &p, opts).await?;
-                if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                    if let (Some(k), 0) = (&key, rounds) {
-                        self.cache.put(k, &result);
-                    }
-                    return Ok(result);
-                }
-                if rounds >= self.options.max_input_rounds {
-                    return Err(Error::new(
-                        ErrorKind::InputRequired,
-                        format!("{method} still requires input after {rounds} rounds (the limit); giving up"),
-                    )
-                    .with_data(result));
-                }
-                rounds += 1;
-                retry.clear();
-                if let Some(requests) = result.get("inputRequests").and_then(Value::as_object).filter(|r| !r.is_empty())
-                {
-                    let cancel = opts.cancel.clone().unwrap_or_default();
-                    let answers = tokio::select! {
-                        _ = cancel.cancelled() => return Err(Error::new(ErrorKind::Cancelled, format!("{method} was cancelled"))),
-                        a = answer_input_requests(&self.options, requests) => a?,
-                    };
-                    retry.insert("inputResponses".into(), Value::Object(answers));
-                }
-                if let Some(state) = result.get("requestState").filter(|s| !s.is_null()) {
-                    retry.insert("requestState".into(), state.clone());
-                }
-            }
-        })
     }
 }
 

@@ -10,9 +10,9 @@
 //! `notifications/initialized`; on HTTP the `Mcp-Session-Id` is kept and the session's GET
 //! stream opened.
 
-use super::Era;
 use super::conn::{Inner, into_result};
 use super::options::{CallOptions, is_legacy_version};
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{self, ErrorObject, Notification, Outcome};
 use crate::schema::{DiscoverResult, Implementation, SERVER_INFO_META_KEY, ServerCapabilities};
@@ -213,7 +213,7 @@ pub(crate) async fn renegotiate(inner: &Arc<Inner>, data: Option<&Value>) -> Res
 /// Starts a new legacy session after the server ended the previous one.
 pub(crate) async fn reinitialize(inner: &Arc<Inner>) -> Result<()> {
     let _lock = inner.era_lock.lock().await;
-    if let super::transport::Wire::Http(t) = &inner.wire {
+    if let super::wire::Wire::Http(t) = &inner.wire {
         t.reset_session();
     }
     initialize(inner).await

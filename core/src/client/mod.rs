@@ -31,35 +31,35 @@
 //! # Ok(()) }
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod cache;
+mod call;
 mod conn;
 mod era;
-mod http;
 mod mrtr;
-mod options;
-pub(crate) mod sse;
-mod stdio;
+pub(crate) mod options;
 mod subscriptions;
-mod transport;
+pub(crate) mod transport;
+mod wire;
 
+pub use crate::era::Era;
+pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use auth::{AuthorizationHandler, OAuthOptions, PreRegisteredClient};
 pub use mrtr::apply_schema_defaults;
 pub use options::{
     CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode,
     is_legacy_version,
 };
-pub use stdio::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use subscriptions::Subscription;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::headers;
 use crate::schema::{
     CallToolResult, CompleteRequestArgument, CompleteRequestContext, CompleteResult, CompletionReference,
     DiscoverResult, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType,
     ServerCapabilities, SubscriptionFilter, Tool,
 };
+use call::filter_tools;
 use conn::Inner;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -68,16 +68,7 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-use transport::Wire;
-
-/// Which generation of the protocol a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Era {
-    /// 2026-07-28 and later: stateless, with per-request `_meta`.
-    Modern,
-    /// 2025-11-25 and earlier: a session opened by `initialize`.
-    Legacy,
-}
+use wire::Wire;
 
 /// An MCP client connected to one server. Cheap to clone: clones share the connection.
 ///
@@ -100,36 +91,6 @@ impl std::fmt::Debug for Client {
 fn parse<T: DeserializeOwned>(method: &str, v: Value) -> Result<T> {
     serde_json::from_value(v)
         .map_err(|e| Error::new(ErrorKind::ParseError, format!("the server's {method} result is not valid: {e}")))
-}
-
-/// Drops the tools whose `x-mcp-header` annotations are invalid (HTTP only, with a warning)
-/// and those that are not tool definitions, and remembers the header parameters of the rest.
-pub(crate) fn filter_tools(inner: &Inner, mut result: Value) -> Value {
-    let http = inner.wire.is_http();
-    if let Some(Value::Array(tools)) = result.get_mut("tools") {
-        tools.retain(|t| {
-            let Ok(tool) = serde_json::from_value::<Tool>(t.clone()) else {
-                let name = t.get("name").map(ToString::to_string).unwrap_or_default();
-                tracing::warn!(tool = %name, "dropping a tool whose definition is not valid");
-                return false;
-            };
-            match headers::header_params(&tool.input_schema) {
-                Ok(params) => {
-                    inner.remember_tool(&tool.name, params);
-                    true
-                }
-                Err(e) if http => {
-                    tracing::warn!(tool = %tool.name, "dropping tool {:?} from tools/list: {e}", tool.name);
-                    false
-                }
-                Err(_) => {
-                    inner.remember_tool(&tool.name, Vec::new());
-                    true
-                }
-            }
-        });
-    }
-    result
 }
 
 impl Client {
@@ -160,7 +121,7 @@ impl Client {
     pub async fn connect_http(url: &str, options: ClientOptions) -> Result<Client> {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = http::HttpTransport::new(url, &options, tx)?;
+        let t = crate::transport::http::client::HttpTransport::new(url, &options, tx)?;
         Client::start(Wire::Http(t), rx, options).await
     }
 
@@ -175,7 +136,7 @@ impl Client {
     {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = stdio::LineTransport::spawn(command.as_ref(), args, tx, &options)?;
+        let t = crate::transport::stdio::client::LineTransport::spawn(command.as_ref(), args, tx, &options)?;
         Client::start(Wire::Lines(Box::new(t)), rx, options).await
     }
 
@@ -189,7 +150,7 @@ impl Client {
     {
         Client::check(&options)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let t = stdio::LineTransport::new(reader, writer, tx, &options);
+        let t = crate::transport::stdio::client::LineTransport::new(reader, writer, tx, &options);
         Client::start(Wire::Lines(Box::new(t)), rx, options).await
     }
 

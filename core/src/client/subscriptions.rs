@@ -10,10 +10,10 @@
 //! notifications (HTTP GET stream, or stdio) filtered by the same filter; closing sends
 //! `resources/unsubscribe`.
 
-use super::Era;
 use super::conn::Inner;
 use super::options::CallOptions;
 use super::transport::{Inbound, connection_lost};
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Outcome};
 use crate::schema::{ServerCapabilities, SubscriptionFilter};

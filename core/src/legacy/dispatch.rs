@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::legacy::{Session, negotiate};
 use crate::schema::LoggingLevel;
-use crate::server::dispatch::{Era, Method};
+use crate::server::dispatch::{Method, ServedIn};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::request_meta::RequestMeta;
 use crate::server::subscriptions::{ServerEvent, event_queue};
@@ -63,7 +63,7 @@ impl Server {
     }
 
     fn prepare_legacy(&self, session: &Arc<Session>, req: Request, tc: &TransportContext) -> Result<Exchange> {
-        let era = Era::Legacy(session.clone());
+        let era = ServedIn::Legacy(session.clone());
         let params = req.params.as_ref();
         if params.is_some_and(|p| !p.is_object()) {
             return Err(Error::invalid_params("Invalid params: \"params\" must be an object"));

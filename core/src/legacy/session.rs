@@ -4,7 +4,6 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{JsonRpcVersion, Outcome, Request, RequestId, Response};
-use crate::legacy::store::SessionStore;
 use crate::schema::LoggingLevel;
 use crate::server::exchange::Outgoing;
 use crate::server::exchange::OutgoingTx;
@@ -34,7 +33,7 @@ pub struct Session {
     next_id: AtomicU64,
     activity: Mutex<Activity>,
     /// The store holding the session (HTTP), told of every change of activity.
-    store: OnceLock<Weak<SessionStore>>,
+    store: OnceLock<Weak<dyn ActivityIndex>>,
     closed: CancellationToken,
     request_timeout: Duration,
 }
@@ -160,14 +159,14 @@ impl Session {
         lock(&self.activity)
     }
 
-    pub(crate) fn attach(&self, store: Weak<SessionStore>) {
+    pub(crate) fn attach(&self, store: Weak<dyn ActivityIndex>) {
         let _ = self.store.set(store);
     }
 
     /// Tells the store (if any) that the activity changed. Never called with the store locked.
     fn reindex(&self) {
         if let Some(store) = self.store.get().and_then(Weak::upgrade) {
-            store.reindex(self);
+            store.activity_changed(self);
         }
     }
 
@@ -301,6 +300,14 @@ impl<V> Drop for Untrack<'_, V> {
     fn drop(&mut self) {
         lock(self.map).remove(self.id);
     }
+}
+
+/// What orders sessions by their activity and is told of every change of it: the
+/// [`SessionStore`](crate::legacy::SessionStore) holding the session (HTTP). A trait, so that
+/// a session does not depend on the store that depends on it.
+pub(crate) trait ActivityIndex: Send + Sync {
+    /// The activity of `session` changed. Never called with the index locked.
+    fn activity_changed(&self, session: &Session);
 }
 
 /// Keeps a session in use (not idle: it neither expires nor is evicted) while alive; on drop

@@ -4,7 +4,7 @@
 
 use crate::jsonrpc::ErrorObject;
 use crate::legacy::LegacyOptions;
-use crate::legacy::session::{BusyGuard, Session, lock};
+use crate::legacy::session::{ActivityIndex, BusyGuard, Session, lock};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, Weak};
@@ -256,7 +256,8 @@ impl SessionStore {
                     }
                 }
             }
-            session.attach(Arc::downgrade(self));
+            let this: Weak<SessionStore> = Arc::downgrade(self);
+            session.attach(this);
             let serial = t.next_serial;
             t.next_serial += 1;
             if let Some(key) = &quota {
@@ -385,6 +386,12 @@ impl SessionStore {
 fn end(sessions: Vec<Arc<Session>>) {
     for s in sessions {
         s.closed().cancel();
+    }
+}
+
+impl ActivityIndex for SessionStore {
+    fn activity_changed(&self, session: &Session) {
+        self.reindex(session);
     }
 }
 

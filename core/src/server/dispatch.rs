@@ -2,6 +2,7 @@
 //! HTTP header mirrors) and turns it into an [`Exchange`]. Every transport calls
 //! [`Server::handle_request`]; none holds protocol logic of its own.
 
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
@@ -56,16 +57,25 @@ pub struct TransportContext {
     pub shutdown: CancellationToken,
 }
 
-/// Which era a request is served in: modern (2026-07-28, stateless) or a legacy session.
+/// What a request is served in: the modern era (2026-07-28, stateless) or a legacy session,
+/// whose [`Era`] is [`ServedIn::era`].
 #[derive(Clone)]
-pub(crate) enum Era {
+pub(crate) enum ServedIn {
     Modern,
     Legacy(Arc<Session>),
 }
 
-impl Era {
+impl ServedIn {
+    /// The era of the request.
+    pub(crate) fn era(&self) -> Era {
+        match self {
+            ServedIn::Modern => Era::Modern,
+            ServedIn::Legacy(_) => Era::Legacy,
+        }
+    }
+
     fn is_legacy(&self) -> bool {
-        matches!(self, Era::Legacy(_))
+        self.era() == Era::Legacy
     }
 }
 
@@ -156,7 +166,7 @@ impl Server {
         if !self.supported_versions().contains(&meta.protocol_version.as_str()) {
             return Err(request_meta::unsupported_version(&meta.protocol_version, self.supported_versions()));
         }
-        self.serve_method(method, req, meta, tc, &Era::Modern)
+        self.serve_method(method, req, meta, tc, &ServedIn::Modern)
     }
 
     /// Serves a validated request of a known method, in either era.
@@ -166,7 +176,7 @@ impl Server {
         req: Request,
         meta: RequestMeta,
         tc: &TransportContext,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         self.serve_available(method, &req.method)?;
         let params = req.params.as_ref();
@@ -263,7 +273,7 @@ impl Server {
 
     /// Stamps a complete result: `resultType`, the caching hint, the server identity.
     /// Legacy results carry none of it: the 2025-11-25 wire has no such fields.
-    pub(crate) fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>, era: &Era) -> Value {
+    pub(crate) fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>, era: &ServedIn) -> Value {
         if era.is_legacy() {
             for k in ["resultType", "ttlMs", "cacheScope"] {
                 result.remove(k);
@@ -284,7 +294,7 @@ impl Server {
         id: RequestId,
         result: Map<String, Value>,
         hint: Option<&CacheHint>,
-        era: &Era,
+        era: &ServedIn,
     ) -> Exchange {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
@@ -298,7 +308,7 @@ impl Server {
         map: &std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<E>>>,
         f: impl Fn(&E) -> Value,
         hint: &CacheHint,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         let after = read_cursor(params)?;
         let (items, next) = page(&read(map), after.as_deref(), self.inner.config.page_size, f);
@@ -318,7 +328,7 @@ impl Server {
         method: &str,
         digest: &str,
         principal: Option<&str>,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Round> {
         let mut round = Round::default();
         if era.is_legacy() {
@@ -361,7 +371,7 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         mrtr: Option<(String, Round)>,
-        era: &Era,
+        era: &ServedIn,
         body: F,
     ) -> Exchange
     where
@@ -374,11 +384,11 @@ impl Server {
             None => (None, Round::default()),
         };
         let (peer, inflight) = match era {
-            Era::Legacy(session) => (
+            ServedIn::Legacy(session) => (
                 Some(Peer { session: session.clone(), out: tx.clone() }),
                 Some(session.track(id.clone(), cancel.clone())),
             ),
-            Era::Modern => (None, None),
+            ServedIn::Modern => (None, None),
         };
         let server = self.clone();
         let principal = tc.principal.clone();
@@ -481,7 +491,7 @@ impl Server {
         req: Request,
         meta: RequestMeta,
         tc: &TransportContext,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
@@ -534,7 +544,7 @@ impl Server {
         req: Request,
         meta: RequestMeta,
         tc: &TransportContext,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let uri = str_param(params, "uri")?.to_owned();
@@ -575,7 +585,7 @@ impl Server {
         req: Request,
         meta: RequestMeta,
         tc: &TransportContext,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
@@ -623,7 +633,7 @@ impl Server {
         req: Request,
         meta: RequestMeta,
         tc: &TransportContext,
-        era: &Era,
+        era: &ServedIn,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let r = params
@@ -863,7 +873,7 @@ const MAX_LEGACY_REPLAYS: usize = 8;
 
 /// Errors a tool reports to the model as an `isError` result rather than a JSON-RPC error.
 /// The legacy era has no -32021, so a missing client capability is a tool error there.
-fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
+fn is_tool_failure(kind: ErrorKind, era: &ServedIn) -> bool {
     matches!(
         kind,
         ErrorKind::Tool
@@ -877,7 +887,7 @@ fn is_tool_failure(kind: ErrorKind, era: &Era) -> bool {
 }
 
 /// Unknown resource: -32602 with `data.uri` (2026-07-28); legacy sessions get -32002.
-fn resource_not_found(uri: &str, era: &Era) -> Error {
+fn resource_not_found(uri: &str, era: &ServedIn) -> Error {
     let e = Error::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }));
     if era.is_legacy() { e.with_code(-32002) } else { e }
 }
@@ -904,7 +914,7 @@ fn state_too_large(method: &str, carried: usize, round: &Round) -> Error {
 
 /// A URI that matches a template with a variable the path traversal check refuses: not found,
 /// as for a URI that matches nothing, with the reason.
-fn unsafe_variable(uri: &str, template: &str, why: &str, era: &Era) -> Error {
+fn unsafe_variable(uri: &str, template: &str, why: &str, era: &ServedIn) -> Error {
     let message =
         format!("Resource not found: {uri} ({why}, which the resource template {template} refuses as path traversal)");
     let e = Error::invalid_params(message).with_data(json!({ "uri": uri }));

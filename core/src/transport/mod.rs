@@ -1,45 +1,11 @@
-//! Transports: stdio and Streamable HTTP, server side. Each only moves bytes and calls
-//! [`Server::handle_request`](crate::server::Server::handle_request).
+//! Transports: stdio and Streamable HTTP, each with its server side (which only moves bytes
+//! and calls [`Server::handle_request`](crate::server::Server::handle_request)) and the
+//! client's side (crate-internal, driven by [`Client`](crate::client::Client)).
 
-pub mod auth;
-pub mod connections;
 pub mod http;
-mod resume;
-mod rules;
+mod shared;
 pub mod stdio;
 
-use crate::server::Outgoing;
-
-/// Serializes an outgoing message to compact JSON; `None` for a signal that is not a message
-/// ([`Outgoing::CloseStream`]).
-pub(crate) fn outgoing_bytes(o: &Outgoing) -> Option<Vec<u8>> {
-    match o {
-        Outgoing::Notification(n) => serde_json::to_vec(n).ok(),
-        Outgoing::Request(r) => serde_json::to_vec(r).ok(),
-        Outgoing::Response(r) => serde_json::to_vec(r).ok(),
-        Outgoing::CloseStream { .. } => None,
-    }
-}
-
-/// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
+pub use self::http::{auth, connections};
+pub(crate) use shared::outgoing_bytes;
+pub use shared::shutdown_signal;

@@ -22,8 +22,8 @@
 mod metadata;
 mod wire;
 
-use super::http::HttpClient;
 use crate::error::{Error, Result};
+use crate::transport::http::hyper_client::{HttpClient, new_http_client};
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use metadata::{Challenge, ResourceMetadata, ServerMetadata, TokenAuth};
@@ -127,7 +127,7 @@ impl OAuthOptions {
     /// authorization server's redirect (its `Location`) taken as the answer. For servers that
     /// authorize without interaction (tests, pre-approved machine clients).
     pub fn without_user(redirect_uri: impl Into<String>) -> Result<Self> {
-        let http = super::http::new_http_client()?;
+        let http = new_http_client()?;
         Ok(OAuthOptions::new(redirect_uri, move |url| {
             let http = http.clone();
             async move { follow_redirect(&http, &url).await }

@@ -1,8 +1,8 @@
 //! The small pieces of OAuth's wire format: form encoding, query strings, PKCE, and JSON over
 //! the client's own hyper client.
 
-use crate::client::http::HttpClient;
 use crate::error::{Error, ErrorKind, Result};
+use crate::transport::http::hyper_client::HttpClient;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;

@@ -5,6 +5,40 @@
 //! Bytes go in as they arrive ([`SseParser::push`]); complete events come out. The last event
 //! id and the reconnection delay are kept apart from events, because a server may set them
 //! with an event that carries no data (the priming event of a resumable stream).
+//!
+//! The writing side is here too ([`message_event`], [`priming_event`], [`retry_field`],
+//! [`KEEP_ALIVE`]): every event and comment the server's endpoint sends is framed by them.
+
+use bytes::Bytes;
+use std::time::Duration;
+
+/// A comment that keeps a long-lived stream alive (clients ignore it).
+pub(crate) const KEEP_ALIVE: Bytes = Bytes::from_static(b": keep-alive\n\n");
+
+/// A `message` event carrying one JSON-RPC message, with an `id:` when the stream is
+/// resumable. Compact JSON holds no newline, so the message is one `data:` line.
+pub(crate) fn message_event(id: Option<&str>, json: &[u8]) -> Bytes {
+    let mut b = Vec::with_capacity(json.len() + 24 + id.map_or(0, |i| i.len() + 5));
+    if let Some(id) = id {
+        b.extend_from_slice(format!("id: {id}\n").as_bytes());
+    }
+    b.extend_from_slice(b"event: message\ndata: ");
+    b.extend_from_slice(json);
+    b.extend_from_slice(b"\n\n");
+    Bytes::from(b)
+}
+
+/// The event that opens a resumable stream: its first id and the reconnection delay, with
+/// empty data (a client keeps the id and the delay and dispatches nothing to read).
+pub(crate) fn priming_event(id: &str, retry: Duration) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
+}
+
+/// Only a reconnection delay, sent before a stream is ended early so that the client knows
+/// when to resume it.
+pub(crate) fn retry_field(retry: Duration) -> Bytes {
+    Bytes::from(format!("retry: {}\n\n", retry.as_millis()))
+}
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +200,24 @@ mod tests {
             out.extend(p.push(c).unwrap());
         }
         (out, p)
+    }
+
+    #[test]
+    fn what_is_written_reads_back() {
+        let (ev, p) = all(&[
+            &KEEP_ALIVE,
+            &priming_event("3-0", Duration::from_millis(250)),
+            &message_event(Some("3-1"), br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            &message_event(None, br#"{"a":1}"#),
+            &retry_field(Duration::from_secs(2)),
+        ]);
+        let message =
+            |data: &str, id: &str| SseEvent { event: "message".into(), data: data.into(), id: Some(id.into()) };
+        assert_eq!(ev, [message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, "3-1"), message(r#"{"a":1}"#, "3-1")]);
+        assert_eq!((p.last_event_id(), p.retry_ms()), (Some("3-1"), Some(2000)));
+        assert_eq!(&message_event(None, b"{}")[..], b"event: message\ndata: {}\n\n");
+        assert_eq!(&message_event(Some("1-2"), b"{}")[..], b"id: 1-2\nevent: message\ndata: {}\n\n");
+        assert_eq!(&retry_field(Duration::from_millis(500))[..], b"retry: 500\n\n");
     }
 
     #[test]

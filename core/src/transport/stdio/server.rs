@@ -7,16 +7,18 @@
 //! When a client stops reading stdout, the transport stops reading stdin (the client's writes
 //! then block on the full pipe) and goes on where it stopped once the client reads again.
 
+use super::lines::{Line, lines};
 use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
-use crate::legacy::{Session, is_legacy_initialize};
+use crate::legacy::is_legacy_initialize;
+use crate::server::dispatch::ServedIn;
 use crate::server::{Outgoing, Server, TransportContext};
 use crate::transport::outgoing_bytes;
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -100,19 +102,19 @@ where
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
     let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
-    let mut era = StdioEra::Undecided;
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::with_capacity(4096);
+    // Decided by the first request: a legacy `initialize` makes the whole process a legacy
+    // session; `None` until then.
+    let mut era: Option<ServedIn> = None;
+    let mut input = lines(input, options.max_message_size);
     let eof = loop {
-        line.clear();
         let read = tokio::select! {
             biased;
             _ = options.shutdown.cancelled() => break false,
-            r = read_line(&mut reader, &mut line, options.max_message_size) => r,
+            r = input.next() => r,
         };
         match read {
-            Ok(Line::Eof) => break true,
-            Ok(Line::TooLong) => {
+            None => break true,
+            Some(Ok(Line::TooLong)) => {
                 let e = ErrorObject::new(
                     jsonrpc::PARSE_ERROR,
                     format!("Parse error: message larger than {} bytes", options.max_message_size),
@@ -123,7 +125,7 @@ where
                     Err(Stop::OutputGone) => break true,
                 };
             }
-            Ok(Line::Data) => {
+            Some(Ok(Line::Data(line))) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
@@ -135,14 +137,14 @@ where
                     Err(Stop::OutputGone) => break true,
                 }
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 tracing::warn!("stdio input failed: {e}");
                 break true;
             }
         }
     };
     tasks.close();
-    if let StdioEra::Legacy(session) = &era {
+    if let Some(ServedIn::Legacy(session)) = &era {
         session.closed().cancel();
     }
     if eof {
@@ -164,14 +166,6 @@ where
     drop(out_tx);
     let _ = writer.await;
     Ok(())
-}
-
-/// The era of a stdio connection, decided by its first request: a legacy `initialize` makes
-/// the whole process a legacy session.
-enum StdioEra {
-    Undecided,
-    Modern,
-    Legacy(Arc<Session>),
 }
 
 /// Why reading stops before the end of input.
@@ -204,7 +198,7 @@ async fn on_frame(
     shutdown: &CancellationToken,
     inflight: &Inflight,
     tasks: &tokio_util::task::TaskTracker,
-    era: &mut StdioEra,
+    era: &mut Option<ServedIn>,
     stop: &CancellationToken,
 ) -> std::result::Result<(), Stop> {
     match jsonrpc::parse_message(frame) {
@@ -213,14 +207,14 @@ async fn on_frame(
         }
         Ok(Message::Request(req)) => {
             let permit = room(out, shutdown).await?;
-            if matches!(era, StdioEra::Undecided) {
-                *era = StdioEra::Modern;
+            if era.is_none() {
+                *era = Some(ServedIn::Modern);
                 if server.legacy_options().enabled && is_legacy_initialize(&req) {
                     match server.initialize(&req) {
                         Ok((session, response)) => {
                             out.send_with(response_line(&response), permit);
                             forward(server.legacy_stream(&session, tc), out.clone(), tasks, stop.clone());
-                            *era = StdioEra::Legacy(session);
+                            *era = Some(ServedIn::Legacy(session));
                         }
                         Err(response) => {
                             out.send_with(response_line(&response), permit);
@@ -231,7 +225,7 @@ async fn on_frame(
             }
             let id = req.id.clone();
             let mut exchange = match era {
-                StdioEra::Legacy(session) => server.handle_legacy_request(session, req, tc),
+                Some(ServedIn::Legacy(session)) => server.handle_legacy_request(session, req, tc),
                 _ => server.handle_request(req, tc),
             };
             if let Some(resp) = exchange.immediate() {
@@ -276,7 +270,7 @@ async fn on_frame(
             });
         }
         Ok(Message::Notification(n)) => {
-            if let StdioEra::Legacy(session) = era {
+            if let Some(ServedIn::Legacy(session)) = era {
                 session.touch();
             }
             if n.method == "notifications/cancelled" {
@@ -292,7 +286,7 @@ async fn on_frame(
         }
         Ok(Message::Response(r)) => {
             // Only legacy sessions send requests to the client; the modern era awaits nothing.
-            if let StdioEra::Legacy(session) = era {
+            if let Some(ServedIn::Legacy(session)) = era {
                 session.deliver(r);
             }
         }
@@ -326,49 +320,6 @@ fn response_line(r: &Response) -> Vec<u8> {
     let mut b = serde_json::to_vec(r).unwrap_or_default();
     b.push(b'\n');
     b
-}
-
-enum Line {
-    Data,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line (without its newline) into `buf`, never holding more than `max` bytes.
-async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let available = r.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        let consumed = done.unwrap_or(available.len());
-        r.consume(consumed);
-        if done.is_some() {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
-        }
-    }
 }
 
 /// Writes queued messages in batches; each message's room in the queue is given back once it

@@ -8,6 +8,7 @@
 //! then the live ones until the response. Parked streams belong to their session, are given
 //! out until their response was delivered, and are forgotten after [`PARKED_TTL`].
 
+use super::sse;
 use crate::server::{Exchange, Outgoing};
 use crate::transport::outgoing_bytes;
 use bytes::Bytes;
@@ -42,18 +43,14 @@ pub(crate) struct ResumableStreams {
     parked: Mutex<HashMap<u64, Arc<Parked>>>,
 }
 
-/// An SSE event with an id.
+/// An SSE event with an id (`<stream>-<seq>`).
 pub(crate) fn event(stream: u64, seq: u64, json: &[u8]) -> Bytes {
-    let mut b = Vec::with_capacity(json.len() + 48);
-    b.extend_from_slice(format!("id: {stream}-{seq}\nevent: message\ndata: ").as_bytes());
-    b.extend_from_slice(json);
-    b.extend_from_slice(b"\n\n");
-    Bytes::from(b)
+    sse::message_event(Some(&format!("{stream}-{seq}")), json)
 }
 
 /// The priming event that opens a resumable stream: an id, the reconnection delay, no data.
 pub(crate) fn priming(stream: u64, retry: Duration) -> Bytes {
-    Bytes::from(format!("id: {stream}-0\nretry: {}\ndata: \n\n", retry.as_millis()))
+    sse::priming_event(&format!("{stream}-0"), retry)
 }
 
 /// Whether an event id has the form of this module's ids (`<stream>-<seq>`).

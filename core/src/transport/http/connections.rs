@@ -12,8 +12,8 @@
 //! a request, [`ConnectionLimits::idle_timeout`] between requests; a body slower than
 //! [`ConnectionLimits::body_read_timeout`] is answered `408`.
 //!
-//! All of this applies to [`HttpServer`](super::http::HttpServer). An application that mounts
-//! [`McpService`](super::http::McpService) in its own hyper or axum server sets its own
+//! All of this applies to [`HttpServer`](super::HttpServer). An application that mounts
+//! [`McpService`](super::McpService) in its own hyper or axum server sets its own
 //! server's limits.
 
 use crate::error::{Error, Result};
@@ -33,8 +33,8 @@ use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
-/// The limits of the connections of an [`HttpServer`](super::http::HttpServer)
-/// ([`HttpOptions::connections`](super::http::HttpOptions::connections)). The defaults need no
+/// The limits of the connections of an [`HttpServer`](super::HttpServer)
+/// ([`HttpOptions::connections`](super::HttpOptions::connections)). The defaults need no
 /// tuning; every binding takes the same fields, by the names of the JSON form.
 ///
 /// From JSON (the C and Node bindings, and Python's native options, hand this over as data):
@@ -97,7 +97,7 @@ pub struct ConnectionLimits {
     /// The most bytes of request bodies held at once while they arrive, over all connections
     /// (default 128 MiB; JSON `maxBodyBytesInFlight`). A body that would go past it is answered
     /// `503` with `Retry-After`; each body is also capped by
-    /// [`HttpOptions::max_body`](super::http::HttpOptions::max_body).
+    /// [`HttpOptions::max_body`](super::HttpOptions::max_body).
     #[serde(alias = "max_body_bytes_in_flight")]
     pub max_body_bytes_in_flight: usize,
 }
@@ -214,7 +214,7 @@ pub fn fd_limit() -> Option<u64> {
 
 /// Raises the soft limit of this process's file descriptors to its hard limit, as most servers
 /// do at start; once per process (later calls return the first result). The limit now, or
-/// `None` where it cannot be read. [`HttpServer::bind`](super::http::HttpServer::bind) calls it.
+/// `None` where it cannot be read. [`HttpServer::bind`](super::HttpServer::bind) calls it.
 pub fn raise_fd_limit() -> Option<u64> {
     static RAISED: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *RAISED.get_or_init(|| {

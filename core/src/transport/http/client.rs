@@ -11,10 +11,11 @@
 //! server's `retry:` delay, the session's GET stream for the server's own requests and
 //! notifications, and DELETE on close.
 
-use super::auth::Authorizer;
-use super::options::ClientOptions;
+use super::hyper_client::{HttpClient, new_http_client};
 use super::sse::SseParser;
-use super::transport::{Inbound, Outbound, Pending};
+use crate::client::ClientOptions;
+use crate::client::auth::Authorizer;
+use crate::client::transport::{Inbound, Outbound, Pending};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{self, Message, RequestId, Response};
@@ -23,10 +24,6 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -41,26 +38,6 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// How many times in a row a stream is resumed before giving up.
 const MAX_RESUMES: u32 = 5;
-
-type Connector = HttpsConnector<HttpConnector>;
-
-/// The hyper client every HTTP request of a client goes through (MCP and OAuth alike).
-pub(crate) type HttpClient = HyperClient<Connector, Full<Bytes>>;
-
-/// A pooled HTTP/1 and HTTP/2 client for `http://` and `https://` (rustls, webpki roots).
-pub(crate) fn new_http_client() -> Result<HttpClient> {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    http.set_connect_timeout(Some(Duration::from_secs(10)));
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-        .map_err(|e| Error::internal(format!("cannot set up TLS: {e}")))?
-        .https_or_http()
-        .enable_all_versions()
-        .wrap_connector(http);
-    Ok(HyperClient::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(connector))
-}
 
 struct Shared {
     client: HttpClient,

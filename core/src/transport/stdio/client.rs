@@ -11,10 +11,12 @@
 //! Shutdown of a child: close its stdin, wait, SIGTERM (its whole process group), wait,
 //! SIGKILL. Dropping the transport without closing it kills the group outright.
 
-use super::options::{ClientOptions, StderrMode};
-use super::transport::{Inbound, Outbound, Pending, connection_lost};
+use super::lines::{Line, lines};
+use crate::client::transport::{Inbound, Outbound, Pending, connection_lost};
+use crate::client::{ClientOptions, StderrMode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{self, Message, Notification, RequestId};
+use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -363,21 +365,19 @@ async fn read_loop<R: AsyncRead + Unpin>(
     unsolicited: mpsc::UnboundedSender<Inbound>,
     max: usize,
 ) {
-    let mut reader = BufReader::with_capacity(64 * 1024, r);
-    let mut line = Vec::with_capacity(4096);
+    let mut input = lines(r, max);
     let why = loop {
-        line.clear();
-        match read_line(&mut reader, &mut line, max).await {
-            Ok(Line::Eof) => break "the server closed its output (it exited?)".to_owned(),
-            Ok(Line::TooLong) => {
+        match input.next().await {
+            None => break "the server closed its output (it exited?)".to_owned(),
+            Some(Ok(Line::TooLong)) => {
                 tracing::warn!("the MCP server sent a message larger than {max} bytes; skipped");
             }
-            Ok(Line::Data) => {
+            Some(Ok(Line::Data(line))) => {
                 if !line.iter().all(u8::is_ascii_whitespace) {
                     on_frame(&line, &shared, &unsolicited);
                 }
             }
-            Err(e) => break format!("cannot read from the server ({e})"),
+            Some(Err(e)) => break format!("cannot read from the server ({e})"),
         }
     };
     shared.fail_all(&why);
@@ -440,49 +440,6 @@ fn on_frame(frame: &[u8], shared: &Shared, unsolicited: &mpsc::UnboundedSender<I
         }
         Message::Request(r) => {
             let _ = unsolicited.send(Inbound::Request(r));
-        }
-    }
-}
-
-enum Line {
-    Data,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line (without its newline) into `buf`, never holding more than `max` bytes.
-async fn read_line<R: AsyncRead + Unpin>(r: &mut BufReader<R>, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let available = r.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        let consumed = done.unwrap_or(available.len());
-        r.consume(consumed);
-        if done.is_some() {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Bearer-token protection of the Streamable HTTP endpoint: the MCP server as an OAuth 2.1
 //! resource server.
 //!
-//! With [`BearerAuth`] in [`HttpOptions::auth`](super::http::HttpOptions::auth), the endpoint
+//! With [`BearerAuth`] in [`HttpOptions::auth`](super::HttpOptions::auth), the endpoint
 //! publishes its protected resource metadata (RFC 9728) at
 //! `/.well-known/oauth-protected-resource<endpoint path>`, and every request must carry
 //! `Authorization: Bearer <token>` that your [`TokenVerifier`] accepts:

@@ -13,6 +13,10 @@
 //! [`McpService`] is the same endpoint as a plain request → response function, to mount in
 //! your own hyper or axum application (its connections are then your server's business).
 
+use super::resume::{self, ResumableStreams};
+use super::rules;
+use super::sse;
+use crate::era::Era;
 use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
@@ -22,8 +26,6 @@ use crate::transport::auth::{BearerAuth, Refusal};
 pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 use crate::transport::outgoing_bytes;
-use crate::transport::resume::{self, ResumableStreams};
-use crate::transport::rules;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
@@ -713,7 +715,7 @@ impl SseBody {
             // Only a resumable stream can be ended early: elsewhere the request would be lost.
             let Some(r) = &self.resumable else { return };
             if let Some(exchange) = self.exchange.take() {
-                self.pending.push_back(Bytes::from(format!("retry: {}\n\n", retry.as_millis())));
+                self.pending.push_back(sse::retry_field(retry));
                 r.streams.park(&r.session, r.stream, r.seq + 1, exchange);
                 self.done = true;
             }
@@ -726,7 +728,7 @@ impl SseBody {
                 r.seq += 1;
                 resume::event(r.stream, r.seq, &json)
             }
-            None => sse_event(&json),
+            None => sse::message_event(None, &json),
         };
         self.pending.push_back(bytes);
     }
@@ -757,7 +759,7 @@ impl Stream for SseBody {
                     if let Some((d, sleep)) = &mut this.keep_alive {
                         if sleep.as_mut().poll(cx).is_ready() {
                             sleep.as_mut().reset(Instant::now() + *d);
-                            return Poll::Ready(Some(Bytes::from_static(b": keep-alive\n\n")));
+                            return Poll::Ready(Some(sse::KEEP_ALIVE));
                         }
                     }
                     return Poll::Pending;
@@ -768,14 +770,6 @@ impl Stream for SseBody {
 }
 
 use std::future::Future as _;
-
-fn sse_event(json: &[u8]) -> Bytes {
-    let mut b = Vec::with_capacity(json.len() + 24);
-    b.extend_from_slice(b"event: message\ndata: ");
-    b.extend_from_slice(json);
-    b.extend_from_slice(b"\n\n");
-    Bytes::from(b)
-}
 
 fn sse_response(body: SseBody) -> http::Response<McpBody> {
     with_sse_headers(http::Response::new(McpBody { kind: Kind::Sse(Box::new(body)) }))
@@ -793,13 +787,7 @@ fn with_sse_headers(mut r: http::Response<McpBody>) -> http::Response<McpBody> {
     r
 }
 
-/// Which era a response is sent in: legacy clients read JSON-RPC errors from 200 responses.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Modern,
-    Legacy,
-}
-
+/// A JSON response in an era: legacy clients read JSON-RPC errors from 200 responses.
 fn json_response(resp: &Response, era: Era) -> http::Response<McpBody> {
     let status = match resp.as_error() {
         Some(e) if era == Era::Modern => {

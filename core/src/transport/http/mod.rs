@@ -1,0 +1,17 @@
+//! Streamable HTTP: the server ([`HttpServer`], [`McpService`]) and, crate-internal, the
+//! client's transport, with what both sides share: the request-metadata headers
+//! ([`headers`]), the SSE framing (`sse`) and, server side, bearer auth ([`auth`]),
+//! connection limits ([`connections`]), Origin/Host rules and stream resumption.
+
+pub mod auth;
+pub(crate) mod client;
+pub mod connections;
+pub mod headers;
+pub(crate) mod hyper_client;
+mod resume;
+mod rules;
+mod server;
+pub(crate) mod sse;
+
+pub use connections::ConnectionLimits;
+pub use server::{HttpOptions, HttpServer, McpBody, McpService, PeerAddr, Principal, serve};

@@ -18,6 +18,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod jsonrpc;
 pub mod legacy;
+mod peer;
 pub mod schema;
 pub mod server;
 pub mod transport;

@@ -279,6 +279,39 @@ async fn a_server_full_of_busy_connections_closes_new_ones() {
     http.shutdown().await;
 }
 
+#[tokio::test]
+async fn one_host_holding_every_connection_busy_does_not_lock_out_another() {
+    let gate = Arc::new(Semaphore::new(0));
+    let http = start(ConnectionLimits { max_connections: Some(4), ..limits() }, gate.clone()).await;
+    let a = http.local_addr();
+    // 127.0.0.1 holds the whole table with running handlers (as listen streams would).
+    let mut hog = Vec::new();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(a).await.unwrap();
+        send_call(&mut s, "hold").await;
+        hog.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Its next connection is refused...
+    let mut more = TcpStream::connect(a).await.unwrap();
+    assert!(closed_within(&mut more, SLACK).await, "the host holding every connection got another one");
+    // ...but another host (127.0.0.2, loopback too) is served at once, at the cost of the
+    // hog's oldest connection.
+    let other = tokio::net::TcpSocket::new_v4().unwrap();
+    other.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let mut other = other.connect(a).await.unwrap();
+    let started = std::time::Instant::now();
+    send_call(&mut other, "echo").await;
+    assert_eq!(response(&mut other).await.0, 200);
+    assert!(started.elapsed() < Duration::from_secs(1), "served in {:?}", started.elapsed());
+    assert!(closed_within(&mut hog[0], SLACK).await, "the hog's oldest connection was kept");
+    gate.add_permits(3);
+    for s in &mut hog[1..] {
+        assert_eq!(response(s).await.0, 200);
+    }
+    http.shutdown().await;
+}
+
 /// The frames (type, flags) an HTTP/2 server sends on a prior-knowledge connection in `within`.
 async fn h2_frames(addr: SocketAddr, within: Duration) -> (Vec<(u8, u8)>, bool) {
     let mut s = TcpStream::connect(addr).await.unwrap();

@@ -57,13 +57,7 @@ enum QuotaKey {
 
 impl QuotaKey {
     fn peer(ip: IpAddr) -> QuotaKey {
-        match ip.to_canonical() {
-            IpAddr::V6(v6) => {
-                let bits = u128::from(v6) & !((1u128 << 64) - 1);
-                QuotaKey::Peer(IpAddr::V6(bits.into()))
-            }
-            v4 => QuotaKey::Peer(v4),
-        }
+        QuotaKey::Peer(crate::peer::host_of(ip))
     }
 }
 

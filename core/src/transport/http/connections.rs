@@ -7,7 +7,12 @@
 //! stream, a `subscriptions/listen` carrying keep-alives). Otherwise it is *idle*: between
 //! requests, or still sending a request's headers or body. When [`ConnectionLimits::max_connections`]
 //! are open, the idle connection least recently busy (or accepted) is closed to make room for
-//! the new one; with none idle, the new connection is closed at once. An idle connection is
+//! the new one. With none idle, the table is shared fairly between hosts (an IPv4 address,
+//! or an IPv6 /64): if the host holding the most connections holds more than one beyond what
+//! the newcomer's host would, its connection busy the longest is closed (its client reconnects
+//! and finds its host at the top: refused), else the new connection is closed at once. One
+//! client's streams therefore cannot lock every other client out; clients behind one proxy
+//! share one host's share, which is the whole table when they are alone. An idle connection is
 //! also closed when it overstays: [`ConnectionLimits::header_read_timeout`] for the headers of
 //! a request, [`ConnectionLimits::idle_timeout`] between requests; a body slower than
 //! [`ConnectionLimits::body_read_timeout`] is answered `408`.
@@ -23,6 +28,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,7 +60,9 @@ pub struct ConnectionLimits {
     /// from the process's file-descriptor limit once the server has raised its soft limit to
     /// the hard one: three quarters of it, at least 16 and at most 10,000 (768 for a limit of
     /// 1,024). When that many are open, the least recently busy idle connection is closed for
-    /// each new one; with none idle, new connections are closed at once.
+    /// each new one; with none idle, the oldest busy connection of the host holding the most
+    /// makes room if that host holds more than the newcomer's (see the module's doc); else the
+    /// new connection is closed at once.
     #[serde(alias = "max_connections")]
     pub max_connections: Option<usize>,
     /// How long a client may take to send a request's headers (default 10 s; JSON
@@ -292,11 +300,14 @@ struct Table {
     open: HashMap<u64, Entry>,
     /// `(seq, id)` of the idle connections, least recently busy first.
     idle: BTreeSet<(u64, u64)>,
+    /// How many connections each host holds ([`crate::peer::host_of`]).
+    hosts: HashMap<IpAddr, usize>,
 }
 
 struct Entry {
     seq: u64,
     busy: u32,
+    host: Option<IpAddr>,
     shared: Arc<Shared>,
 }
 
@@ -347,12 +358,16 @@ impl Connections {
         self.lock().open.len()
     }
 
-    /// Takes a new connection in, closing the least recently busy idle one when full; `None`
-    /// when full of busy ones (close the new one).
-    pub(crate) fn admit(self: &Arc<Self>) -> Option<Conn> {
+    /// Takes a new connection from `peer` in. When full: the least recently busy idle
+    /// connection is closed; with none idle, the connection busy the longest of the host
+    /// holding the most is closed if that host holds more than one beyond what `peer`'s host
+    /// would (so one client's streams cannot lock everyone else out, and under exhaustion the
+    /// table tends to equal shares per host); else `None` (close the new one).
+    pub(crate) fn admit(self: &Arc<Self>, peer: Option<IpAddr>) -> Option<Conn> {
         let now = self.now();
+        let host = peer.map(crate::peer::host_of);
         let mut t = self.lock();
-        if t.open.len() >= self.max && !Self::shed_locked(&mut t) {
+        if t.open.len() >= self.max && !Self::shed_locked(&mut t) && !Self::shed_busiest_host(&mut t, host) {
             return None;
         }
         t.next_id += 1;
@@ -370,8 +385,11 @@ impl Connections {
             changed: Notify::new(),
             close: CancellationToken::new(),
         });
-        t.open.insert(id, Entry { seq, busy: 0, shared: shared.clone() });
+        t.open.insert(id, Entry { seq, busy: 0, host, shared: shared.clone() });
         t.idle.insert((seq, id));
+        if let Some(h) = host {
+            *t.hosts.entry(h).or_default() += 1;
+        }
         Some(Conn { table: self.clone(), shared })
     }
 
@@ -383,20 +401,51 @@ impl Connections {
 
     fn shed_locked(t: &mut Table) -> bool {
         let Some((_, id)) = t.idle.pop_first() else { return false };
-        if let Some(e) = t.open.remove(&id) {
+        if let Some(e) = Self::take(t, id) {
             tracing::debug!("connection limit reached: closing idle connection {id}");
             e.shared.close.cancel();
         }
         true
     }
 
-    fn remove(&self, id: u64) {
-        let mut t = self.lock();
-        if let Some(e) = t.open.remove(&id) {
-            if e.busy == 0 {
-                t.idle.remove(&(e.seq, id));
+    /// Full of busy connections: closes the one busy the longest of the host that holds the
+    /// most, when that is not `newcomer`'s host and holds more than one beyond what
+    /// `newcomer`'s would after admission; whether it did.
+    fn shed_busiest_host(t: &mut Table, newcomer: Option<IpAddr>) -> bool {
+        let Some((&top, &held)) = t.hosts.iter().max_by_key(|(_, n)| **n) else { return false };
+        let theirs = newcomer.and_then(|h| t.hosts.get(&h).copied()).unwrap_or(0);
+        if Some(top) == newcomer || held <= theirs + 1 {
+            return false;
+        }
+        let oldest = t.open.iter().filter(|(_, e)| e.host == Some(top)).min_by_key(|(_, e)| e.seq).map(|(id, _)| *id);
+        let Some(e) = oldest.and_then(|id| Self::take(t, id)) else { return false };
+        tracing::warn!(
+            "connection limit reached with every connection busy: closing the oldest of the {held} held by {top} \
+             to let another client in"
+        );
+        e.shared.close.cancel();
+        true
+    }
+
+    /// Takes connection `id` out of the table and its indexes.
+    fn take(t: &mut Table, id: u64) -> Option<Entry> {
+        let e = t.open.remove(&id)?;
+        if e.busy == 0 {
+            t.idle.remove(&(e.seq, id));
+        }
+        if let Some(h) = e.host {
+            if let Some(n) = t.hosts.get_mut(&h) {
+                *n -= 1;
+                if *n == 0 {
+                    t.hosts.remove(&h);
+                }
             }
         }
+        Some(e)
+    }
+
+    fn remove(&self, id: u64) {
+        Self::take(&mut self.lock(), id);
     }
 
     fn set_busy(&self, id: u64) {
@@ -801,21 +850,50 @@ mod tests {
     #[tokio::test]
     async fn the_table_sheds_the_least_recently_busy_idle_connection() {
         let table = Connections::new(&ConnectionLimits { max_connections: Some(2), ..Default::default() });
-        let a = table.admit().unwrap();
-        let b = table.admit().unwrap();
+        let a = table.admit(None).unwrap();
+        let b = table.admit(None).unwrap();
         // `a` busy, then idle again: now more recent than `b`.
         table.set_busy(a.shared.id);
         table.end_busy(a.shared.id);
-        let c = table.admit().unwrap();
+        let c = table.admit(None).unwrap();
         assert!(b.shared.close.is_cancelled() && !a.shared.close.is_cancelled());
         // Both left busy: no room.
         table.set_busy(a.shared.id);
         table.set_busy(c.shared.id);
-        assert!(table.admit().is_none());
+        assert!(table.admit(None).is_none());
         assert!(!table.shed_idle());
         assert_eq!(table.len(), 2);
         drop(Admitted(c));
         assert_eq!(table.len(), 1);
-        assert!(table.admit().is_some());
+        assert!(table.admit(None).is_some());
+    }
+
+    #[tokio::test]
+    async fn a_table_full_of_busy_connections_is_shared_fairly_between_hosts() {
+        let table = Connections::new(&ConnectionLimits { max_connections: Some(4), ..Default::default() });
+        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+        let busy = |c: &Conn| table.set_busy(c.shared.id);
+        // One host takes the whole table with busy connections (listen streams, say).
+        let hog: Vec<Conn> = (0..4).map(|_| table.admit(ip("192.0.2.1")).unwrap()).collect();
+        hog.iter().for_each(busy);
+        // The hog's next one is refused, nothing of its own is closed.
+        assert!(table.admit(ip("192.0.2.1")).is_none());
+        assert!(hog.iter().all(|c| !c.shared.close.is_cancelled()));
+        // Another host gets in: the hog's oldest connection makes room.
+        let other = table.admit(ip("198.51.100.7")).unwrap();
+        busy(&other);
+        assert!(hog[0].shared.close.is_cancelled() && !hog[1].shared.close.is_cancelled());
+        // Another address of the same IPv6 /64 counts as one host; two more hosts get in too.
+        let v6a = table.admit(ip("2001:db8::1")).unwrap();
+        busy(&v6a);
+        assert!(hog[1].shared.close.is_cancelled());
+        assert_eq!(table.lock().hosts[&"192.0.2.1".parse::<IpAddr>().unwrap()], 2);
+        // Now 2 (hog) + 1 + 1: the /64's second address would hold 2, no more than the hog.
+        assert!(table.admit(ip("2001:db8::ffff")).is_none());
+        // Without a peer (a test, a Unix socket) a newcomer holds nothing: the hog still yields.
+        let anon = table.admit(None).unwrap();
+        assert!(hog[2].shared.close.is_cancelled());
+        drop(Admitted(anon));
+        assert_eq!(table.len(), 3);
     }
 }

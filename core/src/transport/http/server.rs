@@ -938,8 +938,8 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
                 }
             },
         };
-        // Full of busy connections: this one is closed at once.
-        let Some(tracked) = connections.admit() else {
+        // Full of busy connections, this client's host holding its share: closed at once.
+        let Some(tracked) = connections.admit(Some(peer.ip())) else {
             tracing::debug!("connection limit reached with every connection busy: closing the one from {peer}");
             continue;
         };

@@ -52,8 +52,10 @@ def test_nothing_but_messages_on_stdout() -> None:
 def test_cancelled_notification_cancels_the_handler() -> None:
     s = Stdio([str(SERVERS / "stdio_server.py")])
     try:
-        s.send(request("tools/call", {"name": "wait_for_cancel"}, id=5))
-        time.sleep(0.3)
+        s.send(request("tools/call", {"name": "wait_for_cancel", "_meta": {"progressToken": "p5"}}, id=5))
+        # The handler is running (not merely queued) once its progress notification arrives.
+        running = s.read()
+        assert running.get("method") == "notifications/progress", running
         s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "test"}})
         s.send(request("tools/list", id=6))
         listed, _ = s.until_response(6)

@@ -304,8 +304,6 @@ fn rss_kib() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_sessions_expire_and_a_full_table_makes_room() {
     let n = 10_000;
-    let (_s, svc) =
-        service(LegacyOptions { max_sessions: n, idle_timeout: Duration::from_secs(3), ..Default::default() });
     let init = |i: i64| {
         rpc(
             i,
@@ -313,6 +311,19 @@ async fn abandoned_sessions_expire_and_a_full_table_makes_room() {
             json!({ "protocolVersion": "2025-06-18", "capabilities": { "sampling": {} }, "clientInfo": { "name": "leaky", "version": "1" } }),
         )
     };
+    // The idle timeout must outlast the creation of a whole wave, or the first sessions expire
+    // before the table is full: time 1,000 initializes on this machine (shared and noisy) and
+    // allow four times the projected wave, at least 3 s.
+    let wave_of_1000 = {
+        let (_w, warm) = service(LegacyOptions::default());
+        let started = std::time::Instant::now();
+        for i in 0..1_000 {
+            assert_eq!(warm.handle(http_req("POST", None, Some(init(i)))).await.status(), 200);
+        }
+        started.elapsed()
+    };
+    let idle_timeout = Duration::from_secs(3).max(wave_of_1000 * (n as u32 / 1_000) * 4);
+    let (_s, svc) = service(LegacyOptions { max_sessions: n, idle_timeout, ..Default::default() });
     let mut rss = Vec::new();
     for round in 0..3 {
         for i in 0..n {
@@ -325,7 +336,7 @@ async fn abandoned_sessions_expire_and_a_full_table_makes_room() {
         assert_eq!(r.status(), 200);
         assert_eq!(svc.sessions().len(), n);
         // Abandoned: all of them expire.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let deadline = tokio::time::Instant::now() + idle_timeout + Duration::from_secs(10);
         while !svc.sessions().is_empty() {
             assert!(tokio::time::Instant::now() < deadline, "{} sessions never expired", svc.sessions().len());
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -20,7 +20,9 @@ def noisy() -> str:
 
 @server.tool()
 async def wait_for_cancel(ctx: Context) -> str:
-    """Waits until cancelled, then says so on stderr."""
+    """Says it is running (a progress notification, when asked for one), waits until cancelled,
+    then says so on stderr."""
+    await ctx.progress(0, message="waiting for cancellation")
     try:
         await asyncio.sleep(30)
     except asyncio.CancelledError:

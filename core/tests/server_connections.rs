@@ -368,6 +368,23 @@ async fn http2_keep_alive_pings_follow_the_option() {
     http.shutdown().await;
 }
 
+const GOAWAY: u8 = 7;
+
+#[tokio::test]
+async fn an_http2_connection_closed_to_make_room_is_told_so_with_goaway() {
+    let http = start(ConnectionLimits { max_connections: Some(2), ..limits() }, Arc::new(Semaphore::new(0))).await;
+    let a = http.local_addr();
+    let h2 = tokio::spawn(h2_frames(a, SLACK * 2));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Two newer connections: the HTTP/2 one, idle the longest, makes room.
+    let _b = TcpStream::connect(a).await.unwrap();
+    let _c = TcpStream::connect(a).await.unwrap();
+    let (frames, closed) = h2.await.unwrap();
+    assert!(frames.iter().any(|&(k, _)| k == GOAWAY), "no GOAWAY before the close: {frames:?}");
+    assert!(closed, "the HTTP/2 connection was not closed to make room");
+    http.shutdown().await;
+}
+
 #[tokio::test]
 async fn bad_limits_are_refused_at_bind_with_a_clear_error() {
     let server = Server::builder("conn-test", "1").build();

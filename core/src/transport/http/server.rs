@@ -916,7 +916,7 @@ pub async fn serve(server: Server, addr: SocketAddr, options: HttpOptions) -> Re
 }
 
 async fn accept_loop(listener: TcpListener, service: McpService, shutdown: CancellationToken, drain: Duration) {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let tasks = tokio_util::task::TaskTracker::new();
     let limits = &service.options.connections;
     let builder = limits.builder();
     let connections = Connections::new(limits);
@@ -954,12 +954,25 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
             async move { Ok::<_, Infallible>(track.respond(svc.handle(req).await, state)) }
         });
         let conn = builder.serve_connection(TokioIo::new(tracked.io(stream)), hyper_svc).into_owned();
-        let conn = graceful.watch(conn);
         let admitted = Admitted(tracked);
-        tokio::spawn(async move {
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                // Overstayed a timeout while idle, or closed to make room: an HTTP/2 client is
+                // told so (GOAWAY) rather than finding its connection reset.
+                _ = admitted.0.expired() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(CLOSE_GRACE, conn).await;
+                    return;
+                }
+                // The server stops: no new requests on this connection, the ones in flight end
+                // (the accept loop waits for them up to the drain timeout).
+                _ = shutdown.cancelled() => conn.as_mut().graceful_shutdown(),
+            }
             tokio::select! {
                 _ = conn => {}
-                // Overstayed a timeout while idle, or closed to make room.
                 _ = admitted.0.expired() => {}
             }
         });
@@ -967,5 +980,10 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
     drop(listener);
     service.shutdown.cancel();
     service.sessions.close_all();
-    let _ = tokio::time::timeout(drain, graceful.shutdown()).await;
+    tasks.close();
+    let _ = tokio::time::timeout(drain, tasks.wait()).await;
 }
+
+/// How long a connection closed to make room or for overstaying a timeout may take to say so
+/// (an HTTP/2 GOAWAY) before it is dropped.
+const CLOSE_GRACE: Duration = Duration::from_millis(250);

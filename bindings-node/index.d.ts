@@ -4,225 +4,60 @@
 // file declares every member the JavaScript layer exports.
 
 // ---------------------------------------------------------------------------------------------
-// Protocol values (MCP 2026-07-28 schema; unknown members are kept as received)
+// Protocol values: the MCP 2026-07-28 schema's types, generated into protocol.d.ts from
+// spec/2026-07-28/schema.ts (scripts/gen-protocol-types.mjs) and re-exported here as types.
+// Values are the JSON the server sent, members the schema does not name included.
+
+import type {
+  CallToolResult,
+  CompleteRequestParams,
+  CompleteResult,
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  DiscoverResult,
+  ElicitRequestFormParams,
+  ElicitRequestParams,
+  ElicitResult,
+  GetPromptResult,
+  Implementation,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ListRootsResult,
+  ListToolsResult,
+  LoggingLevel,
+  LoggingMessageNotificationParams,
+  MetaObject,
+  ProgressNotificationParams,
+  Prompt,
+  PromptReference,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  ResourceTemplateReference,
+  Result,
+  ServerCapabilities,
+  ServerNotification,
+  SubscriptionFilter,
+  Tool,
+} from './protocol'
+
+export type * from './protocol'
 
 /** Any JSON object. */
 export type JsonObject = { [key: string]: unknown }
 
 /** `_meta` of a request or result. */
-export type Meta = JsonObject
+export type Meta = MetaObject
 
-/** `clientInfo` / `serverInfo`. */
-export interface Implementation {
-  name: string
-  version: string
-  title?: string
-  [key: string]: unknown
-}
+/** What `complete` completes: a prompt's or a resource template's argument. */
+export type CompletionReference = PromptReference | ResourceTemplateReference
 
-export interface Tool {
-  name: string
-  title?: string
-  description?: string
-  inputSchema: JsonObject
-  outputSchema?: JsonObject
-  annotations?: JsonObject
-  _meta?: Meta
-  [key: string]: unknown
-}
+/** The argument `complete` completes: its name and the value typed so far. */
+export type CompletionArgument = CompleteRequestParams['argument']
 
-export interface TextContent {
-  type: 'text'
-  text: string
-  [key: string]: unknown
-}
-
-/** A content block: text, image, audio, resource link or embedded resource. */
-export type ContentBlock = TextContent | { type: 'image' | 'audio' | 'resource_link' | 'resource'; [key: string]: unknown }
-
-export interface CallToolResult {
-  content: ContentBlock[]
-  structuredContent?: JsonObject
-  isError?: boolean
-  resultType?: string
-  _meta?: Meta
-  [key: string]: unknown
-}
-
-export interface Resource {
-  uri: string
-  name: string
-  title?: string
-  description?: string
-  mimeType?: string
-  [key: string]: unknown
-}
-
-export interface ResourceTemplate {
-  uriTemplate: string
-  name: string
-  title?: string
-  description?: string
-  mimeType?: string
-  [key: string]: unknown
-}
-
-export interface ResourceContents {
-  uri: string
-  mimeType?: string
-  text?: string
-  blob?: string
-  [key: string]: unknown
-}
-
-export interface ReadResourceResult {
-  contents: ResourceContents[]
-  _meta?: Meta
-  [key: string]: unknown
-}
-
-export interface PromptArgument {
-  name: string
-  description?: string
-  required?: boolean
-  [key: string]: unknown
-}
-
-export interface Prompt {
-  name: string
-  title?: string
-  description?: string
-  arguments?: PromptArgument[]
-  [key: string]: unknown
-}
-
-export interface PromptMessage {
-  role: 'user' | 'assistant'
-  content: ContentBlock
-  [key: string]: unknown
-}
-
-export interface GetPromptResult {
-  description?: string
-  messages: PromptMessage[]
-  _meta?: Meta
-  [key: string]: unknown
-}
-
-/** A page of a list: the items under `tools`, `resources`, `resourceTemplates` or `prompts`. */
-export interface ListToolsResult {
-  tools: Tool[]
-  nextCursor?: string
-  [key: string]: unknown
-}
-
-export interface ListResourcesResult {
-  resources: Resource[]
-  nextCursor?: string
-  [key: string]: unknown
-}
-
-export interface ListResourceTemplatesResult {
-  resourceTemplates: ResourceTemplate[]
-  nextCursor?: string
-  [key: string]: unknown
-}
-
-export interface ListPromptsResult {
-  prompts: Prompt[]
-  nextCursor?: string
-  [key: string]: unknown
-}
-
-export interface DiscoverResult {
-  supportedVersions: string[]
-  capabilities: JsonObject
-  instructions?: string
-  _meta?: Meta
-  [key: string]: unknown
-}
-
-export type CompletionReference = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string }
-
-export interface CompleteResult {
-  completion: { values: string[]; total?: number; hasMore?: boolean }
-  _meta?: Meta
-  [key: string]: unknown
-}
-
-export interface ProgressNotificationParams {
-  progressToken: string | number
-  progress: number
-  total?: number
-  message?: string
-  [key: string]: unknown
-}
-
-export type LoggingLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
-
-export interface LoggingMessageNotificationParams {
-  level: LoggingLevel
-  logger?: string
-  data: unknown
-  [key: string]: unknown
-}
-
-/** `elicitation/create` params (form or URL mode). */
-export interface ElicitRequestParams {
-  mode?: 'form' | 'url'
-  message: string
-  requestedSchema?: JsonObject
-  url?: string
-  [key: string]: unknown
-}
-
-export interface ElicitResult {
-  action: 'accept' | 'decline' | 'cancel'
-  content?: JsonObject
-  [key: string]: unknown
-}
-
-/** `sampling/createMessage` params. */
-export interface CreateMessageRequestParams {
-  messages: Array<{ role: 'user' | 'assistant'; content: unknown }>
-  maxTokens: number
-  systemPrompt?: string
-  [key: string]: unknown
-}
-
-export interface CreateMessageResult {
-  role: 'user' | 'assistant'
-  content: unknown
-  model: string
-  stopReason?: string
-  [key: string]: unknown
-}
-
-export interface Root {
-  uri: string
-  name?: string
-  [key: string]: unknown
-}
-
-export interface ListRootsResult {
-  roots: Root[]
-  [key: string]: unknown
-}
-
-/** The change notifications a subscription asks for (each opt-in). */
-export interface SubscriptionFilter {
-  toolsListChanged?: boolean
-  promptsListChanged?: boolean
-  resourcesListChanged?: boolean
-  resourceSubscriptions?: string[]
-}
-
-/** A notification: `notifications/tools/list_changed`, `notifications/resources/updated`, … */
-export interface Notification {
-  jsonrpc: '2.0'
-  method: string
-  params?: JsonObject
-}
+/** What `complete` knows of the other arguments. */
+export type CompletionContext = NonNullable<CompleteRequestParams['context']>
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -371,9 +206,17 @@ export interface StdioClientOptions extends ClientOptions {
   probeTimeoutMs?: number
 }
 
-export interface CallOptions {
-  /** Cancels the call: the HTTP stream is closed, or `notifications/cancelled` sent on stdio. */
+/** Cancellation of a call: what every client method takes. */
+export interface SignalOptions {
+  /**
+   * Cancels the call: the HTTP stream is closed, or `notifications/cancelled` sent on stdio
+   * (and in a legacy HTTP session); the call rejects with code `CANCELLED`, the signal's
+   * `reason` as its `cause`.
+   */
   signal?: AbortSignal
+}
+
+export interface CallOptions extends SignalOptions {
   /** Timeout of each round trip of this call, in milliseconds. */
   timeoutMs?: number
   /** Receives the call's progress notifications. */
@@ -405,7 +248,7 @@ export declare class Client {
   /** The server's identity, when it told it. */
   readonly serverInfo: Implementation | undefined
   /** The server's capabilities. */
-  readonly serverCapabilities: JsonObject
+  readonly serverCapabilities: ServerCapabilities
   /** The server's instructions, if any. */
   readonly instructions: string | undefined
   /** The process id of a server started by `connectStdio`. */
@@ -422,24 +265,24 @@ export declare class Client {
   onSampling(handler: ((params: CreateMessageRequestParams) => CreateMessageResult | Promise<CreateMessageResult>) | null): this
   /** Sets the `roots/list` handler (declared when connecting). */
   onRoots(handler: ((params: JsonObject) => ListRootsResult | Promise<ListRootsResult>) | null): this
-  /** `server/discover` (built from `initialize` in a legacy session). */
-  discover(): Promise<DiscoverResult>
+  /** `server/discover` (built from `initialize` in a legacy session, without a request). */
+  discover(options?: SignalOptions): Promise<DiscoverResult>
   /** One page of `tools/list` (on HTTP, tools with invalid `x-mcp-header` annotations are left out). */
-  listTools(cursor?: string): Promise<ListToolsResult>
-  /** Every tool, following `nextCursor`. */
-  listAllTools(): Promise<Tool[]>
+  listTools(cursor?: string, options?: SignalOptions): Promise<ListToolsResult>
+  /** Every tool, following `nextCursor` (the signal cancels the page in flight). */
+  listAllTools(options?: SignalOptions): Promise<Tool[]>
   /** One page of `resources/list`. */
-  listResources(cursor?: string): Promise<ListResourcesResult>
+  listResources(cursor?: string, options?: SignalOptions): Promise<ListResourcesResult>
   /** Every resource. */
-  listAllResources(): Promise<Resource[]>
+  listAllResources(options?: SignalOptions): Promise<Resource[]>
   /** One page of `resources/templates/list`. */
-  listResourceTemplates(cursor?: string): Promise<ListResourceTemplatesResult>
+  listResourceTemplates(cursor?: string, options?: SignalOptions): Promise<ListResourceTemplatesResult>
   /** Every resource template. */
-  listAllResourceTemplates(): Promise<ResourceTemplate[]>
+  listAllResourceTemplates(options?: SignalOptions): Promise<ResourceTemplate[]>
   /** One page of `prompts/list`. */
-  listPrompts(cursor?: string): Promise<ListPromptsResult>
+  listPrompts(cursor?: string, options?: SignalOptions): Promise<ListPromptsResult>
   /** Every prompt. */
-  listAllPrompts(): Promise<Prompt[]>
+  listAllPrompts(options?: SignalOptions): Promise<Prompt[]>
   /** `tools/call`; input requests of the server are answered by the input handlers. */
   callTool(name: string, args?: JsonObject, options?: ToolCallOptions): Promise<CallToolResult>
   /** `resources/read`. */
@@ -447,11 +290,15 @@ export declare class Client {
   /** `prompts/get`. */
   getPrompt(name: string, args?: Record<string, string>, options?: CallOptions): Promise<GetPromptResult>
   /** `completion/complete`. */
-  complete(ref: CompletionReference, argument: { name: string; value: string }, context?: { arguments?: Record<string, string> }): Promise<CompleteResult>
+  complete(ref: CompletionReference, argument: CompletionArgument, context?: CompletionContext, options?: SignalOptions): Promise<CompleteResult>
   /** Any request, with the whole pipeline (`_meta`, headers, cache, MRTR, retries). */
-  request(method: string, params?: JsonObject, options?: ToolCallOptions): Promise<JsonObject>
-  /** Opens a subscription to change notifications; resolves once the server acknowledged it. */
-  subscribe(filter?: SubscriptionFilter): Promise<Subscription>
+  request(method: string, params?: JsonObject, options?: ToolCallOptions): Promise<Result>
+  /**
+   * Opens a subscription to change notifications; resolves once the server acknowledged it.
+   * `options.signal` cancels the request while it waits for the acknowledgment, and closes the
+   * subscription once it is open.
+   */
+  subscribe(filter?: SubscriptionFilter, options?: SignalOptions): Promise<Subscription>
   /** Closes the connection: pending calls fail, a stdio server is shut down. */
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
@@ -461,21 +308,24 @@ export declare class Client {
  * An open subscription: an async iterable of notifications. While open it keeps the process
  * alive; `close()` (or `break` out of a `for await` loop) ends it.
  */
-export declare class Subscription implements AsyncIterableIterator<Notification> {
+export declare class Subscription implements AsyncIterableIterator<ServerNotification> {
   private constructor()
   /** The notification types the server agreed to send. */
   readonly acknowledged: SubscriptionFilter
   /** The next notification; rejects once if the connection failed. */
-  next(): Promise<IteratorResult<Notification, undefined>>
+  next(): Promise<IteratorResult<ServerNotification, undefined>>
   /** Closes the subscription (called by `break` in a `for await` loop). */
-  return(): Promise<IteratorResult<Notification, undefined>>
+  return(): Promise<IteratorResult<ServerNotification, undefined>>
   [Symbol.asyncIterator](): this
   /** Ends the subscription; notifications already received can still be read. */
   close(): void
 }
 
+/** The `content` of an accepted elicitation: the user's answers by property name. */
+export type ElicitContent = NonNullable<ElicitResult['content']>
+
 /** Fills the members of `content` that `requestedSchema` gives a default for (SEP-1034). */
-export declare function applySchemaDefaults(requestedSchema: JsonObject, content?: JsonObject): JsonObject
+export declare function applySchemaDefaults(requestedSchema: ElicitRequestFormParams['requestedSchema'] | JsonObject, content?: ElicitContent): ElicitContent
 
 /** The protocol revisions the client speaks, most preferred first. */
 export declare const SUPPORTED_VERSIONS: readonly string[]

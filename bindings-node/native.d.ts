@@ -31,11 +31,11 @@ export declare class NativeClient {
   /** Forgets every cached result. */
   clearCache(): void
   /** `server/discover` (built from `initialize` in a legacy session). */
-  discover(): Promise<string>
+  discover(cancel?: CancelToken | undefined | null): Promise<string>
   /** One page of a list: `what` is `tools`, `resources`, `resourceTemplates` or `prompts`. */
-  list(what: string, cursor?: string | undefined | null): Promise<string>
+  list(what: string, cursor?: string | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** Every item of a list, following `nextCursor` (a JSON array). */
-  listAll(what: string): Promise<string>
+  listAll(what: string, cancel?: CancelToken | undefined | null): Promise<string>
   /** `tools/call`. */
   callTool(name: string, argumentsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** `resources/read`. */
@@ -46,14 +46,14 @@ export declare class NativeClient {
    * `completion/complete`: `ref` (`{"type": "ref/prompt", "name"}` or
    * `{"type": "ref/resource", "uri"}`), `argument` (`{"name", "value"}`), optional `context`.
    */
-  complete(refJson: string, argumentJson: string, contextJson?: string | undefined | null): Promise<string>
+  complete(refJson: string, argumentJson: string, contextJson?: string | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** Any request, with the whole pipeline (`_meta`, headers, cache, MRTR, retries). */
   request(method: string, paramsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /**
    * Opens a subscription (`filterJson` a `SubscriptionFilter`); `deliver` receives each batch
    * of notifications as JSON, then the end of the stream.
    */
-  subscribe(filterJson: string, deliver: (json: string) => void): Promise<NativeSubscription>
+  subscribe(filterJson: string, deliver: (json: string) => void, cancel?: CancelToken | undefined | null): Promise<NativeSubscription>
   /** Closes the connection: pending calls fail, a stdio server is shut down. */
   close(): Promise<void>
 }

@@ -270,49 +270,60 @@ class Client {
     return this.#setHandler('roots', handler)
   }
 
-  /** `server/discover`: versions, capabilities, instructions. */
-  discover() {
-    return attempt(() => this.#native.discover().then(parse, rethrow))
+  /** `server/discover`: versions, capabilities, instructions; options: `signal`. */
+  discover(options) {
+    return attempt(() => withSignal(options?.signal, (token) => this.#native.discover(token).then(parse, rethrow)))
   }
 
-  /** One page of `tools/list` (tools with invalid `x-mcp-header` annotations left out). */
-  listTools(cursor) {
-    return attempt(() => this.#native.list('tools', cursor ?? undefined).then(parse, rethrow))
+  #list(what, cursor, options) {
+    return attempt(() => withSignal(options?.signal, (token) => this.#native.list(what, cursor ?? undefined, token).then(parse, rethrow)))
   }
 
-  /** Every tool, following `nextCursor`. */
-  listAllTools() {
-    return attempt(() => this.#native.listAll('tools').then(parse, rethrow))
+  #listAll(what, options) {
+    return attempt(() => withSignal(options?.signal, (token) => this.#native.listAll(what, token).then(parse, rethrow)))
   }
 
-  /** One page of `resources/list`. */
-  listResources(cursor) {
-    return attempt(() => this.#native.list('resources', cursor ?? undefined).then(parse, rethrow))
+  /**
+   * One page of `tools/list` (tools with invalid `x-mcp-header` annotations left out);
+   * options: `signal`.
+   */
+  listTools(cursor, options) {
+    return this.#list('tools', cursor, options)
   }
 
-  /** Every resource. */
-  listAllResources() {
-    return attempt(() => this.#native.listAll('resources').then(parse, rethrow))
+  /** Every tool, following `nextCursor`; options: `signal` (cancels the page in flight). */
+  listAllTools(options) {
+    return this.#listAll('tools', options)
   }
 
-  /** One page of `resources/templates/list`. */
-  listResourceTemplates(cursor) {
-    return attempt(() => this.#native.list('resourceTemplates', cursor ?? undefined).then(parse, rethrow))
+  /** One page of `resources/list`; options: `signal`. */
+  listResources(cursor, options) {
+    return this.#list('resources', cursor, options)
   }
 
-  /** Every resource template. */
-  listAllResourceTemplates() {
-    return attempt(() => this.#native.listAll('resourceTemplates').then(parse, rethrow))
+  /** Every resource; options: `signal`. */
+  listAllResources(options) {
+    return this.#listAll('resources', options)
   }
 
-  /** One page of `prompts/list`. */
-  listPrompts(cursor) {
-    return attempt(() => this.#native.list('prompts', cursor ?? undefined).then(parse, rethrow))
+  /** One page of `resources/templates/list`; options: `signal`. */
+  listResourceTemplates(cursor, options) {
+    return this.#list('resourceTemplates', cursor, options)
   }
 
-  /** Every prompt. */
-  listAllPrompts() {
-    return attempt(() => this.#native.listAll('prompts').then(parse, rethrow))
+  /** Every resource template; options: `signal`. */
+  listAllResourceTemplates(options) {
+    return this.#listAll('resourceTemplates', options)
+  }
+
+  /** One page of `prompts/list`; options: `signal`. */
+  listPrompts(cursor, options) {
+    return this.#list('prompts', cursor, options)
+  }
+
+  /** Every prompt; options: `signal`. */
+  listAllPrompts(options) {
+    return this.#listAll('prompts', options)
   }
 
   /** `tools/call`; options: `onProgress`, `onLog`, `signal`, `timeoutMs`, `meta`. */
@@ -356,13 +367,16 @@ class Client {
 
   /**
    * `completion/complete`: `ref` is `{type: 'ref/prompt', name}` or `{type: 'ref/resource', uri}`,
-   * `argument` is `{name, value}`, `context` optionally `{arguments: {...}}`.
+   * `argument` is `{name, value}`, `context` optionally `{arguments: {...}}`; options: `signal`.
    */
-  complete(ref, argument, context) {
+  complete(ref, argument, context, options) {
     return attempt(() => {
-      return this.#native
-        .complete(JSON.stringify(ref), JSON.stringify(argument), context == null ? undefined : JSON.stringify(context))
-        .then(parse, rethrow)
+      const refJson = JSON.stringify(ref)
+      const argumentJson = JSON.stringify(argument)
+      const contextJson = context == null ? undefined : JSON.stringify(context)
+      return withSignal(options?.signal, (token) =>
+        this.#native.complete(refJson, argumentJson, contextJson, token).then(parse, rethrow),
+      )
     })
   }
 
@@ -384,12 +398,16 @@ class Client {
    * (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged`,
    * `resourceSubscriptions`). Resolves once the server acknowledged it, with an async
    * iterable of notifications; `close()` it when done (an open subscription keeps the process
-   * alive).
+   * alive). Options: `signal`, which cancels the request while it waits for the
+   * acknowledgment and closes the subscription once it is open (the iteration then ends).
    */
-  async subscribe(filter = {}) {
+  async subscribe(filter = {}, options) {
     const sub = new Subscription()
-    const n = await attempt(() => this.#native.subscribe(JSON.stringify(filter), sub._deliver).catch(rethrow))
-    sub._attach(n)
+    const filterJson = JSON.stringify(filter)
+    const n = await attempt(() =>
+      withSignal(options?.signal, (token) => this.#native.subscribe(filterJson, sub._deliver, token).catch(rethrow)),
+    )
+    sub._attach(n, options?.signal)
     return sub
   }
 

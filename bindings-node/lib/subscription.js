@@ -17,6 +17,8 @@ class Subscription {
   #done = false
   #error = null
   #closeRequested = false
+  #signal = null
+  #onAbort = null
 
   /** @private */
   constructor() {
@@ -24,9 +26,16 @@ class Subscription {
   }
 
   /** @private */
-  _attach(nativeSubscription) {
+  _attach(nativeSubscription, signal) {
     this.#native = nativeSubscription
-    if (this.#closeRequested) nativeSubscription.close()
+    if (this.#closeRequested) {
+      nativeSubscription.close()
+    } else if (signal != null) {
+      if (signal.aborted) return this.close()
+      this.#signal = signal
+      this.#onAbort = () => this.close()
+      signal.addEventListener('abort', this.#onAbort, { once: true })
+    }
   }
 
   /** The notification types the server agreed to send (a `SubscriptionFilter`). */
@@ -54,6 +63,10 @@ class Subscription {
 
   #finish() {
     this.#done = true
+    if (this.#signal) {
+      this.#signal.removeEventListener('abort', this.#onAbort)
+      this.#signal = null
+    }
     while (this.#waiters.length) {
       const w = this.#waiters.shift()
       if (this.#error) {

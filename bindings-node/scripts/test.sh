@@ -26,6 +26,9 @@ cargo build --release -p mcpaxle --examples --quiet
 # Build the native module into the package first: the drift check loads the package.
 bash "$here/scripts/build.sh"
 
+echo "== node: protocol.d.ts drift check (generated from spec/2026-07-28/schema.ts)"
+(cd "$here" && node scripts/gen-protocol-types.mjs --check)
+
 echo "== node: .d.ts drift check (napi build --release into a temporary directory)"
 (cd "$here" && node scripts/check-dts.mjs)
 

@@ -3,7 +3,7 @@
 //! faster than building objects property by property through Node-API).
 
 use crate::callbacks::{self, AuthorizeFn, EventFn, INPUT_KINDS, InputFn, StrongEventFn};
-use crate::cancel::CancelToken;
+use crate::cancel::{CancelToken, until_cancelled};
 use crate::errors::{self, parse_json, to_text, usage};
 use crate::runtime;
 use crate::subscription::NativeSubscription;
@@ -318,39 +318,59 @@ impl NativeClient {
 
     /// `server/discover` (built from `initialize` in a legacy session).
     #[napi]
-    pub fn discover<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, String>> {
+    pub fn discover<'env>(&self, env: &'env Env, cancel: Option<&CancelToken>) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
-        runtime::promise(env, async move { to_text(&c.discover().await?) })
+        let cancel = cancel.map(CancelToken::token);
+        runtime::promise(env, async move { to_text(&until_cancelled(cancel, "server/discover", c.discover()).await?) })
     }
 
     /// One page of a list: `what` is `tools`, `resources`, `resourceTemplates` or `prompts`.
     #[napi]
-    pub fn list<'env>(&self, env: &'env Env, what: String, cursor: Option<String>) -> Result<PromiseRaw<'env, String>> {
+    pub fn list<'env>(
+        &self,
+        env: &'env Env,
+        what: String,
+        cursor: Option<String>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
-        check_list(&what)?;
+        let method = list_method(&what)?;
+        let cancel = cancel.map(CancelToken::token);
         runtime::promise(env, async move {
             let cursor = cursor.as_deref();
-            match what.as_str() {
-                "tools" => to_text(&c.list_tools(cursor).await?),
-                "resources" => to_text(&c.list_resources(cursor).await?),
-                "resourceTemplates" => to_text(&c.list_resource_templates(cursor).await?),
-                _ => to_text(&c.list_prompts(cursor).await?),
-            }
+            until_cancelled(cancel, method, async {
+                match what.as_str() {
+                    "tools" => to_text(&c.list_tools(cursor).await?),
+                    "resources" => to_text(&c.list_resources(cursor).await?),
+                    "resourceTemplates" => to_text(&c.list_resource_templates(cursor).await?),
+                    _ => to_text(&c.list_prompts(cursor).await?),
+                }
+            })
+            .await
         })
     }
 
     /// Every item of a list, following `nextCursor` (a JSON array).
     #[napi]
-    pub fn list_all<'env>(&self, env: &'env Env, what: String) -> Result<PromiseRaw<'env, String>> {
+    pub fn list_all<'env>(
+        &self,
+        env: &'env Env,
+        what: String,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
-        check_list(&what)?;
+        let method = list_method(&what)?;
+        let cancel = cancel.map(CancelToken::token);
         runtime::promise(env, async move {
-            match what.as_str() {
-                "tools" => to_text(&c.list_all_tools().await?),
-                "resources" => to_text(&c.list_all_resources().await?),
-                "resourceTemplates" => to_text(&c.list_all_resource_templates().await?),
-                _ => to_text(&c.list_all_prompts().await?),
-            }
+            until_cancelled(cancel, method, async {
+                match what.as_str() {
+                    "tools" => to_text(&c.list_all_tools().await?),
+                    "resources" => to_text(&c.list_all_resources().await?),
+                    "resourceTemplates" => to_text(&c.list_all_resource_templates().await?),
+                    _ => to_text(&c.list_all_prompts().await?),
+                }
+            })
+            .await
         })
     }
 
@@ -419,6 +439,7 @@ impl NativeClient {
         ref_json: String,
         argument_json: String,
         context_json: Option<String>,
+        cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
         let reference: CompletionReference =
@@ -431,7 +452,10 @@ impl NativeClient {
                 Some(serde_json::from_str(&t).map_err(|e| usage(format!("the completion context is not valid: {e}")))?)
             }
         };
-        runtime::promise(env, async move { to_text(&c.complete(reference, argument, context).await?) })
+        let cancel = cancel.map(CancelToken::token);
+        runtime::promise(env, async move {
+            to_text(&until_cancelled(cancel, "completion/complete", c.complete(reference, argument, context)).await?)
+        })
     }
 
     /// Any request, with the whole pipeline (`_meta`, headers, cache, MRTR, retries).
@@ -461,12 +485,14 @@ impl NativeClient {
         env: &'env Env,
         filter_json: String,
         #[napi(ts_arg_type = "(json: string) => void")] deliver: StrongEventFn,
+        cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, NativeSubscription>> {
         let c = self.client.clone();
         let filter: SubscriptionFilter = serde_json::from_str(&filter_json)
             .map_err(|e| usage(format!("the subscription filter is not valid: {e}")))?;
+        let cancel = cancel.map(CancelToken::token);
         runtime::promise(env, async move {
-            let sub = c.subscribe(filter).await?;
+            let sub = until_cancelled(cancel, "subscriptions/listen", c.subscribe(filter)).await?;
             NativeSubscription::start(sub, deliver)
         })
     }
@@ -482,9 +508,13 @@ impl NativeClient {
     }
 }
 
-fn check_list(what: &str) -> Result<()> {
+/// The method of a list (`what` as `list` and `list_all` take it).
+fn list_method(what: &str) -> Result<&'static str> {
     match what {
-        "tools" | "resources" | "resourceTemplates" | "prompts" => Ok(()),
+        "tools" => Ok("tools/list"),
+        "resources" => Ok("resources/list"),
+        "resourceTemplates" => Ok("resources/templates/list"),
+        "prompts" => Ok("prompts/list"),
         _ => Err(usage(format!("unknown list {what:?}"))),
     }
 }

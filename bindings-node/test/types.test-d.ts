@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type OAuthOptions } from '../index'
+import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type OAuthOptions, type ServerNotification, type Tool } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -8,7 +8,8 @@ async function client(): Promise<void> {
     timeoutMs: 5000,
     cache: true,
     clientInfo: { name: 'app', version: '1.0.0' },
-    onElicitation: async (req) => ({ action: 'accept', content: applySchemaDefaults(req.requestedSchema ?? {}, {}) }),
+    // ElicitRequestParams is the schema's union of form and URL mode: narrow on `mode`.
+    onElicitation: async (req) => (req.mode === 'url' ? { action: 'decline' } : { action: 'accept', content: applySchemaDefaults(req.requestedSchema, { name: 'Ada' }) }),
     onSampling: async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }),
     onRoots: () => ({ roots: [{ uri: 'file:///tmp' }] }),
   })
@@ -31,6 +32,53 @@ async function client(): Promise<void> {
     break
   }
   sub.close()
+
+  // The protocol's types (generated from the schema) on what the client returns.
+  const tool: Tool = tools[0]
+  const schemaType: 'object' = tool.inputSchema.type
+  const block: ContentBlock = r.content[0]
+  if (block.type === 'text') console.log(block.text.length)
+  else if (block.type === 'image' || block.type === 'audio') console.log(block.mimeType, block.data.length)
+  else if (block.type === 'resource_link') console.log(block.uri)
+  else console.log(block.resource.uri)
+  const read = await c.readResource('test://x')
+  for (const contents of read.contents) console.log('text' in contents ? contents.text : contents.blob)
+  const prompt = await c.getPrompt('p')
+  const role: 'user' | 'assistant' = prompt.messages[0].role
+  const discovered = await c.discover()
+  const versions: string[] = discovered.supportedVersions
+  const listChanged: boolean | undefined = c.serverCapabilities.tools?.listChanged
+  const completion = await c.complete({ type: 'ref/resource', uri: 'test://{id}' }, { name: 'id', value: '1' }, { arguments: { a: 'b' } })
+  const values: string[] = completion.completion.values
+  const templates = await c.listAllResourceTemplates()
+  const template: string = templates[0].uriTemplate
+  // @ts-expect-error a completion reference is a prompt or a resource template
+  await c.complete({ type: 'ref/tool', name: 't' }, { name: 'a', value: 'x' })
+  // @ts-expect-error a tool's content is a list of blocks
+  const notBlocks: string = r.content
+  console.log(schemaType, role, versions, listChanged, values, template, notBlocks)
+
+  // Every method takes a signal.
+  const { signal } = new AbortController()
+  await c.discover({ signal })
+  await c.listTools(undefined, { signal })
+  await c.listAllTools({ signal })
+  await c.listResources('cursor', { signal })
+  await c.listAllResources({ signal })
+  await c.listResourceTemplates(undefined, { signal })
+  await c.listAllResourceTemplates({ signal })
+  await c.listPrompts(undefined, { signal })
+  await c.listAllPrompts({ signal })
+  await c.readResource('test://x', { signal })
+  await c.getPrompt('p', {}, { signal })
+  await c.complete({ type: 'ref/prompt', name: 'p' }, { name: 'a', value: 'x' }, undefined, { signal })
+  await c.request('tools/list', {}, { signal })
+  const watched = await c.subscribe({ resourceSubscriptions: ['test://x'] }, { signal })
+  // Notifications are the schema's ServerNotification union, narrowed by `method`.
+  const n: IteratorResult<ServerNotification, undefined> = await watched.next()
+  if (!n.done && n.value.method === 'notifications/resources/updated') console.log(n.value.params.uri)
+  // @ts-expect-error the signal is an AbortSignal
+  await c.listAllTools({ signal: true })
   c.onElicitation(async () => ({ action: 'decline' }))
   try {
     await c.callTool('x')
@@ -60,7 +108,7 @@ async function server(): Promise<void> {
   s.tool({ name: 'add', inputSchema: { type: 'object' } }, async (args, ctx) => {
     ctx.progress(1, 2, 'half')
     ctx.closeStream(500)
-    const answer = await ctx.elicit('name', { message: 'Name?', requestedSchema: { type: 'object' } })
+    const answer = await ctx.elicit('name', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } })
     if (answer.action !== 'accept') throw new ToolError('declined')
     ctx.signal.addEventListener('abort', () => {})
     return String(Number(args.a) + Number(args.b))

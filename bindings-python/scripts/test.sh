@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests the Python package: venv with the pinned dev tools, the extension built into the
-# workspace's target/ and installed into the venv, the stub drift check, the pytest suite (the
+# workspace's target/ and installed into the venv, the stub and types.py drift checks, mypy
+# --strict on a typed client example, the pytest suite (the
 # OAuth tests run against the Rust oauth_server example, built here), the demo against the
 # Python notes server, and the official conformance suite (both protocol eras against one
 # server process, and every scored client scenario of both revisions, authorization included,
@@ -24,6 +25,12 @@ bash "$here/scripts/develop.sh"
 
 echo "== python: stub drift check"
 "$py" "$here/scripts/check_stubs.py"
+
+echo "== python: types.py drift check (generated from spec/2026-07-28/schema.json)"
+"$py" "$here/scripts/gen_types.py" --check
+
+echo "== python: mypy --strict on a client using the typed results (examples/typed_client.py)"
+"$py" -m mypy --strict --cache-dir=/dev/null "$here/examples/typed_client.py"
 
 echo "== python: building the OAuth test server (core/examples/oauth_server.rs)"
 cargo build --release -p mcpaxle --example oauth_server --quiet

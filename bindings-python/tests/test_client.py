@@ -321,3 +321,37 @@ async def test_a_stream_closed_mid_call_is_resumed() -> None:
                 assert seen == ["before the close", "after it"], versions
     finally:
         await running.stop()
+
+
+async def test_results_match_their_types(client: Client) -> None:
+    """What the client returns is what its annotation (a TypedDict of mcpaxle.types, generated
+    from the schema) says, in both eras over both transports: every required key there, every
+    value of its type."""
+    from conforms import mismatches
+    from mcpaxle import types as t
+
+    prompt_ref: t.PromptReference = {"type": "ref/prompt", "name": "test_prompt_with_arguments"}
+    checks: list[tuple[str, Any, Any]] = [
+        ("server_info", client.server_info, t.Implementation),
+        ("server_capabilities", client.server_capabilities, t.ServerCapabilities),
+        ("discover", await client.discover(), t.DiscoverResult),
+        ("list_tools", await client.list_tools(), list[t.Tool]),
+        ("list_resources", await client.list_resources(), list[t.Resource]),
+        ("list_resource_templates", await client.list_resource_templates(), list[t.ResourceTemplate]),
+        ("list_prompts", await client.list_prompts(), list[t.Prompt]),
+        ("read_resource text", await client.read_resource("test://static-text"), t.ReadResourceResult),
+        ("read_resource blob", await client.read_resource("test://static-binary"), t.ReadResourceResult),
+        ("get_prompt", await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"}), t.GetPromptResult),
+        ("get_prompt embedded", await client.get_prompt("test_prompt_with_embedded_resource", {"resourceUri": "test://static-text"}), t.GetPromptResult),
+        ("complete", await client.complete(prompt_ref, {"name": "arg1", "value": "te"}), t.CompleteResult),
+    ]
+    for tool in ["test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
+                 "test_multiple_content_types", "test_error_handling", "test_input_required_result_elicitation"]:
+        checks.append((f"call_tool {tool}", await client.call_tool(tool), t.CallToolResult))
+    async with client.subscribe(tools_list_changed=True) as sub:
+        checks.append(("acknowledged", sub.acknowledged, t.SubscriptionFilter))
+        await client.call_tool("test_trigger_tool_change")
+        checks.append(("notification", await asyncio.wait_for(sub.next(), 5), t.ServerNotification))
+    await client.call_tool("test_trigger_tool_change")  # back to the original tool set
+    for what, value, hint in checks:
+        assert mismatches(value, hint) == [], f"{what}: {value!r}"

@@ -7,7 +7,10 @@ cache, subscriptions) driven from asyncio.
 ...             print(tool["name"])
 ...         result = await client.call_tool("greet", {"name": "Ada"})
 
-Results are plain dicts (the JSON objects of the protocol). Input handlers (``elicitation``,
+Results are plain dicts (the JSON objects of the protocol), typed for type checkers with the
+``TypedDict`` classes of :mod:`mcpaxle.types`, generated from the schema: ``call_tool`` returns
+a :class:`~mcpaxle.types.CallToolResult`, ``list_tools`` a list of
+:class:`~mcpaxle.types.Tool`. Input handlers (``elicitation``,
 ``sampling``, ``roots``) are callables, ``async def`` or plain, taking the request's params
 dict and returning the result dict; they run on the event loop that made the client.
 Cancelling the task awaiting a call cancels the request. Errors are the classes of
@@ -27,6 +30,26 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Mapping, 
 from . import _bridge, _native
 from ._oauth import OAuth
 from .errors import UsageError
+from .types import (
+    CallToolResult,
+    CompleteRequestParamsArgument,
+    CompleteRequestParamsContext,
+    CompleteResult,
+    DiscoverResult,
+    GetPromptResult,
+    Implementation,
+    ProgressNotificationParams,
+    Prompt,
+    PromptReference,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    ServerCapabilities,
+    ServerNotification,
+    SubscriptionFilter,
+    Tool,
+)
 
 __all__ = ["Client", "Subscription"]
 
@@ -46,7 +69,7 @@ def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
     return invoke
 
 
-def _progress(fn: Callable[[JsonObject], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
+def _progress(fn: Callable[[ProgressNotificationParams], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
     if fn is None:
         return None
 
@@ -206,11 +229,11 @@ class Client:
         return self._native.protocol_version
 
     @property
-    def server_info(self) -> JsonObject | None:
+    def server_info(self) -> Implementation | None:
         return self._native.server_info
 
     @property
-    def server_capabilities(self) -> JsonObject:
+    def server_capabilities(self) -> ServerCapabilities:
         return self._native.server_capabilities
 
     @property
@@ -229,41 +252,46 @@ class Client:
     # -- calls --------------------------------------------------------------------------------
 
     async def request(self, method: str, params: JsonObject | None = None, *, timeout: float | None = None,
-                      on_progress: Callable[[JsonObject], Any] | None = None) -> JsonObject:
+                      on_progress: Callable[[ProgressNotificationParams], Any] | None = None) -> JsonObject:
         """Any request; its result object."""
         return await self._native.request(self._bridge, method, params, timeout, _progress(on_progress))
 
-    async def discover(self) -> JsonObject:
+    async def discover(self) -> DiscoverResult:
         """``server/discover`` (built from the ``initialize`` result in a legacy session)."""
         return await self._native.discover(self._bridge)
 
-    async def list_tools(self) -> list[JsonObject]:
+    async def list_tools(self) -> list[Tool]:
         """Every tool, all pages."""
         return await self._native.list_tools(self._bridge)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None,
-                        on_progress: Callable[[JsonObject], Any] | None = None) -> JsonObject:
+                        on_progress: Callable[[ProgressNotificationParams], Any] | None = None) -> CallToolResult:
         """``tools/call``: the ``CallToolResult``. ``on_progress`` receives each progress
         notification's params (sync or async callable); ``timeout`` in seconds."""
         args = dict(arguments) if arguments is not None else None
         return await self._native.call_tool(self._bridge, name, args, timeout, _progress(on_progress))
 
-    async def list_resources(self) -> list[JsonObject]:
+    async def list_resources(self) -> list[Resource]:
         return await self._native.list_resources(self._bridge)
 
-    async def read_resource(self, uri: str) -> JsonObject:
+    async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self._native.read_resource(self._bridge, uri)
 
-    async def list_resource_templates(self) -> list[JsonObject]:
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
         return await self._native.list_resource_templates(self._bridge)
 
-    async def list_prompts(self) -> list[JsonObject]:
+    async def list_prompts(self) -> list[Prompt]:
         return await self._native.list_prompts(self._bridge)
 
-    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> JsonObject:
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
         return await self._native.get_prompt(self._bridge, name, dict(arguments) if arguments else None)
 
-    async def complete(self, ref: JsonObject, argument: JsonObject, context: JsonObject | None = None) -> JsonObject:
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompleteRequestParamsArgument,
+        context: CompleteRequestParamsContext | None = None,
+    ) -> CompleteResult:
         """``completion/complete``: ``ref`` like ``{"type": "ref/prompt", "name": ...}``,
         ``argument`` like ``{"name": ..., "value": ...}``."""
         return await self._native.complete(self._bridge, ref, argument, context)
@@ -278,8 +306,9 @@ class Client:
     ) -> Subscription:
         """A subscription to change notifications: ``async for n in client.subscribe(...)``
         (or ``sub = await client.subscribe(...)``, or ``async with``); each ``n`` is
-        ``{"method": ..., "params": ...}``. Close it with :meth:`Subscription.close`."""
-        f: JsonObject = {}
+        a :class:`~mcpaxle.types.ServerNotification` (``{"jsonrpc": "2.0", "method": ...,
+        "params": ...}``). Close it with :meth:`Subscription.close`."""
+        f: SubscriptionFilter = {}
         if tools_list_changed:
             f["toolsListChanged"] = True
         if prompts_list_changed:
@@ -310,7 +339,7 @@ class Client:
 class Subscription:
     """An open (or opening) subscription; iterate it with ``async for``."""
 
-    def __init__(self, client: Client, filter: JsonObject) -> None:
+    def __init__(self, client: Client, filter: SubscriptionFilter) -> None:
         self._client = client
         self._filter = filter
         self._native: _native.Subscription | None = None
@@ -334,19 +363,19 @@ class Subscription:
         return opened().__await__()
 
     @property
-    def acknowledged(self) -> JsonObject | None:
+    def acknowledged(self) -> SubscriptionFilter | None:
         """The notification types the server agreed to send (once open)."""
         return self._native.acknowledged if self._native is not None else None
 
-    async def next(self) -> JsonObject | None:
+    async def next(self) -> ServerNotification | None:
         """The next notification, ``None`` once the subscription ended."""
         native = await self._open()
         return await native.next(self._client._bridge)
 
-    def __aiter__(self) -> AsyncIterator[JsonObject]:
+    def __aiter__(self) -> AsyncIterator[ServerNotification]:
         return self
 
-    async def __anext__(self) -> JsonObject:
+    async def __anext__(self) -> ServerNotification:
         n = await self.next()
         if n is None:
             raise StopAsyncIteration

@@ -116,7 +116,7 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_TRANSPORT = 30,
     /**
-     * The peer answered with a JSON-RPC error (see `mcpaxle_last_error_json`).
+     * The peer answered with a JSON-RPC error (its code and data: `mcpaxle_last_error`).
      */
     MCPAXLE_ERR_REMOTE = 31,
     /**
@@ -204,6 +204,13 @@ typedef struct mcpaxle_completion mcpaxle_completion;
  * returns true). Usable from any thread.
  */
 typedef struct mcpaxle_context mcpaxle_context;
+
+/**
+ * The details of a failed call (its result code, the core's error kind, the JSON-RPC code, the
+ * message and the JSON-RPC error's data), owned by whoever took them with
+ * `mcpaxle_last_error`. They read the same as an error in the Python and Node bindings.
+ */
+typedef struct mcpaxle_error mcpaxle_error;
 
 /**
  * A Streamable HTTP server running in the background, from `mcpaxle_http_server_start`.
@@ -1085,21 +1092,92 @@ void mcpaxle_string_free(char *s);
 
 /**
  * The message of the last failed mcpaxle call on this thread, or "" when the last call
- * succeeded. Every function that returns an `mcpaxle_result` resets it.
+ * succeeded. Every function that returns an `mcpaxle_result` resets it when it returns (the
+ * JSON helpers too).
  *
- * Ownership: the string belongs to the library and stays valid until the next mcpaxle call on
- * this thread; copy it to keep it. Thread: per thread (thread-local). Never NULL.
+ * Ownership: the string belongs to the library and stays valid only until the next mcpaxle
+ * call on this thread that returns an `mcpaxle_result` returns (any such call: a
+ * `mcpaxle_json_*` helper frees it too; passing it as that call's argument is fine). Use it at
+ * once (`fprintf(stderr, "%s\n", mcpaxle_last_error_message())`); to keep it, or to read the
+ * error while calling other functions, take the details with `mcpaxle_last_error()`. Thread:
+ * per thread (thread-local). Never NULL.
  */
 const char *mcpaxle_last_error_message(void);
 
 /**
- * The JSON-RPC error object of the last failed call on this thread, as JSON
- * (`{"code": -32602, "message": "...", "data": ...}`), when the failure came from the protocol
- * (a core error or a peer's error); NULL otherwise.
+ * The details of the last failed mcpaxle call on this thread, or NULL when the last call
+ * succeeded. Does not reset the last error.
  *
- * Ownership and thread: as `mcpaxle_last_error_message`.
+ * ```c
+ * if (mcpaxle_client_call_tool(client, "x", "{}", NULL, &result) != MCPAXLE_OK) {
+ *     mcpaxle_error *err = mcpaxle_last_error();
+ *     char *field = NULL;
+ *     mcpaxle_json_get(mcpaxle_error_data_json(err), "/field", &field); // err stays valid
+ *     fprintf(stderr, "%s (%d): %s\n", mcpaxle_error_kind(err), mcpaxle_error_code(err),
+ *             mcpaxle_error_message(err));
+ *     mcpaxle_string_free(field);
+ *     mcpaxle_error_free(err);
+ * }
+ * ```
+ *
+ * Ownership: the caller owns the result and frees it with `mcpaxle_error_free`; it is a copy,
+ * so it and the strings its accessors return stay valid across any other mcpaxle call, until
+ * that `mcpaxle_error_free`. Thread: per thread (the calling thread's last error); the
+ * result may then be read and freed on any thread.
  */
-const char *mcpaxle_last_error_json(void);
+struct mcpaxle_error *mcpaxle_last_error(void);
+
+/**
+ * Frees error details taken with `mcpaxle_last_error`. NULL is a no-op.
+ *
+ * Ownership: takes back `err`; it and every string its accessors returned are invalid
+ * afterwards. Thread: any; also works in a forked child.
+ */
+void mcpaxle_error_free(struct mcpaxle_error *err);
+
+/**
+ * The result code the failed call returned (`MCPAXLE_ERR_INVALID_PARAMS`); `MCPAXLE_OK` when
+ * `err` is NULL.
+ *
+ * Ownership: `err` is borrowed (NULL or not yet freed). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_error_result(const struct mcpaxle_error *err);
+
+/**
+ * The name of the core's error kind (`"invalid_params"`, `"transport"`, ...; the same names
+ * as the Python and Node bindings' `kind`). The errors of the C API alone (NULL or invalid
+ * arguments, a spent reply handle, use after fork(), a closed object) are `"usage"`; a caught
+ * panic is `"panic"`. "" when `err` is NULL.
+ *
+ * Ownership: a static string, valid for the life of the process; do not free it. `err` is
+ * borrowed. Thread: any.
+ */
+const char *mcpaxle_error_kind(const struct mcpaxle_error *err);
+
+/**
+ * The JSON-RPC code of the error (-32602 for invalid params, a peer's own code for
+ * `MCPAXLE_ERR_REMOTE`, -32603 for the kinds JSON-RPC has no code for); 0 when `err` is NULL.
+ *
+ * Ownership: `err` is borrowed. Thread: any.
+ */
+int32_t mcpaxle_error_code(const struct mcpaxle_error *err);
+
+/**
+ * The error's message; "" when `err` is NULL. Never NULL.
+ *
+ * Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+ * between. Thread: any.
+ */
+const char *mcpaxle_error_message(const struct mcpaxle_error *err);
+
+/**
+ * The JSON-RPC error's `data` as JSON text (`{"requiredCapabilities": {...}}`), ready for
+ * the `mcpaxle_json_*` helpers; NULL when the error has no data or `err` is NULL.
+ *
+ * Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+ * between (passing it to `mcpaxle_json_get` is safe). Thread: any.
+ */
+const char *mcpaxle_error_data_json(const struct mcpaxle_error *err);
 
 /**
  * The name of a result code ("MCPAXLE_ERR_NULL"), or "MCPAXLE_UNKNOWN_RESULT".
@@ -1120,16 +1198,21 @@ const char *mcpaxle_version(void);
  * whole document) of the JSON document `json`, as JSON text in `*out_json`; NULL (and
  * `MCPAXLE_OK`) when there is no such value.
  *
- * Ownership: the inputs are borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
- * Thread: any.
+ * Ownership: the inputs are borrowed, only for the duration of the call (a string an accessor
+ * of `mcpaxle_error` returned is fine, and stays valid afterwards); `*out_json` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_get(const char *json, const char *pointer, char **out_json);
 
 /**
  * Like `mcpaxle_json_get`, but a string value comes out as its text (unquoted, unescaped);
- * other values come out as JSON text; NULL when there is no such value.
+ * numbers, booleans, arrays and objects come out as JSON text (`42`, `true`); NULL (and
+ * `MCPAXLE_OK`) when there is no such value or it is JSON `null`, so that a null is never
+ * mistaken for the string "null". (`mcpaxle_json_get` tells the two apart: "null" for a null,
+ * NULL for no value.)
  *
- * Ownership and thread: as `mcpaxle_json_get`.
+ * Ownership: the inputs are borrowed (only for the duration of the call); `*out` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_get_string(const char *json, const char *pointer, char **out);
 
@@ -1137,7 +1220,7 @@ enum mcpaxle_result mcpaxle_json_get_string(const char *json, const char *pointe
  * The number of elements (array), members (object) or characters (string) of the value at
  * `pointer`; 0 for other values and when there is no such value.
  *
- * Ownership: the inputs are borrowed. Thread: any.
+ * Ownership: the inputs are borrowed, only for the duration of the call. Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_length(const char *json, const char *pointer, size_t *length);
 
@@ -1145,8 +1228,8 @@ enum mcpaxle_result mcpaxle_json_length(const char *json, const char *pointer, s
  * `text` as a JSON string literal, quotes included (`He said "hi"` becomes
  * `"He said \"hi\""`), to splice into JSON built with printf.
  *
- * Ownership: `text` is borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
- * Thread: any.
+ * Ownership: `text` is borrowed, only for the duration of the call; `*out_json` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_quote(const char *text, char **out_json);
 

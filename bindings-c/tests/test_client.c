@@ -280,7 +280,12 @@ TEST(blocking_methods) {
     /* Errors: a remote JSON-RPC error keeps its code; bad arguments are refused locally. */
     CHECK_RC(mcpaxle_client_call_tool(c, "nope", "{}", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK(out == NULL);
-    CHECK(mcpaxle_last_error_json() && strstr(mcpaxle_last_error_json(), "-32602"));
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK(err != NULL);
+    CHECK_STR(mcpaxle_error_kind(err), "invalid_params");
+    CHECK(mcpaxle_error_code(err) == -32602);
+    CHECK_RC(mcpaxle_error_result(err), MCPAXLE_ERR_INVALID_PARAMS);
+    mcpaxle_error_free(err);
     CHECK_RC(mcpaxle_client_read_resource(c, "test://missing", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_client_request(c, "no/such/method", "{}", NULL, &out), MCPAXLE_ERR_METHOD_NOT_FOUND);
     CHECK_RC(mcpaxle_client_request(c, "tools/list", "[1]", NULL, &out), MCPAXLE_ERR_USAGE);
@@ -337,7 +342,20 @@ TEST(input_handlers_progress_and_logs) {
     /* Without handlers the client declares no capability: the ask fails with -32021. */
     c = connect_to(port, false);
     CHECK_RC(mcpaxle_client_call_tool(c, "ask", "{}", NULL, &out), MCPAXLE_ERR_MISSING_CAPABILITY);
+    /* The error's details are the caller's: reading its data with the JSON helpers (which reset
+     * the thread's last error), even failing ones, and freeing the client leave them valid. */
+    mcpaxle_error *err = mcpaxle_last_error();
     mcpaxle_client_free(c);
+    char *needed = NULL, *bad = NULL;
+    CHECK_RC(mcpaxle_json_keys(mcpaxle_error_data_json(err), "/requiredCapabilities", &needed), MCPAXLE_OK);
+    CHECK(needed && strstr(needed, "\"roots\"") != NULL); /* the newest failed ask: list_roots */
+    CHECK_RC(mcpaxle_json_get("{bad", "", &bad), MCPAXLE_ERR_INVALID_JSON);
+    CHECK_STR(mcpaxle_error_kind(err), "missing_required_client_capability");
+    CHECK(mcpaxle_error_code(err) == -32021);
+    CHECK(strstr(mcpaxle_error_message(err), "requires the client capability roots") != NULL);
+    CHECK(strstr(mcpaxle_error_data_json(err), "requiredCapabilities") != NULL);
+    mcpaxle_string_free(needed);
+    mcpaxle_error_free(err);
 }
 
 static atomic_int progress_count;

@@ -218,13 +218,37 @@ TEST(version_names_and_errors) {
     CHECK_STR(mcpaxle_result_name(MCPAXLE_INPUT_REQUIRED), "MCPAXLE_INPUT_REQUIRED");
     CHECK_STR(mcpaxle_result_name(-7), "MCPAXLE_UNKNOWN_RESULT");
     mcpaxle_string_free(NULL);
-    char *out = (char *)1;
+    char *out = (char *)1, *out2 = NULL;
     CHECK_RC(mcpaxle_json_quote(NULL, &out), MCPAXLE_ERR_NULL);
     CHECK(out == NULL);
     CHECK(strstr(mcpaxle_last_error_message(), "NULL") != NULL);
-    CHECK(mcpaxle_last_error_json() == NULL);
+    /* An error of the C API alone is a usage error, with Internal's code and no data. */
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK_RC(mcpaxle_error_result(err), MCPAXLE_ERR_NULL);
+    CHECK_STR(mcpaxle_error_kind(err), "usage");
+    CHECK(mcpaxle_error_code(err) == -32603);
+    CHECK(mcpaxle_error_data_json(err) == NULL);
     CHECK_RC(mcpaxle_json_quote("x", &out), MCPAXLE_OK);
     CHECK_STR(mcpaxle_last_error_message(), "");
+    CHECK(mcpaxle_last_error() == NULL);
+    /* The details outlive the call that reset the thread's last error. */
+    CHECK(strstr(mcpaxle_error_message(err), "NULL") != NULL);
+    mcpaxle_error_free(err);
+    mcpaxle_string_free(out);
+    /* The message may be the argument of the next call: it is replaced only once that returns. */
+    CHECK_RC(mcpaxle_json_get("{bad", "", &out), MCPAXLE_ERR_INVALID_JSON);
+    CHECK_RC(mcpaxle_json_quote(mcpaxle_last_error_message(), &out), MCPAXLE_OK);
+    CHECK(out && out[0] == '"' && strstr(out, "not valid JSON") != NULL);
+    CHECK_RC(mcpaxle_json_get("{bad", "", NULL), MCPAXLE_ERR_NULL);
+    err = mcpaxle_last_error();
+    CHECK_RC(mcpaxle_json_get("{bad", "", &out2), MCPAXLE_ERR_INVALID_JSON); /* replaces the last error */
+    CHECK_RC(mcpaxle_json_get_string(mcpaxle_error_message(err), "", &out2), MCPAXLE_ERR_INVALID_JSON);
+    CHECK(strstr(mcpaxle_error_message(err), "out_json is NULL") != NULL);
+    mcpaxle_error_free(err);
+    mcpaxle_error_free(NULL);
+    CHECK_STR(mcpaxle_error_kind(NULL), "");
+    CHECK_STR(mcpaxle_error_message(NULL), "");
+    CHECK(mcpaxle_error_code(NULL) == 0);
     mcpaxle_string_free(out);
 }
 
@@ -258,6 +282,13 @@ TEST(json_helpers) {
     CHECK_RC(mcpaxle_json_get_string("[", "/a", &out), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_json_get_string(doc, "/zz", &out), MCPAXLE_OK);
     CHECK(out == NULL);
+    /* A JSON null is no string (never the text "null"); mcpaxle_json_get tells it from absent. */
+    out = (char *)1;
+    CHECK_RC(mcpaxle_json_get_string(doc, "/a/b/2/c", &out), MCPAXLE_OK);
+    CHECK(out == NULL);
+    CHECK_RC(mcpaxle_json_get(doc, "/a/b/2/c", &out), MCPAXLE_OK);
+    CHECK_STR(out, "null");
+    mcpaxle_string_free(out);
     CHECK_RC(mcpaxle_json_length(doc, "/a/b", &n), MCPAXLE_OK);
     CHECK(n == 3);
     CHECK_RC(mcpaxle_json_length(doc, "/a", &n), MCPAXLE_OK);
@@ -336,7 +367,10 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"description\":\"no name\"}", echo_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"bad\",\"inputSchema\":{\"type\":\"object\",\"$ref\":\"https://x.invalid/s\"}}", echo_tool, NULL),
              MCPAXLE_ERR_USAGE);
-    CHECK(mcpaxle_last_error_json() != NULL);
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK_STR(mcpaxle_error_kind(err), "usage");
+    CHECK(strstr(mcpaxle_error_message(err), "external references") != NULL);
+    mcpaxle_error_free(err);
     CHECK_RC(mcpaxle_server_add_tool(s, tool, echo_tool, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_add_tool(s, tool, echo_tool, NULL), MCPAXLE_OK); /* replaces */
     CHECK_RC(mcpaxle_server_remove_tool(s, "t", &removed), MCPAXLE_OK);

@@ -72,7 +72,8 @@ static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_com
     (void)ud, (void)args;
     char *info = NULL, *who = NULL, *q = NULL;
     mcpaxle_context_info(ctx, &info);
-    mcpaxle_json_get_string(info, "/principal", &who);
+    mcpaxle_json_get_string(info, "/principal", &who); /* NULL for a null principal */
+    if (!who) mcpaxle_json_get(info, "/principal", &who); /* "null", or NULL when missing */
     mcpaxle_json_quote(who ? who : "(missing)", &q);
     char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
     mcpaxle_completion_ok(c, json);

@@ -9,7 +9,9 @@
  * - Handles are opaque pointers. Every `mcpaxle_*_new` (or `_start`, `_connect`) has a
  *   NULL-safe `_free`.
  * - Every fallible function returns an `mcpaxle_result`; `MCPAXLE_OK` (0) is success. After a
- *   failure, `mcpaxle_last_error_message()` describes it (per thread).
+ *   failure, `mcpaxle_last_error_message()` describes it (per thread, until the next call
+ *   returns); `mcpaxle_last_error()` gives its details (kind, JSON-RPC code, message, data) as
+ *   an `mcpaxle_error` the caller owns and frees with `mcpaxle_error_free`.
  * - Out-parameters are set to NULL/0 first and written only on success.
  * - Strings are NUL-terminated UTF-8; payloads are JSON text. A `char *` the library returns
  *   belongs to the caller, who frees it with `mcpaxle_string_free`. A `const char *` the
@@ -39,7 +41,7 @@ typedef enum mcpaxle_result {
     MCPAXLE_OK = 0,
     /**
      * An MRTR ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) has no answer yet: the
-     * round must end. Finish the call with `mcpaxle_completion_input_required`.
+     * round must end. Finish the call with `mcpaxle_reply_input_required`.
      */
     MCPAXLE_INPUT_REQUIRED = 1,
     /**
@@ -55,10 +57,10 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_INVALID_JSON = 12,
     /**
-     * The completion handle was already completed (or its call was abandoned: the request was
+     * The reply handle was already used (or its call was abandoned: the request was
      * cancelled or its server or client freed).
      */
-    MCPAXLE_ERR_ALREADY_COMPLETED = 13,
+    MCPAXLE_ERR_ALREADY_REPLIED = 13,
     /**
      * A bug inside mcpaxle panicked; the panic was caught and the operation failed.
      */
@@ -190,14 +192,6 @@ typedef struct mcpaxle_client mcpaxle_client;
 typedef struct mcpaxle_client_options mcpaxle_client_options;
 
 /**
- * A pending call's completion handle. Complete it exactly once, from any thread, with
- * `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
- * OAuth authorization handler's with `mcpaxle_completion_redirect` or an error; a token
- * verifier's with `mcpaxle_completion_ok` or an error).
- */
-typedef struct mcpaxle_completion mcpaxle_completion;
-
-/**
  * The context of one server handler call: MRTR asks, progress, logging, cancellation, request
  * state. Valid from the start of the callback until the call is completed (or abandoned);
  * afterwards every function returns `MCPAXLE_ERR_CLOSED` (and `mcpaxle_context_is_cancelled`
@@ -216,6 +210,14 @@ typedef struct mcpaxle_error mcpaxle_error;
  * A Streamable HTTP server running in the background, from `mcpaxle_http_server_start`.
  */
 typedef struct mcpaxle_http_server mcpaxle_http_server;
+
+/**
+ * A pending call's reply handle. Complete it exactly once, from any thread, with
+ * `mcpaxle_reply_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
+ * OAuth authorization handler's with `mcpaxle_reply_redirect` or an error; a token
+ * verifier's with `mcpaxle_reply_ok` or an error).
+ */
+typedef struct mcpaxle_reply mcpaxle_reply;
 
 /**
  * An MCP server: registries of tools, resources, templates, prompts and completions that can
@@ -243,15 +245,15 @@ typedef void (*mcpaxle_notification_handler)(void *user_data, const char *notifi
 /**
  * Answers one request of the server: `elicitation/create`, `sampling/createMessage` or
  * `roots/list`. `params_json` is the request's params (borrowed for the callback); complete
- * `completion` exactly once, now or later from any thread, with the result object
- * (`mcpaxle_completion_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
- * error (`mcpaxle_completion_error`).
+ * `reply` exactly once, now or later from any thread, with the result object
+ * (`mcpaxle_reply_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
+ * error (`mcpaxle_reply_error`).
  *
  * Thread: a thread of the runtime's blocking pool (blocking is allowed).
  */
 typedef void (*mcpaxle_input_handler)(void *user_data,
                                       const char *params_json,
-                                      struct mcpaxle_completion *completion);
+                                      struct mcpaxle_reply *reply);
 
 /**
  * Receives the outcome of an `_async` call, exactly once: `code` is `MCPAXLE_OK` and `json`
@@ -266,8 +268,8 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
 /**
  * The user-agent step of OAuth's authorization code flow: show `authorization_url` to the
  * user (open it in a browser), and once the authorization server redirected back, complete
- * `completion` with the URL it redirected to (`mcpaxle_completion_redirect`), or with an error
- * (`mcpaxle_completion_error`: the request that needed the authorization fails with it).
+ * `reply` with the URL it redirected to (`mcpaxle_reply_redirect`), or with an error
+ * (`mcpaxle_reply_error`: the request that needed the authorization fails with it).
  * Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
  * duration of the callback.
  *
@@ -276,7 +278,7 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
  */
 typedef void (*mcpaxle_authorization_handler)(void *user_data,
                                               const char *authorization_url,
-                                              struct mcpaxle_completion *completion);
+                                              struct mcpaxle_reply *reply);
 
 /**
  * A server handler: called once per request (and once per MRTR round) for the tool, resource,
@@ -291,20 +293,21 @@ typedef void (*mcpaxle_authorization_handler)(void *user_data,
  *   for the duration of the callback.
  * - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
  *   call is completed.
- * - `completion`: complete it exactly once, now or later, from any thread.
+ * - `reply`: the call's reply handle; finish the call through it exactly once
+ *   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
  *
  * Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
- * sleeping, waiting for another thread) is allowed; the request waits for the completion.
+ * sleeping, waiting for another thread) is allowed; the request waits for the reply.
  */
 typedef void (*mcpaxle_handler)(void *user_data,
                                 const char *request_json,
                                 struct mcpaxle_context *ctx,
-                                struct mcpaxle_completion *completion);
+                                struct mcpaxle_reply *reply);
 
 /**
  * Checks a bearer access token presented to the server's HTTP endpoint, once per request that
- * carries one. Complete `completion` exactly once, now or later, from any thread, with
- * `mcpaxle_completion_ok`:
+ * carries one. Complete `reply` exactly once, now or later, from any thread, with
+ * `mcpaxle_reply_ok`:
  *
  * - `{"subject": "alice", "scopes": ["notes:read"]}` for a valid token (its signature, expiry,
  *   and that it was issued for this resource, its audience): `subject` becomes the request's
@@ -312,17 +315,17 @@ typedef void (*mcpaxle_handler)(void *user_data,
  *   against the required and per-tool scopes;
  * - `null` for an invalid or expired token: the request gets `401` `invalid_token`.
  *
- * Complete with `mcpaxle_completion_error` (any error kind) when the token cannot be checked
+ * Complete with `mcpaxle_reply_error` (any error kind) when the token cannot be checked
  * right now (the introspection endpoint is down): the request gets `503`. So does an answer
  * that is not of the shape above. `token` is borrowed for the duration of the callback.
  *
  * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
- * request); the HTTP request waits for the completion, so complete promptly and cache
+ * request); the HTTP request waits for the reply, so reply promptly and cache
  * expensive checks.
  */
 typedef void (*mcpaxle_token_verifier)(void *user_data,
                                        const char *token,
-                                       struct mcpaxle_completion *completion);
+                                       struct mcpaxle_reply *reply);
 
 #ifdef __cplusplus
 extern "C" {
@@ -336,11 +339,11 @@ extern "C" {
  * `CompleteResult` for a completion, the answer object for a client input handler, and for a
  * token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
  * one). `resultType` and the caching hints may be left out: the server fills them in. (An
- * OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
+ * OAuth authorization handler's call completes with `mcpaxle_reply_redirect`; here it
  * fails with `MCPAXLE_ERR_USAGE`.)
  *
- * Exactly once: the first completion of a handle wins; any later one returns
- * `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
+ * Exactly once: the first reply of a handle wins; any later one returns
+ * `MCPAXLE_ERR_ALREADY_REPLIED`. A `result_json` that is NULL, not JSON, or not of the
  * right shape still completes the call (the request fails with an internal error) and returns
  * `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
  *
@@ -348,8 +351,7 @@ extern "C" {
  * this returns (whatever it returns). Thread: any, at any time after the callback started,
  * including after the callback returned.
  */
-enum mcpaxle_result mcpaxle_completion_ok(struct mcpaxle_completion *completion,
-                                          const char *result_json);
+enum mcpaxle_result mcpaxle_reply_ok(struct mcpaxle_reply *reply, const char *result_json);
 
 /**
  * Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
@@ -357,17 +359,16 @@ enum mcpaxle_result mcpaxle_completion_ok(struct mcpaxle_completion *completion,
  * user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
  * client checks it (`iss`, then `state`) before it reads the code; a refusal fails the
  * request that needed the authorization. To give up instead (the user closed the window),
- * complete with `mcpaxle_completion_error`.
+ * complete with `mcpaxle_reply_error`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. On a completion of another kind, or with a NULL or
+ * Exactly once, as `mcpaxle_reply_ok`. On a reply handle of another kind, or with a NULL or
  * non-UTF-8 `redirect_url`, the call still completes (it fails) and this returns
  * `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_UTF8`.
  *
  * Ownership: `redirect_url` is borrowed for the duration of the call. Thread: any, at any time
  * after the callback started.
  */
-enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *completion,
-                                                const char *redirect_url);
+enum mcpaxle_result mcpaxle_reply_redirect(struct mcpaxle_reply *reply, const char *redirect_url);
 
 /**
  * Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
@@ -379,24 +380,22 @@ enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *compl
  * (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
  * completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Ownership: `message` is borrowed. Thread: any.
+ * Exactly once, as `mcpaxle_reply_ok`. Ownership: `message` is borrowed. Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_error(struct mcpaxle_completion *completion,
-                                             int kind,
-                                             const char *message);
+enum mcpaxle_result mcpaxle_reply_error(struct mcpaxle_reply *reply, int kind, const char *message);
 
 /**
- * Like `mcpaxle_completion_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
+ * Like `mcpaxle_reply_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
  * none). For example `MCPAXLE_ERR_MISSING_CAPABILITY` with
  * `{"requiredCapabilities": {"sampling": {}}}`. Invalid `data_json` completes the call with an
  * internal error and returns `MCPAXLE_ERR_INVALID_JSON`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Ownership: the strings are borrowed. Thread: any.
+ * Exactly once, as `mcpaxle_reply_ok`. Ownership: the strings are borrowed. Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_error_data(struct mcpaxle_completion *completion,
-                                                  int kind,
-                                                  const char *message,
-                                                  const char *data_json);
+enum mcpaxle_result mcpaxle_reply_error_data(struct mcpaxle_reply *reply,
+                                             int kind,
+                                             const char *message,
+                                             const char *data_json);
 
 /**
  * Ends this round of a server handler with an `InputRequiredResult`: every MRTR ask made with
@@ -404,23 +403,23 @@ enum mcpaxle_result mcpaxle_completion_error_data(struct mcpaxle_completion *com
  * `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
  * the answers; the handler then runs again from the start.
  *
- * Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
+ * Exactly once, as `mcpaxle_reply_ok`. A client's callbacks (input handlers, the OAuth
  * authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_input_required(struct mcpaxle_completion *completion);
+enum mcpaxle_result mcpaxle_reply_input_required(struct mcpaxle_reply *reply);
 
 /**
  * Completes a call with the failure of a context call, as Rust's `?` would: pass the code a
  * `mcpaxle_context_*` function returned. `MCPAXLE_INPUT_REQUIRED` ends the round (as
- * `mcpaxle_completion_input_required`); an error the context recorded (with its JSON-RPC code
+ * `mcpaxle_reply_input_required`); an error the context recorded (with its JSON-RPC code
  * and data, e.g. MCPAXLE_ERR_MISSING_CAPABILITY with `requiredCapabilities`) is sent as it
  * was; any other code fails the call with that kind and this thread's last error message.
  * `MCPAXLE_OK` completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Thread: any (the message is taken from the
+ * Exactly once, as `mcpaxle_reply_ok`. Thread: any (the message is taken from the
  * calling thread's last error).
  */
-enum mcpaxle_result mcpaxle_completion_propagate(struct mcpaxle_completion *completion, int code);
+enum mcpaxle_result mcpaxle_reply_propagate(struct mcpaxle_reply *reply, int code);
 
 /**
  * Creates a cancellation token.
@@ -1003,7 +1002,7 @@ enum mcpaxle_result mcpaxle_context_progress(struct mcpaxle_context *ctx,
 /**
  * Ends this request's SSE response stream now and asks the client to reconnect after
  * `retry_ms` milliseconds (SEP-1699 polling: a long operation need not hold a connection
- * open). The request goes on: what it sends afterwards, its completion included, reaches the
+ * open). The request goes on: what it sends afterwards, its reply included, reaches the
  * client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
  * sessions have resumable streams; elsewhere this does nothing.
  *
@@ -1074,7 +1073,7 @@ enum mcpaxle_result mcpaxle_context_request_state(struct mcpaxle_context *ctx, c
 /**
  * Saves state (any JSON value) for the next round: sealed into the `requestState` of the
  * `InputRequiredResult` this run ends with. To ask for a retry with no input requests at all,
- * set state and complete with `mcpaxle_completion_input_required`.
+ * set state and complete with `mcpaxle_reply_input_required`.
  *
  * Ownership: `state_json` is borrowed. Thread: any, while the call is pending.
  */
@@ -1372,7 +1371,7 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * request; a full table or quota ends its least recently used idle session to make room) and
  * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
  * call then fails with an error naming the handler and the limit, an `isError` result for a
- * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+ * tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`). Unknown
  * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
@@ -1388,7 +1387,7 @@ enum mcpaxle_result mcpaxle_server_new(const char *name,
  *
  * Every transport serving it stops (blocking `mcpaxle_server_serve_*` calls return, background
  * HTTP servers stop accepting; their handles must still be freed), pending calls are
- * abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_COMPLETED), and
+ * abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_REPLIED), and
  * **no handler callback runs after this returns**: it waits for the callbacks running on other
  * threads to return (a callback may call it for its own server without deadlock). After this
  * returns, every `user_data` given to this server may be freed.
@@ -1515,7 +1514,7 @@ enum mcpaxle_result mcpaxle_server_remove_prompt(struct mcpaxle_server *server,
                                                  bool *removed);
 
 /**
- * Sets the completion handler (`completion/complete`) of a prompt's arguments or a resource
+ * Sets the reply handler (`completion/complete`) of a prompt's arguments or a resource
  * template's variables. `ref_json` is `{"type": "ref/prompt", "name": "..."}` or
  * `{"type": "ref/resource", "uri": "<uri template>"}`. The callback completes with a
  * `CompleteResult` (`{"completion": {"values": [...]}}`).
@@ -1528,7 +1527,7 @@ enum mcpaxle_result mcpaxle_server_set_completion(struct mcpaxle_server *server,
                                                   void *user_data);
 
 /**
- * Removes a completion handler (`ref_json` as in `mcpaxle_server_set_completion`);
+ * Removes a reply handler (`ref_json` as in `mcpaxle_server_set_completion`);
  * `*removed` (may be NULL) tells whether it existed. Thread: any.
  */
 enum mcpaxle_result mcpaxle_server_remove_completion(struct mcpaxle_server *server,

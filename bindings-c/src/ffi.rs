@@ -18,7 +18,7 @@ pub enum mcpaxle_result {
     /// Success.
     MCPAXLE_OK = 0,
     /// An MRTR ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) has no answer yet: the
-    /// round must end. Finish the call with `mcpaxle_completion_input_required`.
+    /// round must end. Finish the call with `mcpaxle_reply_input_required`.
     MCPAXLE_INPUT_REQUIRED = 1,
     /// A required pointer argument was NULL.
     MCPAXLE_ERR_NULL = 10,
@@ -26,9 +26,9 @@ pub enum mcpaxle_result {
     MCPAXLE_ERR_INVALID_UTF8 = 11,
     /// A JSON argument was not valid JSON.
     MCPAXLE_ERR_INVALID_JSON = 12,
-    /// The completion handle was already completed (or its call was abandoned: the request was
+    /// The reply handle was already used (or its call was abandoned: the request was
     /// cancelled or its server or client freed).
-    MCPAXLE_ERR_ALREADY_COMPLETED = 13,
+    MCPAXLE_ERR_ALREADY_REPLIED = 13,
     /// A bug inside mcpaxle panicked; the panic was caught and the operation failed.
     MCPAXLE_ERR_PANIC = 14,
     /// The library was started in a parent process before fork(): use it again only after exec().
@@ -96,7 +96,7 @@ const RESULT_NAMES: [(mcpaxle_result, &CStr); 23] = [
     (MCPAXLE_ERR_NULL, c"MCPAXLE_ERR_NULL"),
     (MCPAXLE_ERR_INVALID_UTF8, c"MCPAXLE_ERR_INVALID_UTF8"),
     (MCPAXLE_ERR_INVALID_JSON, c"MCPAXLE_ERR_INVALID_JSON"),
-    (MCPAXLE_ERR_ALREADY_COMPLETED, c"MCPAXLE_ERR_ALREADY_COMPLETED"),
+    (MCPAXLE_ERR_ALREADY_REPLIED, c"MCPAXLE_ERR_ALREADY_REPLIED"),
     (MCPAXLE_ERR_PANIC, c"MCPAXLE_ERR_PANIC"),
     (MCPAXLE_ERR_FORK, c"MCPAXLE_ERR_FORK"),
     (MCPAXLE_ERR_CLOSED, c"MCPAXLE_ERR_CLOSED"),
@@ -129,7 +129,7 @@ impl mcpaxle_result {
         KIND_RESULTS.iter().find(|(_, r)| *r == self).map_or(ErrorKind::Usage, |(k, _)| *k)
     }
 
-    /// The core error kind a C caller means by a code (`mcpaxle_completion_error`); `None` for
+    /// The core error kind a C caller means by a code (`mcpaxle_reply_error`); `None` for
     /// codes that name no error a handler can report. A handler reporting one of the codes of
     /// the C API alone fails with a usage error, or an internal one for `MCPAXLE_ERR_PANIC` and
     /// `MCPAXLE_ERR_CLOSED` (what broke was not the handler's use of the library).
@@ -145,7 +145,7 @@ impl mcpaxle_result {
             MCPAXLE_ERR_NULL,
             MCPAXLE_ERR_INVALID_UTF8,
             MCPAXLE_ERR_INVALID_JSON,
-            MCPAXLE_ERR_ALREADY_COMPLETED,
+            MCPAXLE_ERR_ALREADY_REPLIED,
             MCPAXLE_ERR_FORK,
         ]
         .into_iter()

@@ -62,34 +62,45 @@ export type CompletionContext = NonNullable<CompleteRequestParams['context']>
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/** The stable error codes: the core's error kinds. */
-export type ErrorCodeName =
-  | 'PARSE_ERROR'
-  | 'INVALID_REQUEST'
-  | 'METHOD_NOT_FOUND'
-  | 'INVALID_PARAMS'
-  | 'INTERNAL'
-  | 'HEADER_MISMATCH'
-  | 'MISSING_REQUIRED_CLIENT_CAPABILITY'
-  | 'UNSUPPORTED_PROTOCOL_VERSION'
-  | 'TOOL'
-  | 'INPUT_REQUIRED'
-  | 'CANCELLED'
-  | 'PANIC'
-  | 'TRANSPORT'
-  | 'REMOTE'
-  | 'TIMEOUT'
-  | 'USAGE'
+/**
+ * The kinds of the core's errors, by their stable names (the same in every mcpaxle binding).
+ * test/api.test.mjs checks this list against the native module's.
+ */
+export type ErrorKindName =
+  | 'parse_error'
+  | 'invalid_request'
+  | 'method_not_found'
+  | 'invalid_params'
+  | 'internal'
+  | 'header_mismatch'
+  | 'missing_required_client_capability'
+  | 'unsupported_protocol_version'
+  | 'tool'
+  | 'input_required'
+  | 'cancelled'
+  | 'panic'
+  | 'transport'
+  | 'remote'
+  | 'timeout'
+  | 'usage'
 
-export declare const ErrorCode: { readonly [K in ErrorCodeName]: K }
+/** The kinds by constant name: `ErrorKind.INVALID_PARAMS === 'invalid_params'`. */
+export declare const ErrorKind: { readonly [K in ErrorKindName as Uppercase<K>]: K }
 
-/** Every error mcpaxle raises or rejects with. */
+/**
+ * Every error mcpaxle raises or rejects with. It reads as in every mcpaxle binding: `kind`,
+ * `code` (a number), `message` and `data`.
+ */
 export declare class McpError extends Error {
-  constructor(code: ErrorCodeName, message: string, options?: { rpcCode?: number; data?: unknown; cause?: unknown })
+  /** Throws a `TypeError` for a `kind` that is not one of `ErrorKind`. */
+  constructor(kind: ErrorKindName, message: string, options?: { code?: number; data?: unknown; cause?: unknown })
   /** The error's kind. */
-  readonly code: ErrorCodeName
-  /** The JSON-RPC error code, for errors that are JSON-RPC errors. */
-  readonly rpcCode?: number
+  readonly kind: ErrorKindName
+  /**
+   * The JSON-RPC error code the error is sent with: its kind's (-32602 for `invalid_params`,
+   * -32603 for the kinds JSON-RPC has no code for), or the peer's for a `remote` error.
+   */
+  readonly code: number
   /** The JSON-RPC error's `data`, if any. */
   readonly data?: unknown
 }

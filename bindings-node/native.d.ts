@@ -271,6 +271,20 @@ export declare function connectHttp(url: string, config: ClientConfig): Promise<
 /** Spawns a server and connects to it over stdio. */
 export declare function connectStdio(command: string, args: Array<string>, config: ClientConfig): Promise<NativeClient>
 
+/** One kind of the core's errors, as `errorKinds()` lists it. */
+export interface ErrorKindInfo {
+  /** The kind's stable name (`"invalid_params"`): an `McpError`'s `kind`. */
+  name: string
+  /** The JSON-RPC code errors of this kind are sent with: an `McpError`'s default `code`. */
+  code: number
+}
+
+/**
+ * Every kind of the core's errors, in the core's order: what `lib/errors.js` builds
+ * `ErrorKind` and the default codes from.
+ */
+export declare function errorKinds(): Array<ErrorKindInfo>
+
 /** How the HTTP transport is configured. */
 export interface HttpConfig {
   /** The MCP endpoint path (default `/mcp`). */

@@ -844,4 +844,5 @@ module.exports.RequestCtx = nativeBinding.RequestCtx
 module.exports.applySchemaDefaults = nativeBinding.applySchemaDefaults
 module.exports.connectHttp = nativeBinding.connectHttp
 module.exports.connectStdio = nativeBinding.connectStdio
+module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.supportedVersions = nativeBinding.supportedVersions

@@ -114,11 +114,11 @@ static char *sample_arguments(const char *tool) {
 
 /* Accepts an elicitation, with the schema's defaults (SEP-1034) and a plausible value for the
  * other required fields. */
-static void on_elicitation(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_elicitation(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud;
     char *mode = get_string(params, "/mode");
     if (mode && strcmp(mode, "url") == 0) {
-        mcpaxle_completion_ok(c, "{\"action\":\"accept\"}");
+        mcpaxle_reply_ok(c, "{\"action\":\"accept\"}");
         mcpaxle_string_free(mode);
         return;
     }
@@ -147,19 +147,19 @@ static void on_elicitation(void *ud, const char *params, mcpaxle_completion *c) 
         mcpaxle_string_free(have), free(have_ptr), mcpaxle_string_free(name), free(ptr);
     }
     char *answer = fmt("{\"action\":\"accept\",\"content\":%s}", content ? content : "{}");
-    mcpaxle_completion_ok(c, answer);
+    mcpaxle_reply_ok(c, answer);
     free(answer), mcpaxle_string_free(content), mcpaxle_string_free(schema);
 }
 
-static void on_sampling(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_sampling(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud, (void)params;
-    mcpaxle_completion_ok(c, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"This is a sampled answer from the "
+    mcpaxle_reply_ok(c, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"This is a sampled answer from the "
                              "everything client.\"},\"model\":\"mcpaxle-everything-client\",\"stopReason\":\"endTurn\"}");
 }
 
-static void on_roots(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_roots(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud, (void)params;
-    mcpaxle_completion_ok(c, "{\"roots\":[{\"uri\":\"file:///tmp/mcpaxle-conformance\",\"name\":\"conformance\"}]}");
+    mcpaxle_reply_ok(c, "{\"roots\":[{\"uri\":\"file:///tmp/mcpaxle-conformance\",\"name\":\"conformance\"}]}");
 }
 
 /* Every tool, following nextCursor: a JSON array (free with free()). */

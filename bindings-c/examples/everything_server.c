@@ -59,14 +59,14 @@ static void sleep_ms(long ms) {
     nanosleep(&t, NULL);
 }
 
-static void complete_json(mcpaxle_completion *c, const char *json) {
-    mcpaxle_result r = mcpaxle_completion_ok(c, json);
+static void complete_json(mcpaxle_reply *c, const char *json) {
+    mcpaxle_result r = mcpaxle_reply_ok(c, json);
     if (r != MCPAXLE_OK)
         fprintf(stderr, "everything_server: completion: %s: %s\n", mcpaxle_result_name(r), mcpaxle_last_error_message());
 }
 
 /* Completes a tool call with one text block. */
-static void complete_text(mcpaxle_completion *c, const char *text) {
+static void complete_text(mcpaxle_reply *c, const char *text) {
     char *q = quote(text);
     char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
     complete_json(c, json);
@@ -123,28 +123,28 @@ static void add_tool(mcpaxle_server *s, const char *name, const char *descriptio
 
 /* ---- content tools ---------------------------------------------------------------------- */
 
-static void simple_text(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void simple_text(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_text(c, "This is a simple text response for testing.");
 }
 
-static void image_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void image_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"content\":[{\"type\":\"image\",\"data\":\"" PNG "\",\"mimeType\":\"image/png\"}]}");
 }
 
-static void audio_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void audio_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"content\":[{\"type\":\"audio\",\"data\":\"" WAV "\",\"mimeType\":\"audio/wav\"}]}");
 }
 
-static void embedded_resource(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void embedded_resource(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"content\":[{\"type\":\"resource\",\"resource\":{\"uri\":\"test://embedded-resource\","
                      "\"mimeType\":\"text/plain\",\"text\":\"This is an embedded resource content.\"}}]}");
 }
 
-static void multiple_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void multiple_content(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"content\":["
                      "{\"type\":\"text\",\"text\":\"Multiple content types test:\"},"
@@ -153,12 +153,12 @@ static void multiple_content(void *ud, const char *args, mcpaxle_context *ctx, m
                      "\"mimeType\":\"application/json\",\"text\":\"{\\\"test\\\":\\\"data\\\",\\\"value\\\":123}\"}}]}");
 }
 
-static void error_handling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void error_handling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
-    mcpaxle_completion_error(c, MCPAXLE_ERR_TOOL, "This tool intentionally returns an error for testing");
+    mcpaxle_reply_error(c, MCPAXLE_ERR_TOOL, "This tool intentionally returns an error for testing");
 }
 
-static void with_progress(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void with_progress(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     for (int p = 0; p <= 100; p += 50) {
         char *msg = fmt("Completed step %d", p / 50);
@@ -171,14 +171,14 @@ static void with_progress(void *ud, const char *args, mcpaxle_context *ctx, mcpa
 
 /* SEP-1699 polling: the response stream ends at once; the result reaches a legacy client
  * after it reconnects with Last-Event-ID. */
-static void reconnection(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void reconnection(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     mcpaxle_context_close_stream(ctx, 500);
     sleep_ms(100);
     complete_text(c, "Reconnection test completed");
 }
 
-static void with_logging(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void with_logging(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     const char *steps[] = {"\"Tool execution started\"", "\"Tool processing data\"", "\"Tool execution completed\""};
     for (int i = 0; i < 3; i++) {
@@ -188,14 +188,14 @@ static void with_logging(void *ud, const char *args, mcpaxle_context *ctx, mcpax
     complete_text(c, "Logging tool completed");
 }
 
-static void schema_2020_12(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void schema_2020_12(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *text = fmt("ok: %s", args);
     complete_text(c, text);
     free(text);
 }
 
-static void custom_header(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void custom_header(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *region = get_string(args, "/region", "");
     char *text = fmt("region=%s", region);
@@ -238,17 +238,17 @@ static void add_content_tools(mcpaxle_server *s) {
 
 /* ---- tools that change the server (user_data is the server) ----------------------------- */
 
-static void dynamic_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void dynamic_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_text(c, "dynamic");
 }
 
-static void dynamic_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void dynamic_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"dynamic\"}}]}");
 }
 
-static void trigger_tool_change(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void trigger_tool_change(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
     mcpaxle_server *s = ud;
     bool removed = false;
@@ -257,7 +257,7 @@ static void trigger_tool_change(void *ud, const char *args, mcpaxle_context *ctx
     complete_text(c, "Tool list changed");
 }
 
-static void trigger_prompt_change(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void trigger_prompt_change(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
     mcpaxle_server *s = ud;
     bool removed = false;
@@ -269,7 +269,7 @@ static void trigger_prompt_change(void *ud, const char *args, mcpaxle_context *c
     complete_text(c, "Prompt list changed");
 }
 
-static void trigger_resource_update(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void trigger_resource_update(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
     mcpaxle_server_notify_resource_updated(ud, "test://watched-resource");
     complete_text(c, "Resource updated");
@@ -285,7 +285,7 @@ static void add_change_triggers(mcpaxle_server *s) {
 }
 
 /* ---- MRTR tools ------------------------------------------------------------------------- */
-/* An ask returns MCPAXLE_OK with the answer, or a code to hand to mcpaxle_completion_propagate
+/* An ask returns MCPAXLE_OK with the answer, or a code to hand to mcpaxle_reply_propagate
  * (MCPAXLE_INPUT_REQUIRED ends the round; the callback runs again with the answers). */
 
 static mcpaxle_result ask_elicit(mcpaxle_context *ctx, const char *key, const char *message, char **answer) {
@@ -302,12 +302,12 @@ static mcpaxle_result ask_sample(mcpaxle_context *ctx, const char *key, const ch
     return r;
 }
 
-static void missing_capability(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void missing_capability(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r = ask_sample(ctx, "summary", "Summarize: MCP", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *said = get_string(answer, "/content/text", "");
@@ -316,12 +316,12 @@ static void missing_capability(void *ud, const char *args, mcpaxle_context *ctx,
     free(text), free(said), mcpaxle_string_free(answer);
 }
 
-static void elicitation(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void elicitation(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r = ask_elicit(ctx, "user_name", "What is your name?", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *name = get_string(answer, "/content/name", "stranger");
@@ -330,12 +330,12 @@ static void elicitation(void *ud, const char *args, mcpaxle_context *ctx, mcpaxl
     free(text), free(name), mcpaxle_string_free(answer);
 }
 
-static void irr_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r = ask_sample(ctx, "capital_of_france", "What is the capital of France?", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *said = get_string(answer, "/content/text", "");
@@ -344,12 +344,12 @@ static void irr_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpax
     free(text), free(said), mcpaxle_string_free(answer);
 }
 
-static void irr_list_roots(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_list_roots(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r = mcpaxle_context_list_roots(ctx, "roots", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     size_t n = 0;
@@ -359,7 +359,7 @@ static void irr_list_roots(void *ud, const char *args, mcpaxle_context *ctx, mcp
     free(text), mcpaxle_string_free(answer);
 }
 
-static void irr_request_state(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_request_state(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *state = NULL;
     mcpaxle_context_request_state(ctx, &state);
@@ -368,7 +368,7 @@ static void irr_request_state(void *ud, const char *args, mcpaxle_context *ctx, 
     char *answer = NULL;
     mcpaxle_result r = ask_elicit(ctx, "user_name", "What is your name?", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     mcpaxle_context_request_state(ctx, &state);
@@ -378,7 +378,7 @@ static void irr_request_state(void *ud, const char *args, mcpaxle_context *ctx, 
     free(text), free(name), mcpaxle_string_free(answer), mcpaxle_string_free(state);
 }
 
-static void irr_multiple_inputs(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_multiple_inputs(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     /* Every ask is made before the round ends, so all three land in one InputRequiredResult. */
     char *name = NULL, *sample = NULL, *roots = NULL;
@@ -387,7 +387,7 @@ static void irr_multiple_inputs(void *ud, const char *args, mcpaxle_context *ctx
     mcpaxle_result r3 = mcpaxle_context_list_roots(ctx, "roots", &roots);
     mcpaxle_result first = r1 != MCPAXLE_OK ? r1 : r2 != MCPAXLE_OK ? r2 : r3;
     if (first != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, first);
+        mcpaxle_reply_propagate(c, first);
     } else {
         size_t n = 0;
         mcpaxle_json_length(roots, "/roots", &n);
@@ -399,13 +399,13 @@ static void irr_multiple_inputs(void *ud, const char *args, mcpaxle_context *ctx
     mcpaxle_string_free(name), mcpaxle_string_free(sample), mcpaxle_string_free(roots);
 }
 
-static void irr_multi_round(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_multi_round(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *first = NULL, *second = NULL;
     mcpaxle_result r = ask_elicit(ctx, "step_1", "Round 1: what is your name?", &first);
     if (r == MCPAXLE_OK) r = ask_elicit(ctx, "step_2", "Round 2: what is your name again?", &second);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
     } else {
         char *a = get_string(first, "/content/name", "stranger"), *b = get_string(second, "/content/name", "stranger");
         char *text = fmt("Rounds done: %s and %s", a, b);
@@ -415,7 +415,7 @@ static void irr_multi_round(void *ud, const char *args, mcpaxle_context *ctx, mc
     mcpaxle_string_free(first), mcpaxle_string_free(second);
 }
 
-static void irr_capabilities(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_capabilities(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r;
@@ -435,12 +435,12 @@ static void irr_capabilities(void *ud, const char *args, mcpaxle_context *ctx, m
         if (r == MCPAXLE_OK) complete_text(c, "Listed roots");
     } else {
         r = MCPAXLE_OK;
-        mcpaxle_completion_error_data(c, MCPAXLE_ERR_MISSING_CAPABILITY,
+        mcpaxle_reply_error_data(c, MCPAXLE_ERR_MISSING_CAPABILITY,
                                       "This request requires the client capability elicitation, which the request's "
                                       "clientCapabilities do not declare",
                                       "{\"requiredCapabilities\":{\"elicitation\":{}}}");
     }
-    if (r != MCPAXLE_OK) mcpaxle_completion_propagate(c, r);
+    if (r != MCPAXLE_OK) mcpaxle_reply_propagate(c, r);
     mcpaxle_string_free(answer);
 }
 
@@ -466,13 +466,13 @@ static void add_mrtr_tools(mcpaxle_server *s) {
 
 /* ---- fixtures of the 2025-11-25 suite: real requests to the client under a legacy session -- */
 
-static void legacy_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void legacy_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud;
     char *prompt = get_string(args, "/prompt", ""), *answer = NULL;
     mcpaxle_result r = ask_sample(ctx, "sampling", prompt, &answer);
     free(prompt);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *said = get_string(answer, "/content/text", "");
@@ -482,12 +482,12 @@ static void legacy_sampling(void *ud, const char *args, mcpaxle_context *ctx, mc
 }
 
 /* Asks with `params`, then answers "<prefix>action=..., content=...". */
-static void elicit_and_report(mcpaxle_context *ctx, mcpaxle_completion *c, const char *key, const char *params,
+static void elicit_and_report(mcpaxle_context *ctx, mcpaxle_reply *c, const char *key, const char *params,
                               const char *prefix) {
     char *answer = NULL;
     mcpaxle_result r = mcpaxle_context_elicit(ctx, key, params, &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *action = get_string(answer, "/action", ""), *content = get_json(answer, "/content");
@@ -496,7 +496,7 @@ static void elicit_and_report(mcpaxle_context *ctx, mcpaxle_completion *c, const
     free(text), free(action), free(content), mcpaxle_string_free(answer);
 }
 
-static void legacy_elicitation(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void legacy_elicitation(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud;
     char *message = get_string(args, "/message", "");
     char *q = quote(message);
@@ -509,7 +509,7 @@ static void legacy_elicitation(void *ud, const char *args, mcpaxle_context *ctx,
     free(params), mcpaxle_string_free(q), free(message);
 }
 
-static void elicitation_defaults(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void elicitation_defaults(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     elicit_and_report(ctx, c, "defaults",
                       "{\"message\":\"Please review and update the form fields with defaults\","
@@ -523,7 +523,7 @@ static void elicitation_defaults(void *ud, const char *args, mcpaxle_context *ct
                       "Elicitation completed: ");
 }
 
-static void elicitation_enums(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void elicitation_enums(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     elicit_and_report(
         ctx, c, "enums",
@@ -558,19 +558,19 @@ static void add_legacy_fixtures(mcpaxle_server *s) {
 
 /* ---- prompts ---------------------------------------------------------------------------- */
 
-static void complete_user_text(mcpaxle_completion *c, const char *text) {
+static void complete_user_text(mcpaxle_reply *c, const char *text) {
     char *q = quote(text);
     char *json = fmt("{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":%s}}]}", q);
     complete_json(c, json);
     free(json), mcpaxle_string_free(q);
 }
 
-static void simple_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void simple_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_user_text(c, "This is a simple prompt for testing.");
 }
 
-static void prompt_with_arguments(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void prompt_with_arguments(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *a1 = get_string(args, "/arg1", ""), *a2 = get_string(args, "/arg2", "");
     char *text = fmt("Prompt with arguments: arg1='%s', arg2='%s'", a1, a2);
@@ -578,7 +578,7 @@ static void prompt_with_arguments(void *ud, const char *args, mcpaxle_context *c
     free(text), free(a1), free(a2);
 }
 
-static void complete_arguments(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void complete_arguments(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     static const char *options[] = {"test", "testing", "tested", "value", "paris", "park"};
     char *typed = get_string(request, "/argument/value", "");
@@ -595,7 +595,7 @@ static void complete_arguments(void *ud, const char *request, mcpaxle_context *c
     free(json), free(typed);
 }
 
-static void prompt_with_embedded_resource(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void prompt_with_embedded_resource(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *uri = get_string(args, "/resourceUri", "test://example-resource");
     char *q = quote(uri);
@@ -607,19 +607,19 @@ static void prompt_with_embedded_resource(void *ud, const char *args, mcpaxle_co
     free(json), mcpaxle_string_free(q), free(uri);
 }
 
-static void prompt_with_image(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void prompt_with_image(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     complete_json(c, "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"image\",\"data\":\"" PNG "\","
                      "\"mimeType\":\"image/png\"}},{\"role\":\"user\",\"content\":{\"type\":\"text\","
                      "\"text\":\"Please analyze the image above.\"}}]}");
 }
 
-static void irr_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void irr_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *answer = NULL;
     mcpaxle_result r = ask_elicit(ctx, "user_name", "Who is this prompt for?", &answer);
     if (r != MCPAXLE_OK) {
-        mcpaxle_completion_propagate(c, r);
+        mcpaxle_reply_propagate(c, r);
         return;
     }
     char *name = get_string(answer, "/content/name", "stranger");
@@ -665,7 +665,7 @@ struct contents {
     const char *value;
 };
 
-static void read_static(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void read_static(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ctx;
     const struct contents *what = ud;
     char *uri = get_string(request, "/uri", ""), *qu = quote(uri), *qv = quote(what->value);
@@ -674,7 +674,7 @@ static void read_static(void *ud, const char *request, mcpaxle_context *ctx, mcp
     free(json), mcpaxle_string_free(qu), mcpaxle_string_free(qv), free(uri);
 }
 
-static void read_template(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void read_template(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *uri = get_string(request, "/uri", ""), *id = get_string(request, "/variables/id", "");
     char *qid = quote(id);

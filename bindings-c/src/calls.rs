@@ -1,16 +1,16 @@
-//! Calls into C that finish through a completion handle, and the `mcpaxle_completion_*`
+//! Calls into C that finish through a reply handle, and the `mcpaxle_reply_*`
 //! exports.
 //!
-//! A completion handle is not a pointer to memory: it is the id of a pending call in a
+//! A reply handle is not a pointer to memory: it is the id of a pending call in a
 //! process-wide registry, handed to C as an opaque pointer and never dereferenced. Completing
-//! removes the entry (under the registry's lock, so exactly one completion wins); any later
-//! completion finds nothing and returns `MCPAXLE_ERR_ALREADY_COMPLETED`. A stale or repeated
+//! removes the entry (under the registry's lock, so exactly one reply wins); any later
+//! reply finds nothing and returns `MCPAXLE_ERR_ALREADY_REPLIED`. A stale or repeated
 //! handle is therefore never undefined behaviour, and ids are never reused. The `mcpaxle_context`
 //! of a server call is the same id: it is valid exactly while the call is pending.
 //!
 //! An entry also goes away when the call is abandoned: the request was cancelled (the client
 //! went away, the server shut down) or the server or client that owns it was freed. Completing
-//! an abandoned call returns `MCPAXLE_ERR_ALREADY_COMPLETED` too, and
+//! an abandoned call returns `MCPAXLE_ERR_ALREADY_REPLIED` too, and
 //! `mcpaxle_context_is_cancelled` returns true for it.
 
 use crate::ffi::{FfiError, FfiResult, SendPtr, ffi_boundary, mcpaxle_result, parse_json};
@@ -27,11 +27,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 
-/// A pending call's completion handle. Complete it exactly once, from any thread, with
-/// `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
-/// OAuth authorization handler's with `mcpaxle_completion_redirect` or an error; a token
-/// verifier's with `mcpaxle_completion_ok` or an error).
-pub struct mcpaxle_completion {
+/// A pending call's reply handle. Complete it exactly once, from any thread, with
+/// `mcpaxle_reply_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
+/// OAuth authorization handler's with `mcpaxle_reply_redirect` or an error; a token
+/// verifier's with `mcpaxle_reply_ok` or an error).
+pub struct mcpaxle_reply {
     _opaque: [u8; 0],
 }
 
@@ -54,7 +54,7 @@ pub(crate) enum Kind {
     /// ListRootsResult).
     Input,
     /// A client's OAuth user-agent step: the URL the authorization server redirected to
-    /// (`mcpaxle_completion_redirect`).
+    /// (`mcpaxle_reply_redirect`).
     Authorization,
     /// A server's bearer token verifier: `{"subject": ..., "scopes": [...]}` or `null`.
     Token,
@@ -108,7 +108,7 @@ impl Call {
         }
     }
 
-    /// Remembers the error of a failed context call, for `mcpaxle_completion_propagate`.
+    /// Remembers the error of a failed context call, for `mcpaxle_reply_propagate`.
     pub fn remember(&self, e: &Error) {
         let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
         if errors.len() == 8 {
@@ -142,22 +142,22 @@ pub(crate) fn live(ctx: *mut mcpaxle_context) -> FfiResult<Arc<Call>> {
         .ok_or_else(|| FfiError::closed("this context's call is over (completed, cancelled, or its server freed)"))
 }
 
-/// Removes a pending call: the caller now owns its completion.
-fn take(c: *mut mcpaxle_completion) -> FfiResult<Arc<Call>> {
+/// Removes a pending call: the caller now owns its reply.
+fn take(c: *mut mcpaxle_reply) -> FfiResult<Arc<Call>> {
     if c.is_null() {
-        return Err(FfiError::null("completion"));
+        return Err(FfiError::null("reply"));
     }
     let taken = calls().remove(&(c as usize));
     taken.ok_or_else(|| {
         FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_ALREADY_COMPLETED,
-            "this completion was already completed, or its call was abandoned (cancelled request, freed server or client)",
+            mcpaxle_result::MCPAXLE_ERR_ALREADY_REPLIED,
+            "this reply handle was already used, or its call was abandoned (cancelled request, freed server or client)",
         )
     })
 }
 
 /// Abandons every pending call of an owner (its server or client is being freed): their
-/// requests fail, and completing them returns `MCPAXLE_ERR_ALREADY_COMPLETED`.
+/// requests fail, and completing them returns `MCPAXLE_ERR_ALREADY_REPLIED`.
 pub(crate) fn abandon_owner(owner: u64) {
     let gone: Vec<Arc<Call>> = {
         let mut map = calls();
@@ -167,7 +167,7 @@ pub(crate) fn abandon_owner(owner: u64) {
     drop(gone);
 }
 
-/// Removes the entry when the call's future ends without a completion (the request was
+/// Removes the entry when the call's future ends without a reply (the request was
 /// cancelled, or the callback could not run).
 struct Abandon(usize);
 
@@ -179,7 +179,7 @@ impl Drop for Abandon {
 }
 
 /// Calls into C on a blocking-pool thread (so a blocking callback never stalls the runtime)
-/// and waits for the call's completion. `call` receives the call's id (its completion and
+/// and waits for the call's reply. `call` receives the call's id (its reply and
 /// context handle) and `request`, the text the callback is given (JSON, or the authorization
 /// URL).
 pub(crate) async fn invoke(
@@ -220,7 +220,7 @@ pub(crate) struct Target<F> {
 
 fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
     if kind == Kind::Authorization {
-        return Err(FfiError::usage("an authorization completes with mcpaxle_completion_redirect (or an error)"));
+        return Err(FfiError::usage("an authorization completes with mcpaxle_reply_redirect (or an error)"));
     }
     let v = parse_json(json, "result_json")?;
     let bad = |e: serde_json::Error, what: &str| {
@@ -258,11 +258,11 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 /// `CompleteResult` for a completion, the answer object for a client input handler, and for a
 /// token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
 /// one). `resultType` and the caching hints may be left out: the server fills them in. (An
-/// OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
+/// OAuth authorization handler's call completes with `mcpaxle_reply_redirect`; here it
 /// fails with `MCPAXLE_ERR_USAGE`.)
 ///
-/// Exactly once: the first completion of a handle wins; any later one returns
-/// `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
+/// Exactly once: the first reply of a handle wins; any later one returns
+/// `MCPAXLE_ERR_ALREADY_REPLIED`. A `result_json` that is NULL, not JSON, or not of the
 /// right shape still completes the call (the request fails with an internal error) and returns
 /// `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
 ///
@@ -270,12 +270,9 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 /// this returns (whatever it returns). Thread: any, at any time after the callback started,
 /// including after the callback returned.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_ok(
-    completion: *mut mcpaxle_completion,
-    result_json: *const c_char,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_reply_ok(reply: *mut mcpaxle_reply, result_json: *const c_char) -> mcpaxle_result {
     ffi_boundary!({
-        let call = take(completion)?;
+        let call = take(reply)?;
         // SAFETY: result_json is NULL or a NUL-terminated string, per the contract.
         let parsed =
             unsafe { crate::ffi::arg_str(result_json, "result_json") }.and_then(|s| parse_payload(call.kind, s));
@@ -294,25 +291,25 @@ pub unsafe extern "C" fn mcpaxle_completion_ok(
 /// user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
 /// client checks it (`iss`, then `state`) before it reads the code; a refusal fails the
 /// request that needed the authorization. To give up instead (the user closed the window),
-/// complete with `mcpaxle_completion_error`.
+/// complete with `mcpaxle_reply_error`.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. On a completion of another kind, or with a NULL or
+/// Exactly once, as `mcpaxle_reply_ok`. On a reply handle of another kind, or with a NULL or
 /// non-UTF-8 `redirect_url`, the call still completes (it fails) and this returns
 /// `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_UTF8`.
 ///
 /// Ownership: `redirect_url` is borrowed for the duration of the call. Thread: any, at any time
 /// after the callback started.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_redirect(
-    completion: *mut mcpaxle_completion,
+pub unsafe extern "C" fn mcpaxle_reply_redirect(
+    reply: *mut mcpaxle_reply,
     redirect_url: *const c_char,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        let call = take(completion)?;
+        let call = take(reply)?;
         if call.kind != Kind::Authorization {
             return fail_with(
                 &call,
-                FfiError::usage("mcpaxle_completion_redirect completes an authorization handler's call only"),
+                FfiError::usage("mcpaxle_reply_redirect completes an authorization handler's call only"),
             );
         }
         // SAFETY: redirect_url is NULL or a NUL-terminated string, per the contract.
@@ -349,32 +346,32 @@ fn error_of(code: c_int, message: Option<&str>, data: Option<Value>) -> Result<E
 /// (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
 /// completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. Ownership: `message` is borrowed. Thread: any.
+/// Exactly once, as `mcpaxle_reply_ok`. Ownership: `message` is borrowed. Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_error(
-    completion: *mut mcpaxle_completion,
+pub unsafe extern "C" fn mcpaxle_reply_error(
+    reply: *mut mcpaxle_reply,
     kind: c_int,
     message: *const c_char,
 ) -> mcpaxle_result {
     // SAFETY: forwarded contract.
-    unsafe { mcpaxle_completion_error_data(completion, kind, message, std::ptr::null()) }
+    unsafe { mcpaxle_reply_error_data(reply, kind, message, std::ptr::null()) }
 }
 
-/// Like `mcpaxle_completion_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
+/// Like `mcpaxle_reply_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
 /// none). For example `MCPAXLE_ERR_MISSING_CAPABILITY` with
 /// `{"requiredCapabilities": {"sampling": {}}}`. Invalid `data_json` completes the call with an
 /// internal error and returns `MCPAXLE_ERR_INVALID_JSON`.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. Ownership: the strings are borrowed. Thread: any.
+/// Exactly once, as `mcpaxle_reply_ok`. Ownership: the strings are borrowed. Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_error_data(
-    completion: *mut mcpaxle_completion,
+pub unsafe extern "C" fn mcpaxle_reply_error_data(
+    reply: *mut mcpaxle_reply,
     kind: c_int,
     message: *const c_char,
     data_json: *const c_char,
 ) -> mcpaxle_result {
     ffi_boundary!({
-        let call = take(completion)?;
+        let call = take(reply)?;
         // SAFETY: NULL or NUL-terminated strings, per the contract.
         let args = unsafe {
             crate::ffi::opt_str(message, "message")
@@ -405,12 +402,12 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
 /// `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
 /// the answers; the handler then runs again from the start.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
+/// Exactly once, as `mcpaxle_reply_ok`. A client's callbacks (input handlers, the OAuth
 /// authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_input_required(completion: *mut mcpaxle_completion) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_reply_input_required(reply: *mut mcpaxle_reply) -> mcpaxle_result {
     ffi_boundary!({
-        let call = take(completion)?;
+        let call = take(reply)?;
         if !call.kind.has_rounds() {
             return fail_with(&call, FfiError::usage("a client callback cannot end with MCPAXLE_INPUT_REQUIRED"));
         }
@@ -421,21 +418,18 @@ pub unsafe extern "C" fn mcpaxle_completion_input_required(completion: *mut mcpa
 
 /// Completes a call with the failure of a context call, as Rust's `?` would: pass the code a
 /// `mcpaxle_context_*` function returned. `MCPAXLE_INPUT_REQUIRED` ends the round (as
-/// `mcpaxle_completion_input_required`); an error the context recorded (with its JSON-RPC code
+/// `mcpaxle_reply_input_required`); an error the context recorded (with its JSON-RPC code
 /// and data, e.g. MCPAXLE_ERR_MISSING_CAPABILITY with `requiredCapabilities`) is sent as it
 /// was; any other code fails the call with that kind and this thread's last error message.
 /// `MCPAXLE_OK` completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
 ///
-/// Exactly once, as `mcpaxle_completion_ok`. Thread: any (the message is taken from the
+/// Exactly once, as `mcpaxle_reply_ok`. Thread: any (the message is taken from the
 /// calling thread's last error).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpaxle_completion_propagate(
-    completion: *mut mcpaxle_completion,
-    code: c_int,
-) -> mcpaxle_result {
+pub unsafe extern "C" fn mcpaxle_reply_propagate(reply: *mut mcpaxle_reply, code: c_int) -> mcpaxle_result {
     let message = crate::ffi::last_message_owned();
     ffi_boundary!({
-        let call = take(completion)?;
+        let call = take(reply)?;
         if code == mcpaxle_result::MCPAXLE_INPUT_REQUIRED as c_int && call.kind.has_rounds() {
             call.send(Err(Error::input_required()));
             return Ok(());

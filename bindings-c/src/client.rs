@@ -1,9 +1,9 @@
 //! `mcpaxle_client_*`: an MCP client over stdio or Streamable HTTP. Every method has a blocking
 //! form (`*out_json`) and an `_async` form that returns at once and calls a callback exactly
 //! once; input handlers (elicitation, sampling, roots) are C callbacks finishing through
-//! completion handles; subscriptions deliver notifications to a callback.
+//! reply handles; subscriptions deliver notifications to a callback.
 
-use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
 use crate::client_oauth::OAuthSetting;
 use crate::ffi::{
     FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, opt_str,
@@ -25,14 +25,13 @@ use tokio_util::sync::CancellationToken;
 
 /// Answers one request of the server: `elicitation/create`, `sampling/createMessage` or
 /// `roots/list`. `params_json` is the request's params (borrowed for the callback); complete
-/// `completion` exactly once, now or later from any thread, with the result object
-/// (`mcpaxle_completion_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
-/// error (`mcpaxle_completion_error`).
+/// `reply` exactly once, now or later from any thread, with the result object
+/// (`mcpaxle_reply_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
+/// error (`mcpaxle_reply_error`).
 ///
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed).
-pub type mcpaxle_input_handler = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, params_json: *const c_char, completion: *mut mcpaxle_completion),
->;
+pub type mcpaxle_input_handler =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, params_json: *const c_char, reply: *mut mcpaxle_reply)>;
 
 /// Receives one notification as JSON, borrowed for the duration of the callback: the params of
 /// `notifications/message` (log callbacks), of `notifications/progress` (progress callbacks),
@@ -53,7 +52,7 @@ pub type mcpaxle_notification_handler =
 pub type mcpaxle_result_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, code: mcpaxle_result, json: *const c_char)>;
 
-type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
+type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 type NotifyFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 type ResultFn = unsafe extern "C" fn(*mut c_void, mcpaxle_result, *const c_char);
 
@@ -474,7 +473,7 @@ fn input_handler(owner: &Arc<Owner>, target: Target<InputFn>) -> InputHandler {
         Box::pin(async move {
             let payload = calls::invoke(&owner, Kind::Input, None, params.to_string(), move |id, json| {
                 // SAFETY: the function pointer and user data were registered together.
-                unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_completion) }
+                unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_reply) }
             })
             .await?;
             match payload {

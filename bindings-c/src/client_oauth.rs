@@ -1,7 +1,7 @@
 //! `mcpaxle_client_options_set_oauth`: OAuth 2.1 authorization of an HTTP client, with the
-//! user-agent step as a C callback that finishes through a completion handle.
+//! user-agent step as a C callback that finishes through a reply handle.
 
-use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
 use crate::client::{mcpaxle_client_options, options_mut};
 use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
@@ -13,18 +13,17 @@ use std::sync::Arc;
 
 /// The user-agent step of OAuth's authorization code flow: show `authorization_url` to the
 /// user (open it in a browser), and once the authorization server redirected back, complete
-/// `completion` with the URL it redirected to (`mcpaxle_completion_redirect`), or with an error
-/// (`mcpaxle_completion_error`: the request that needed the authorization fails with it).
+/// `reply` with the URL it redirected to (`mcpaxle_reply_redirect`), or with an error
+/// (`mcpaxle_reply_error`: the request that needed the authorization fails with it).
 /// Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
 /// duration of the callback.
 ///
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
 /// redirect on a loopback listener).
-pub type mcpaxle_authorization_handler = Option<
-    unsafe extern "C" fn(user_data: *mut c_void, authorization_url: *const c_char, completion: *mut mcpaxle_completion),
->;
+pub type mcpaxle_authorization_handler =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, authorization_url: *const c_char, reply: *mut mcpaxle_reply)>;
 
-type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
+type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -132,7 +131,7 @@ fn authorization_handler(owner: &Arc<Owner>, target: Target<AuthorizeFn>) -> Aut
         Box::pin(async move {
             let payload = calls::invoke(&owner, Kind::Authorization, None, url, move |id, url| {
                 // SAFETY: the function pointer and user data were registered together.
-                unsafe { (target.func)(target.user_data.get(), url, id as *mut mcpaxle_completion) }
+                unsafe { (target.func)(target.user_data.get(), url, id as *mut mcpaxle_reply) }
             })
             .await?;
             match payload {

@@ -5,8 +5,8 @@
 //! An ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) made under a key returns
 //! `MCPAXLE_OK` with the client's answer when the request carries one for that key (the
 //! client's retry). Otherwise it records the ask and returns `MCPAXLE_INPUT_REQUIRED`: keep
-//! making the other asks you need, then finish with `mcpaxle_completion_input_required` (or
-//! `mcpaxle_completion_propagate(c, code)`). The client retries with every answer and the
+//! making the other asks you need, then finish with `mcpaxle_reply_input_required` (or
+//! `mcpaxle_reply_propagate(c, code)`). The client retries with every answer and the
 //! callback runs again **from the start**: do side effects after the asks. Under a legacy
 //! (2025-11-25) session an ask is a real request to the client instead and blocks until the
 //! client answers; the same handler code serves both eras.
@@ -69,7 +69,7 @@ fn server_ctx(ctx: *mut mcpaxle_context) -> FfiResult<(Arc<Call>, mcpaxle_core::
     Ok((call, rc))
 }
 
-/// Runs an ask; remembers its failure for `mcpaxle_completion_propagate`.
+/// Runs an ask; remembers its failure for `mcpaxle_reply_propagate`.
 fn ask(call: &Call, out: &mut *mut c_char, f: impl std::future::Future<Output = Result<Value, Error>>) -> FfiResult {
     match runtime::block_on(f)? {
         Ok(answer) => {
@@ -177,7 +177,7 @@ pub unsafe extern "C" fn mcpaxle_context_progress(
 
 /// Ends this request's SSE response stream now and asks the client to reconnect after
 /// `retry_ms` milliseconds (SEP-1699 polling: a long operation need not hold a connection
-/// open). The request goes on: what it sends afterwards, its completion included, reaches the
+/// open). The request goes on: what it sends afterwards, its reply included, reaches the
 /// client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
 /// sessions have resumable streams; elsewhere this does nothing.
 ///
@@ -324,7 +324,7 @@ pub unsafe extern "C" fn mcpaxle_context_request_state(
 
 /// Saves state (any JSON value) for the next round: sealed into the `requestState` of the
 /// `InputRequiredResult` this run ends with. To ask for a retry with no input requests at all,
-/// set state and complete with `mcpaxle_completion_input_required`.
+/// set state and complete with `mcpaxle_reply_input_required`.
 ///
 /// Ownership: `state_json` is borrowed. Thread: any, while the call is pending.
 #[unsafe(no_mangle)]

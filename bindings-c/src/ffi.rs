@@ -2,11 +2,12 @@
 //! panic boundary, argument checks that return a code, and the strings handed to C.
 
 use mcpaxle_core::{Error, ErrorKind};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
+use std::sync::LazyLock;
 
 /// The result of every fallible function. `MCPAXLE_OK` (0) is success; `MCPAXLE_INPUT_REQUIRED`
 /// is not a failure but the end of an MRTR round; every other value is an error, described by
@@ -17,7 +18,7 @@ pub enum mcpaxle_result {
     /// Success.
     MCPAXLE_OK = 0,
     /// An MRTR ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) has no answer yet: the
-    /// round must end. Finish the call with `mcpaxle_completion_input_required`.
+    /// round must end. Finish the call with `mcpaxle_reply_input_required`.
     MCPAXLE_INPUT_REQUIRED = 1,
     /// A required pointer argument was NULL.
     MCPAXLE_ERR_NULL = 10,
@@ -25,9 +26,9 @@ pub enum mcpaxle_result {
     MCPAXLE_ERR_INVALID_UTF8 = 11,
     /// A JSON argument was not valid JSON.
     MCPAXLE_ERR_INVALID_JSON = 12,
-    /// The completion handle was already completed (or its call was abandoned: the request was
+    /// The reply handle was already used (or its call was abandoned: the request was
     /// cancelled or its server or client freed).
-    MCPAXLE_ERR_ALREADY_COMPLETED = 13,
+    MCPAXLE_ERR_ALREADY_REPLIED = 13,
     /// A bug inside mcpaxle panicked; the panic was caught and the operation failed.
     MCPAXLE_ERR_PANIC = 14,
     /// The library was started in a parent process before fork(): use it again only after exec().
@@ -56,7 +57,7 @@ pub enum mcpaxle_result {
     MCPAXLE_ERR_CANCELLED = 29,
     /// An I/O or transport failure (cannot bind, connection lost).
     MCPAXLE_ERR_TRANSPORT = 30,
-    /// The peer answered with a JSON-RPC error (see `mcpaxle_last_error_json`).
+    /// The peer answered with a JSON-RPC error (its code and data: `mcpaxle_last_error`).
     MCPAXLE_ERR_REMOTE = 31,
     /// A request timed out.
     MCPAXLE_ERR_TIMEOUT = 32,
@@ -66,95 +67,116 @@ pub enum mcpaxle_result {
 
 use mcpaxle_result::*;
 
+/// The result code of each kind of the core's errors, in [`ErrorKind::ALL`]'s order: the one
+/// place the two vocabularies meet (a unit test checks it covers every kind, each with its own
+/// code).
+const KIND_RESULTS: [(ErrorKind, mcpaxle_result); ErrorKind::ALL.len()] = [
+    (ErrorKind::ParseError, MCPAXLE_ERR_PARSE),
+    (ErrorKind::InvalidRequest, MCPAXLE_ERR_INVALID_REQUEST),
+    (ErrorKind::MethodNotFound, MCPAXLE_ERR_METHOD_NOT_FOUND),
+    (ErrorKind::InvalidParams, MCPAXLE_ERR_INVALID_PARAMS),
+    (ErrorKind::Internal, MCPAXLE_ERR_INTERNAL),
+    (ErrorKind::HeaderMismatch, MCPAXLE_ERR_HEADER_MISMATCH),
+    (ErrorKind::MissingRequiredClientCapability, MCPAXLE_ERR_MISSING_CAPABILITY),
+    (ErrorKind::UnsupportedProtocolVersion, MCPAXLE_ERR_UNSUPPORTED_VERSION),
+    (ErrorKind::Tool, MCPAXLE_ERR_TOOL),
+    (ErrorKind::InputRequired, MCPAXLE_INPUT_REQUIRED),
+    (ErrorKind::Cancelled, MCPAXLE_ERR_CANCELLED),
+    (ErrorKind::Panic, MCPAXLE_ERR_PANIC),
+    (ErrorKind::Transport, MCPAXLE_ERR_TRANSPORT),
+    (ErrorKind::Remote, MCPAXLE_ERR_REMOTE),
+    (ErrorKind::Timeout, MCPAXLE_ERR_TIMEOUT),
+    (ErrorKind::Usage, MCPAXLE_ERR_USAGE),
+];
+
+/// Every result code, with its name as in the header.
+const RESULT_NAMES: [(mcpaxle_result, &CStr); 23] = [
+    (MCPAXLE_OK, c"MCPAXLE_OK"),
+    (MCPAXLE_INPUT_REQUIRED, c"MCPAXLE_INPUT_REQUIRED"),
+    (MCPAXLE_ERR_NULL, c"MCPAXLE_ERR_NULL"),
+    (MCPAXLE_ERR_INVALID_UTF8, c"MCPAXLE_ERR_INVALID_UTF8"),
+    (MCPAXLE_ERR_INVALID_JSON, c"MCPAXLE_ERR_INVALID_JSON"),
+    (MCPAXLE_ERR_ALREADY_REPLIED, c"MCPAXLE_ERR_ALREADY_REPLIED"),
+    (MCPAXLE_ERR_PANIC, c"MCPAXLE_ERR_PANIC"),
+    (MCPAXLE_ERR_FORK, c"MCPAXLE_ERR_FORK"),
+    (MCPAXLE_ERR_CLOSED, c"MCPAXLE_ERR_CLOSED"),
+    (MCPAXLE_ERR_PARSE, c"MCPAXLE_ERR_PARSE"),
+    (MCPAXLE_ERR_INVALID_REQUEST, c"MCPAXLE_ERR_INVALID_REQUEST"),
+    (MCPAXLE_ERR_METHOD_NOT_FOUND, c"MCPAXLE_ERR_METHOD_NOT_FOUND"),
+    (MCPAXLE_ERR_INVALID_PARAMS, c"MCPAXLE_ERR_INVALID_PARAMS"),
+    (MCPAXLE_ERR_INTERNAL, c"MCPAXLE_ERR_INTERNAL"),
+    (MCPAXLE_ERR_HEADER_MISMATCH, c"MCPAXLE_ERR_HEADER_MISMATCH"),
+    (MCPAXLE_ERR_MISSING_CAPABILITY, c"MCPAXLE_ERR_MISSING_CAPABILITY"),
+    (MCPAXLE_ERR_UNSUPPORTED_VERSION, c"MCPAXLE_ERR_UNSUPPORTED_VERSION"),
+    (MCPAXLE_ERR_TOOL, c"MCPAXLE_ERR_TOOL"),
+    (MCPAXLE_ERR_CANCELLED, c"MCPAXLE_ERR_CANCELLED"),
+    (MCPAXLE_ERR_TRANSPORT, c"MCPAXLE_ERR_TRANSPORT"),
+    (MCPAXLE_ERR_REMOTE, c"MCPAXLE_ERR_REMOTE"),
+    (MCPAXLE_ERR_TIMEOUT, c"MCPAXLE_ERR_TIMEOUT"),
+    (MCPAXLE_ERR_USAGE, c"MCPAXLE_ERR_USAGE"),
+];
+
 impl mcpaxle_result {
     /// The code of a core error kind.
     pub(crate) fn of_kind(kind: ErrorKind) -> Self {
-        match kind {
-            ErrorKind::ParseError => MCPAXLE_ERR_PARSE,
-            ErrorKind::InvalidRequest => MCPAXLE_ERR_INVALID_REQUEST,
-            ErrorKind::MethodNotFound => MCPAXLE_ERR_METHOD_NOT_FOUND,
-            ErrorKind::InvalidParams => MCPAXLE_ERR_INVALID_PARAMS,
-            ErrorKind::Internal => MCPAXLE_ERR_INTERNAL,
-            ErrorKind::HeaderMismatch => MCPAXLE_ERR_HEADER_MISMATCH,
-            ErrorKind::MissingRequiredClientCapability => MCPAXLE_ERR_MISSING_CAPABILITY,
-            ErrorKind::UnsupportedProtocolVersion => MCPAXLE_ERR_UNSUPPORTED_VERSION,
-            ErrorKind::Tool => MCPAXLE_ERR_TOOL,
-            ErrorKind::InputRequired => MCPAXLE_INPUT_REQUIRED,
-            ErrorKind::Cancelled => MCPAXLE_ERR_CANCELLED,
-            ErrorKind::Panic => MCPAXLE_ERR_PANIC,
-            ErrorKind::Transport => MCPAXLE_ERR_TRANSPORT,
-            ErrorKind::Remote => MCPAXLE_ERR_REMOTE,
-            ErrorKind::Timeout => MCPAXLE_ERR_TIMEOUT,
-            ErrorKind::Usage => MCPAXLE_ERR_USAGE,
-            _ => MCPAXLE_ERR_INTERNAL,
-        }
+        KIND_RESULTS.iter().find(|(k, _)| *k == kind).map_or(MCPAXLE_ERR_INTERNAL, |(_, r)| *r)
     }
 
-    /// The core error kind a C caller means by a code (`mcpaxle_completion_error`); `None` for
-    /// codes that name no error a handler can report.
+    /// The core kind of a failure this library reports with `self`: the kind whose code it is,
+    /// and for the codes of the C API alone (a NULL or invalid argument, a spent handle, use
+    /// after fork(), a closed object) a usage error. This is what `mcpaxle_error_kind` names.
+    pub(crate) fn kind(self) -> ErrorKind {
+        KIND_RESULTS.iter().find(|(_, r)| *r == self).map_or(ErrorKind::Usage, |(k, _)| *k)
+    }
+
+    /// The core error kind a C caller means by a code (`mcpaxle_reply_error`); `None` for
+    /// codes that name no error a handler can report. A handler reporting one of the codes of
+    /// the C API alone fails with a usage error, or an internal one for `MCPAXLE_ERR_PANIC` and
+    /// `MCPAXLE_ERR_CLOSED` (what broke was not the handler's use of the library).
     pub(crate) fn kind_of_code(code: c_int) -> Option<ErrorKind> {
-        Some(match code {
-            20 => ErrorKind::ParseError,
-            21 => ErrorKind::InvalidRequest,
-            22 => ErrorKind::MethodNotFound,
-            23 => ErrorKind::InvalidParams,
-            24 | 14 | 16 => ErrorKind::Internal,
-            25 => ErrorKind::HeaderMismatch,
-            26 => ErrorKind::MissingRequiredClientCapability,
-            27 => ErrorKind::UnsupportedProtocolVersion,
-            28 => ErrorKind::Tool,
-            1 => ErrorKind::InputRequired,
-            29 => ErrorKind::Cancelled,
-            30 => ErrorKind::Transport,
-            31 => ErrorKind::Remote,
-            32 => ErrorKind::Timeout,
-            33 | 10 | 11 | 12 | 13 | 15 => ErrorKind::Usage,
-            _ => return None,
-        })
+        let c_only = |r: mcpaxle_result| r as c_int == code;
+        if c_only(MCPAXLE_OK) {
+            return None;
+        }
+        if c_only(MCPAXLE_ERR_PANIC) || c_only(MCPAXLE_ERR_CLOSED) {
+            return Some(ErrorKind::Internal);
+        }
+        if [
+            MCPAXLE_ERR_NULL,
+            MCPAXLE_ERR_INVALID_UTF8,
+            MCPAXLE_ERR_INVALID_JSON,
+            MCPAXLE_ERR_ALREADY_REPLIED,
+            MCPAXLE_ERR_FORK,
+        ]
+        .into_iter()
+        .any(c_only)
+        {
+            return Some(ErrorKind::Usage);
+        }
+        KIND_RESULTS.iter().find(|(_, r)| *r as c_int == code).map(|(k, _)| *k)
     }
 
     /// The code's name, as in the header.
     pub(crate) fn name(code: c_int) -> &'static CStr {
-        match code {
-            0 => c"MCPAXLE_OK",
-            1 => c"MCPAXLE_INPUT_REQUIRED",
-            10 => c"MCPAXLE_ERR_NULL",
-            11 => c"MCPAXLE_ERR_INVALID_UTF8",
-            12 => c"MCPAXLE_ERR_INVALID_JSON",
-            13 => c"MCPAXLE_ERR_ALREADY_COMPLETED",
-            14 => c"MCPAXLE_ERR_PANIC",
-            15 => c"MCPAXLE_ERR_FORK",
-            16 => c"MCPAXLE_ERR_CLOSED",
-            20 => c"MCPAXLE_ERR_PARSE",
-            21 => c"MCPAXLE_ERR_INVALID_REQUEST",
-            22 => c"MCPAXLE_ERR_METHOD_NOT_FOUND",
-            23 => c"MCPAXLE_ERR_INVALID_PARAMS",
-            24 => c"MCPAXLE_ERR_INTERNAL",
-            25 => c"MCPAXLE_ERR_HEADER_MISMATCH",
-            26 => c"MCPAXLE_ERR_MISSING_CAPABILITY",
-            27 => c"MCPAXLE_ERR_UNSUPPORTED_VERSION",
-            28 => c"MCPAXLE_ERR_TOOL",
-            29 => c"MCPAXLE_ERR_CANCELLED",
-            30 => c"MCPAXLE_ERR_TRANSPORT",
-            31 => c"MCPAXLE_ERR_REMOTE",
-            32 => c"MCPAXLE_ERR_TIMEOUT",
-            33 => c"MCPAXLE_ERR_USAGE",
-            _ => c"MCPAXLE_UNKNOWN_RESULT",
-        }
+        RESULT_NAMES.iter().find(|(r, _)| *r as c_int == code).map_or(c"MCPAXLE_UNKNOWN_RESULT", |(_, n)| n)
     }
 }
 
-/// A failed export: its code, a message, and the JSON-RPC error object when there is one.
+/// A failed export: its code, the core error kind and JSON-RPC code, a message, and the
+/// JSON-RPC error's data when there is any.
 #[derive(Debug, Clone)]
 pub(crate) struct FfiError {
     pub code: mcpaxle_result,
+    pub kind: ErrorKind,
+    pub rpc_code: i32,
     pub message: String,
-    pub rpc: Option<Value>,
+    pub data: Option<Value>,
 }
 
 impl FfiError {
     pub fn new(code: mcpaxle_result, message: impl Into<String>) -> Self {
-        FfiError { code, message: message.into(), rpc: None }
+        let kind = code.kind();
+        FfiError { code, kind, rpc_code: kind.code(), message: message.into(), data: None }
     }
     pub fn null(what: &str) -> Self {
         Self::new(MCPAXLE_ERR_NULL, format!("{what} is NULL"))
@@ -169,21 +191,31 @@ impl FfiError {
 
 impl From<Error> for FfiError {
     fn from(e: Error) -> Self {
-        let o = e.to_error_object();
-        let rpc = json!({ "code": o.code, "message": o.message, "data": o.data });
-        FfiError { code: mcpaxle_result::of_kind(e.kind()), message: e.message().to_owned(), rpc: Some(rpc) }
+        FfiError {
+            code: mcpaxle_result::of_kind(e.kind()),
+            kind: e.kind(),
+            rpc_code: e.code(),
+            message: e.message().to_owned(),
+            data: e.data().cloned(),
+        }
     }
 }
 
 pub(crate) type FfiResult<T = ()> = Result<T, FfiError>;
 
-struct LastError {
+/// The details of a failed call, as C reads them: the thread's last error, and the copies of it
+/// that `mcpaxle_last_error` hands out.
+#[derive(Clone)]
+struct Details {
+    result: mcpaxle_result,
+    kind: ErrorKind,
+    code: i32,
     message: CString,
-    json: Option<CString>,
+    data: Option<CString>,
 }
 
 thread_local! {
-    static LAST_ERROR: RefCell<Option<LastError>> = const { RefCell::new(None) };
+    static LAST_ERROR: RefCell<Option<Details>> = const { RefCell::new(None) };
 }
 
 fn cstring_lossy(s: &str) -> CString {
@@ -191,8 +223,13 @@ fn cstring_lossy(s: &str) -> CString {
 }
 
 pub(crate) fn set_last_error(e: &FfiError) {
-    let json = e.rpc.as_ref().map(|v| cstring_lossy(&v.to_string()));
-    let last = LastError { message: cstring_lossy(&e.message), json };
+    let last = Details {
+        result: e.code,
+        kind: e.kind,
+        code: e.rpc_code,
+        message: cstring_lossy(&e.message),
+        data: e.data.as_ref().map(|v| cstring_lossy(&v.to_string())),
+    };
     let _ = LAST_ERROR.try_with(|l| *l.borrow_mut() = Some(last));
 }
 
@@ -219,15 +256,19 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs the body of an export that returns an `mcpaxle_result`: the fork check, then the body
-/// inside `catch_unwind`, its error (or panic) recorded as the thread's last error.
+/// inside `catch_unwind`, its error (or panic) recorded as the thread's last error. The last
+/// error is replaced (or cleared) only once the body is done, so an argument that points into
+/// it (`mcpaxle_json_quote(mcpaxle_last_error_message(), ...)`) stays valid while it is read.
 pub(crate) fn boundary(f: impl FnOnce() -> FfiResult) -> mcpaxle_result {
-    clear_last_error();
     if let Err(e) = crate::runtime::check_pid() {
         set_last_error(&e);
         return e.code;
     }
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => MCPAXLE_OK,
+        Ok(Ok(())) => {
+            clear_last_error();
+            MCPAXLE_OK
+        }
         Ok(Err(e)) => {
             set_last_error(&e);
             e.code
@@ -394,10 +435,15 @@ pub unsafe extern "C" fn mcpaxle_string_free(s: *mut c_char) {
 }
 
 /// The message of the last failed mcpaxle call on this thread, or "" when the last call
-/// succeeded. Every function that returns an `mcpaxle_result` resets it.
+/// succeeded. Every function that returns an `mcpaxle_result` resets it when it returns (the
+/// JSON helpers too).
 ///
-/// Ownership: the string belongs to the library and stays valid until the next mcpaxle call on
-/// this thread; copy it to keep it. Thread: per thread (thread-local). Never NULL.
+/// Ownership: the string belongs to the library and stays valid only until the next mcpaxle
+/// call on this thread that returns an `mcpaxle_result` returns (any such call: a
+/// `mcpaxle_json_*` helper frees it too; passing it as that call's argument is fine). Use it at
+/// once (`fprintf(stderr, "%s\n", mcpaxle_last_error_message())`); to keep it, or to read the
+/// error while calling other functions, take the details with `mcpaxle_last_error()`. Thread:
+/// per thread (thread-local). Never NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpaxle_last_error_message() -> *const c_char {
     ffi_boundary!(pure c"".as_ptr(), {
@@ -409,19 +455,134 @@ pub extern "C" fn mcpaxle_last_error_message() -> *const c_char {
     })
 }
 
-/// The JSON-RPC error object of the last failed call on this thread, as JSON
-/// (`{"code": -32602, "message": "...", "data": ...}`), when the failure came from the protocol
-/// (a core error or a peer's error); NULL otherwise.
+/// The details of a failed call (its result code, the core's error kind, the JSON-RPC code, the
+/// message and the JSON-RPC error's data), owned by whoever took them with
+/// `mcpaxle_last_error`. They read the same as an error in the Python and Node bindings.
+pub struct mcpaxle_error {
+    details: Details,
+}
+
+/// The details of the last failed mcpaxle call on this thread, or NULL when the last call
+/// succeeded. Does not reset the last error.
 ///
-/// Ownership and thread: as `mcpaxle_last_error_message`.
+/// ```c
+/// if (mcpaxle_client_call_tool(client, "x", "{}", NULL, &result) != MCPAXLE_OK) {
+///     mcpaxle_error *err = mcpaxle_last_error();
+///     char *field = NULL;
+///     mcpaxle_json_get(mcpaxle_error_data_json(err), "/field", &field); // err stays valid
+///     fprintf(stderr, "%s (%d): %s\n", mcpaxle_error_kind(err), mcpaxle_error_code(err),
+///             mcpaxle_error_message(err));
+///     mcpaxle_string_free(field);
+///     mcpaxle_error_free(err);
+/// }
+/// ```
+///
+/// Ownership: the caller owns the result and frees it with `mcpaxle_error_free`; it is a copy,
+/// so it and the strings its accessors return stay valid across any other mcpaxle call, until
+/// that `mcpaxle_error_free`. Thread: per thread (the calling thread's last error); the
+/// result may then be read and freed on any thread.
 #[unsafe(no_mangle)]
-pub extern "C" fn mcpaxle_last_error_json() -> *const c_char {
-    ffi_boundary!(pure ptr::null(), {
+pub extern "C" fn mcpaxle_last_error() -> *mut mcpaxle_error {
+    ffi_boundary!(pure ptr::null_mut(), {
         LAST_ERROR
-            .try_with(|l| l.borrow().as_ref().and_then(|e| e.json.as_ref().map(|j| j.as_ptr())))
+            .try_with(|l| l.borrow().clone())
             .ok()
             .flatten()
-            .unwrap_or(ptr::null())
+            .map_or(ptr::null_mut(), |details| Box::into_raw(Box::new(mcpaxle_error { details })))
+    })
+}
+
+/// The details behind an `mcpaxle_error` pointer.
+///
+/// # Safety
+/// `e` is NULL or an `mcpaxle_error` from `mcpaxle_last_error` not yet freed.
+unsafe fn details<'a>(e: *const mcpaxle_error) -> Option<&'a Details> {
+    // SAFETY: per the function's contract.
+    unsafe { e.as_ref() }.map(|e| &e.details)
+}
+
+/// Frees error details taken with `mcpaxle_last_error`. NULL is a no-op.
+///
+/// Ownership: takes back `err`; it and every string its accessors returned are invalid
+/// afterwards. Thread: any; also works in a forked child.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_free(err: *mut mcpaxle_error) {
+    ffi_boundary!(pure(), {
+        if !err.is_null() {
+            // SAFETY: per the contract, `err` came from Box::into_raw in mcpaxle_last_error.
+            drop(unsafe { Box::from_raw(err) });
+        }
+    })
+}
+
+/// The result code the failed call returned (`MCPAXLE_ERR_INVALID_PARAMS`); `MCPAXLE_OK` when
+/// `err` is NULL.
+///
+/// Ownership: `err` is borrowed (NULL or not yet freed). Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_result(err: *const mcpaxle_error) -> mcpaxle_result {
+    // SAFETY: per the contract.
+    ffi_boundary!(pure MCPAXLE_OK, { unsafe { details(err) }.map_or(MCPAXLE_OK, |d| d.result) })
+}
+
+/// The name of the core's error kind (`"invalid_params"`, `"transport"`, ...; the same names
+/// as the Python and Node bindings' `kind`). The errors of the C API alone (NULL or invalid
+/// arguments, a spent reply handle, use after fork(), a closed object) are `"usage"`; a caught
+/// panic is `"panic"`. "" when `err` is NULL.
+///
+/// Ownership: a static string, valid for the life of the process; do not free it. `err` is
+/// borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_kind(err: *const mcpaxle_error) -> *const c_char {
+    ffi_boundary!(pure c"".as_ptr(), {
+        // SAFETY: per the contract.
+        match unsafe { details(err) } {
+            Some(d) => kind_name(d.kind).as_ptr(),
+            None => c"".as_ptr(),
+        }
+    })
+}
+
+/// The kinds' names as static C strings, in `ErrorKind::ALL`'s order.
+static KIND_NAMES: LazyLock<Vec<CString>> =
+    LazyLock::new(|| ErrorKind::ALL.iter().map(|k| cstring_lossy(k.as_str())).collect());
+
+fn kind_name(kind: ErrorKind) -> &'static CStr {
+    ErrorKind::ALL.iter().position(|k| *k == kind).map_or(c"internal", |i| KIND_NAMES[i].as_c_str())
+}
+
+/// The JSON-RPC code of the error (-32602 for invalid params, a peer's own code for
+/// `MCPAXLE_ERR_REMOTE`, -32603 for the kinds JSON-RPC has no code for); 0 when `err` is NULL.
+///
+/// Ownership: `err` is borrowed. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_code(err: *const mcpaxle_error) -> i32 {
+    // SAFETY: per the contract.
+    ffi_boundary!(pure 0, { unsafe { details(err) }.map_or(0, |d| d.code) })
+}
+
+/// The error's message; "" when `err` is NULL. Never NULL.
+///
+/// Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+/// between. Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_message(err: *const mcpaxle_error) -> *const c_char {
+    ffi_boundary!(pure c"".as_ptr(), {
+        // SAFETY: per the contract.
+        unsafe { details(err) }.map_or(c"".as_ptr(), |d| d.message.as_ptr())
+    })
+}
+
+/// The JSON-RPC error's `data` as JSON text (`{"requiredCapabilities": {...}}`), ready for
+/// the `mcpaxle_json_*` helpers; NULL when the error has no data or `err` is NULL.
+///
+/// Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+/// between (passing it to `mcpaxle_json_get` is safe). Thread: any.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_error_data_json(err: *const mcpaxle_error) -> *const c_char {
+    ffi_boundary!(pure ptr::null(), {
+        // SAFETY: per the contract.
+        unsafe { details(err) }.and_then(|d| d.data.as_ref()).map_or(ptr::null(), |j| j.as_ptr())
     })
 }
 
@@ -486,6 +647,66 @@ mod tests {
         }
         assert_eq!(mcpaxle_result::kind_of_code(28), Some(ErrorKind::Tool));
         assert_eq!(mcpaxle_result::kind_of_code(0), None);
+        assert_eq!(mcpaxle_result::kind_of_code(14), Some(ErrorKind::Internal));
+        assert_eq!(mcpaxle_result::kind_of_code(10), Some(ErrorKind::Usage));
+        assert_eq!(mcpaxle_result::kind_of_code(99), None);
         assert_eq!(mcpaxle_result::of_kind(ErrorKind::InputRequired), MCPAXLE_INPUT_REQUIRED);
+    }
+
+    #[test]
+    fn every_core_kind_has_its_own_code_and_name_and_back() {
+        let mut seen = std::collections::HashSet::new();
+        for kind in ErrorKind::ALL {
+            let code = mcpaxle_result::of_kind(kind);
+            assert!(seen.insert(code as c_int), "{kind} shares {code:?}");
+            assert_eq!(code.kind(), kind);
+            assert_ne!(mcpaxle_result::name(code as c_int), c"MCPAXLE_UNKNOWN_RESULT", "{kind}");
+            assert_eq!(kind_name(kind).to_str().unwrap(), kind.as_str());
+            if kind != ErrorKind::Panic {
+                assert_eq!(mcpaxle_result::kind_of_code(code as c_int), Some(kind), "{kind}");
+            }
+        }
+        assert_eq!(KIND_RESULTS.iter().map(|(k, _)| *k).collect::<Vec<_>>(), ErrorKind::ALL);
+        assert_eq!(MCPAXLE_ERR_NULL.kind(), ErrorKind::Usage);
+        assert_eq!(MCPAXLE_ERR_CLOSED.kind(), ErrorKind::Usage);
+    }
+
+    fn text(p: *const c_char) -> String {
+        // SAFETY: the accessors return NULL or valid NUL-terminated strings.
+        if p.is_null() { "<NULL>".into() } else { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+    }
+
+    #[test]
+    fn error_details_are_owned_and_survive_later_calls() {
+        assert_eq!(ffi_boundary!({ Ok(()) }), MCPAXLE_OK);
+        assert!(mcpaxle_last_error().is_null());
+        let failed = ffi_boundary!({
+            Err(FfiError::from(Error::invalid_params("bad city").with_data(serde_json::json!({"city": "Atlantis"}))))
+        });
+        assert_eq!(failed, MCPAXLE_ERR_INVALID_PARAMS);
+        let err = mcpaxle_last_error();
+        // Later calls, failing and succeeding, replace the thread's last error, not `err`.
+        assert_eq!(ffi_boundary!({ Err(FfiError::null("x")) }), MCPAXLE_ERR_NULL);
+        assert_eq!(ffi_boundary!({ Ok(()) }), MCPAXLE_OK);
+        // SAFETY: `err` is live until freed below.
+        unsafe {
+            assert_eq!(mcpaxle_error_result(err), MCPAXLE_ERR_INVALID_PARAMS);
+            assert_eq!(text(mcpaxle_error_kind(err)), "invalid_params");
+            assert_eq!(mcpaxle_error_code(err), -32602);
+            assert_eq!(text(mcpaxle_error_message(err)), "bad city");
+            assert_eq!(text(mcpaxle_error_data_json(err)), r#"{"city":"Atlantis"}"#);
+            mcpaxle_error_free(err);
+            assert_eq!(text(mcpaxle_error_kind(ptr::null())), "");
+            assert_eq!(mcpaxle_error_code(ptr::null()), 0);
+            mcpaxle_error_free(ptr::null_mut());
+        }
+        assert_eq!(ffi_boundary!({ Err(FfiError::null("x")) }), MCPAXLE_ERR_NULL);
+        let err = mcpaxle_last_error();
+        // SAFETY: live until freed.
+        unsafe {
+            assert_eq!((text(mcpaxle_error_kind(err)), mcpaxle_error_code(err)), ("usage".into(), -32603));
+            assert_eq!(text(mcpaxle_error_data_json(err)), "<NULL>");
+            mcpaxle_error_free(err);
+        }
     }
 }

@@ -1,5 +1,10 @@
 //! Small JSON helpers for C programs that have no JSON library: read a value by JSON Pointer,
 //! and quote a string as a JSON string literal.
+//!
+//! They earn their place: every payload of the C API is JSON text (a tool's arguments, a
+//! result, an error's data), and C has no JSON parser; without them the first thing each C user
+//! must do is pick, build and link one. They are thin (serde_json's RFC 6901 `pointer` and its
+//! string escaping, no parser of our own) and touch no runtime state.
 
 use crate::ffi::{
     FfiError, FfiResult, arg_json, arg_str, ffi_boundary, into_c_string, mcpaxle_result, out_ptr, write_json,
@@ -21,8 +26,9 @@ fn pointer<'a>(doc: &'a Value, ptr: &str) -> FfiResult<Option<&'a Value>> {
 /// whole document) of the JSON document `json`, as JSON text in `*out_json`; NULL (and
 /// `MCPAXLE_OK`) when there is no such value.
 ///
-/// Ownership: the inputs are borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
-/// Thread: any.
+/// Ownership: the inputs are borrowed, only for the duration of the call (a string an accessor
+/// of `mcpaxle_error` returned is fine, and stays valid afterwards); `*out_json` is the
+/// caller's (`mcpaxle_string_free`). Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_json_get(
     json: *const c_char,
@@ -41,9 +47,13 @@ pub unsafe extern "C" fn mcpaxle_json_get(
 }
 
 /// Like `mcpaxle_json_get`, but a string value comes out as its text (unquoted, unescaped);
-/// other values come out as JSON text; NULL when there is no such value.
+/// numbers, booleans, arrays and objects come out as JSON text (`42`, `true`); NULL (and
+/// `MCPAXLE_OK`) when there is no such value or it is JSON `null`, so that a null is never
+/// mistaken for the string "null". (`mcpaxle_json_get` tells the two apart: "null" for a null,
+/// NULL for no value.)
 ///
-/// Ownership and thread: as `mcpaxle_json_get`.
+/// Ownership: the inputs are borrowed (only for the duration of the call); `*out` is the
+/// caller's (`mcpaxle_string_free`). Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_json_get_string(
     json: *const c_char,
@@ -55,8 +65,8 @@ pub unsafe extern "C" fn mcpaxle_json_get_string(
         let (out, doc, ptr) = unsafe { (out_ptr(out, "out")?, arg_json(json, "json")?, arg_str(pointer, "pointer")?) };
         match self::pointer(&doc, ptr)? {
             Some(Value::String(s)) => *out = into_c_string(s),
+            Some(Value::Null) | None => {}
             Some(v) => write_json(out, v),
-            None => {}
         }
         Ok(())
     })
@@ -65,7 +75,7 @@ pub unsafe extern "C" fn mcpaxle_json_get_string(
 /// The number of elements (array), members (object) or characters (string) of the value at
 /// `pointer`; 0 for other values and when there is no such value.
 ///
-/// Ownership: the inputs are borrowed. Thread: any.
+/// Ownership: the inputs are borrowed, only for the duration of the call. Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_json_length(
     json: *const c_char,
@@ -91,8 +101,8 @@ pub unsafe extern "C" fn mcpaxle_json_length(
 /// `text` as a JSON string literal, quotes included (`He said "hi"` becomes
 /// `"He said \"hi\""`), to splice into JSON built with printf.
 ///
-/// Ownership: `text` is borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
-/// Thread: any.
+/// Ownership: `text` is borrowed, only for the duration of the call; `*out_json` is the
+/// caller's (`mcpaxle_string_free`). Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_json_quote(text: *const c_char, out_json: *mut *mut c_char) -> mcpaxle_result {
     ffi_boundary!({
@@ -160,4 +170,33 @@ pub unsafe extern "C" fn mcpaxle_elicitation_apply_defaults(
         write_json(out, &Value::Object(content));
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::{CStr, CString};
+
+    fn get_string(json: &str, pointer: &str) -> (mcpaxle_result, Option<String>) {
+        let (json, pointer) = (CString::new(json).unwrap(), CString::new(pointer).unwrap());
+        let mut out: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid strings and out-parameter.
+        let r = unsafe { mcpaxle_json_get_string(json.as_ptr(), pointer.as_ptr(), &mut out) };
+        let text = (!out.is_null()).then(|| {
+            // SAFETY: the library returned a valid string, freed right after.
+            let t = unsafe { CStr::from_ptr(out) }.to_str().unwrap().to_owned();
+            unsafe { crate::ffi::mcpaxle_string_free(out) };
+            t
+        });
+        (r, text)
+    }
+
+    #[test]
+    fn get_string_gives_null_no_text() {
+        let doc = r#"{"s": "null", "n": null, "x": 42}"#;
+        assert_eq!(get_string(doc, "/s"), (mcpaxle_result::MCPAXLE_OK, Some("null".into())));
+        assert_eq!(get_string(doc, "/n"), (mcpaxle_result::MCPAXLE_OK, None));
+        assert_eq!(get_string(doc, "/missing"), (mcpaxle_result::MCPAXLE_OK, None));
+        assert_eq!(get_string(doc, "/x"), (mcpaxle_result::MCPAXLE_OK, Some("42".into())));
+    }
 }

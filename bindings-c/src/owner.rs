@@ -42,7 +42,7 @@ impl Owner {
         }
     }
 
-    /// A process-unique id (completion handles are tagged with it).
+    /// A process-unique id (reply handles are tagged with it).
     pub fn id(&self) -> u64 {
         self.id
     }

@@ -1,6 +1,6 @@
 //! `mcpaxle_server_*`: a server, its options, and the registration of C handlers.
 
-use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion, mcpaxle_context};
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_context, mcpaxle_reply};
 use crate::ffi::{
     FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr,
     set_opt_out,
@@ -36,20 +36,21 @@ use tokio_util::sync::CancellationToken;
 ///   for the duration of the callback.
 /// - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
 ///   call is completed.
-/// - `completion`: complete it exactly once, now or later, from any thread.
+/// - `reply`: the call's reply handle; finish the call through it exactly once
+///   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
 ///
 /// Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
-/// sleeping, waiting for another thread) is allowed; the request waits for the completion.
+/// sleeping, waiting for another thread) is allowed; the request waits for the reply.
 pub type mcpaxle_handler = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
         request_json: *const c_char,
         ctx: *mut mcpaxle_context,
-        completion: *mut mcpaxle_completion,
+        reply: *mut mcpaxle_reply,
     ),
 >;
 
-type HandlerFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_context, *mut mcpaxle_completion);
+type HandlerFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_context, *mut mcpaxle_reply);
 
 /// An MCP server: registries of tools, resources, templates, prompts and completions that can
 /// change at any time, served over stdio or Streamable HTTP. Created by `mcpaxle_server_new`,
@@ -100,7 +101,7 @@ impl CHandler {
             calls::invoke(&me.owner, me.kind, Some(ctx), request.to_string(), move |id, json| {
                 // SAFETY: the C function pointer and user_data were given together at
                 // registration; the handle ids are opaque to C.
-                unsafe { func(user_data.get(), json, id as *mut mcpaxle_context, id as *mut mcpaxle_completion) }
+                unsafe { func(user_data.get(), json, id as *mut mcpaxle_context, id as *mut mcpaxle_reply) }
             })
             .await
         })
@@ -339,7 +340,7 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
 /// request; a full table or quota ends its least recently used idle session to make room) and
 /// `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
 /// call then fails with an error naming the handler and the limit, an `isError` result for a
-/// tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+/// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`). Unknown
 /// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
@@ -382,7 +383,7 @@ pub unsafe extern "C" fn mcpaxle_server_new(
 ///
 /// Every transport serving it stops (blocking `mcpaxle_server_serve_*` calls return, background
 /// HTTP servers stop accepting; their handles must still be freed), pending calls are
-/// abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_COMPLETED), and
+/// abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_REPLIED), and
 /// **no handler callback runs after this returns**: it waits for the callbacks running on other
 /// threads to return (a callback may call it for its own server without deadlock). After this
 /// returns, every `user_data` given to this server may be freed.
@@ -662,7 +663,7 @@ fn completion_ref(v: Value) -> FfiResult<CompletionRef> {
     }
 }
 
-/// Sets the completion handler (`completion/complete`) of a prompt's arguments or a resource
+/// Sets the reply handler (`completion/complete`) of a prompt's arguments or a resource
 /// template's variables. `ref_json` is `{"type": "ref/prompt", "name": "..."}` or
 /// `{"type": "ref/resource", "uri": "<uri template>"}`. The callback completes with a
 /// `CompleteResult` (`{"completion": {"values": [...]}}`).
@@ -685,7 +686,7 @@ pub unsafe extern "C" fn mcpaxle_server_set_completion(
     })
 }
 
-/// Removes a completion handler (`ref_json` as in `mcpaxle_server_set_completion`);
+/// Removes a reply handler (`ref_json` as in `mcpaxle_server_set_completion`);
 /// `*removed` (may be NULL) tells whether it existed. Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_server_remove_completion(

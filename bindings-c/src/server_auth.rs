@@ -1,8 +1,8 @@
 //! `mcpaxle_server_set_bearer_auth`: a server's Streamable HTTP endpoint as an OAuth 2.1
-//! resource server, with the token check as a C callback that finishes through a completion
+//! resource server, with the token check as a C callback that finishes through a reply
 //! handle.
 
-use crate::calls::{self, Kind, Payload, Target, mcpaxle_completion};
+use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
 use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
 use crate::server::{mcpaxle_server, server_ref};
@@ -14,8 +14,8 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 /// Checks a bearer access token presented to the server's HTTP endpoint, once per request that
-/// carries one. Complete `completion` exactly once, now or later, from any thread, with
-/// `mcpaxle_completion_ok`:
+/// carries one. Complete `reply` exactly once, now or later, from any thread, with
+/// `mcpaxle_reply_ok`:
 ///
 /// - `{"subject": "alice", "scopes": ["notes:read"]}` for a valid token (its signature, expiry,
 ///   and that it was issued for this resource, its audience): `subject` becomes the request's
@@ -23,17 +23,17 @@ use std::sync::Arc;
 ///   against the required and per-tool scopes;
 /// - `null` for an invalid or expired token: the request gets `401` `invalid_token`.
 ///
-/// Complete with `mcpaxle_completion_error` (any error kind) when the token cannot be checked
+/// Complete with `mcpaxle_reply_error` (any error kind) when the token cannot be checked
 /// right now (the introspection endpoint is down): the request gets `503`. So does an answer
 /// that is not of the shape above. `token` is borrowed for the duration of the callback.
 ///
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
-/// request); the HTTP request waits for the completion, so complete promptly and cache
+/// request); the HTTP request waits for the reply, so reply promptly and cache
 /// expensive checks.
 pub type mcpaxle_token_verifier =
-    Option<unsafe extern "C" fn(user_data: *mut c_void, token: *const c_char, completion: *mut mcpaxle_completion)>;
+    Option<unsafe extern "C" fn(user_data: *mut c_void, token: *const c_char, reply: *mut mcpaxle_reply)>;
 
-type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_completion);
+type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -113,7 +113,7 @@ fn token_verifier(owner: &Arc<Owner>, target: Target<VerifyFn>) -> TokenVerifier
         Box::pin(async move {
             let payload = calls::invoke(&owner, Kind::Token, None, token, move |id, token| {
                 // SAFETY: the function pointer and user data were registered together.
-                unsafe { (target.func)(target.user_data.get(), token, id as *mut mcpaxle_completion) }
+                unsafe { (target.func)(target.user_data.get(), token, id as *mut mcpaxle_reply) }
             })
             .await?;
             match payload {

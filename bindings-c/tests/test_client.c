@@ -14,30 +14,30 @@
 
 /* ---- the server under test --------------------------------------------------------------- */
 
-static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *q = NULL;
     mcpaxle_json_quote(args, &q);
     char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(q);
 }
 
-static void progress_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void progress_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     for (int i = 1; i <= 3; i++) mcpaxle_context_progress(ctx, i, 3, NULL);
     mcpaxle_context_log(ctx, MCPAXLE_LOG_WARNING, "t", "\"careful\"");
-    mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"progressed\"}]}");
+    mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"progressed\"}]}");
 }
 
-static void slow_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void slow_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     for (int i = 0; i < 300 && !mcpaxle_context_is_cancelled(ctx); i++) sleep_ms(10);
-    mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"slow\"}]}");
+    mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"slow\"}]}");
 }
 
 /* Asks the client for all three kinds of input. */
-static void asking_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void asking_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *name = NULL, *sample = NULL, *roots = NULL;
     mcpaxle_result r1 = mcpaxle_context_elicit(ctx, "name",
@@ -48,7 +48,7 @@ static void asking_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxl
     mcpaxle_result r3 = mcpaxle_context_list_roots(ctx, "r", &roots);
     mcpaxle_result first = r1 ? r1 : r2 ? r2 : r3;
     if (first) {
-        mcpaxle_completion_propagate(c, first);
+        mcpaxle_reply_propagate(c, first);
     } else {
         char *who = NULL, *model = NULL, *root = NULL;
         mcpaxle_json_get_string(name, "/content/name", &who);
@@ -58,34 +58,34 @@ static void asking_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxl
         char *q = NULL;
         mcpaxle_json_quote(text, &q);
         char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-        mcpaxle_completion_ok(c, json);
+        mcpaxle_reply_ok(c, json);
         free(json), free(text), mcpaxle_string_free(q), mcpaxle_string_free(who), mcpaxle_string_free(model),
             mcpaxle_string_free(root);
     }
     mcpaxle_string_free(name), mcpaxle_string_free(sample), mcpaxle_string_free(roots);
 }
 
-static void read_res(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void read_res(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *uri = NULL;
     mcpaxle_json_get(req, "/uri", &uri);
     char *json = fmt("{\"contents\":[{\"uri\":%s,\"text\":\"hello\"}]}", uri);
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(uri);
 }
 
-static void get_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void get_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *who = NULL;
     mcpaxle_json_get(args, "/who", &who);
     char *json = fmt("{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":%s}}]}", who ? who : "\"?\"");
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(who);
 }
 
-static void complete_values(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void complete_values(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)req, (void)ctx;
-    mcpaxle_completion_ok(c, "{\"completion\":{\"values\":[\"alpha\",\"beta\"]}}");
+    mcpaxle_reply_ok(c, "{\"completion\":{\"values\":[\"alpha\",\"beta\"]}}");
 }
 
 static mcpaxle_server *build_server(void) {
@@ -105,25 +105,25 @@ static mcpaxle_server *build_server(void) {
 
 static atomic_int elicitations, samplings, roots_asked, logs_seen;
 
-static void on_elicitation(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_elicitation(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud;
     atomic_fetch_add(&elicitations, 1);
     char *schema = NULL, *content = NULL;
     mcpaxle_json_get(params, "/requestedSchema", &schema);
     mcpaxle_elicitation_apply_defaults(schema, NULL, &content);
     char *answer = fmt("{\"action\":\"accept\",\"content\":%s}", content);
-    mcpaxle_completion_ok(c, answer);
+    mcpaxle_reply_ok(c, answer);
     free(answer), mcpaxle_string_free(schema), mcpaxle_string_free(content);
 }
 
 struct later {
-    mcpaxle_completion *c;
+    mcpaxle_reply *c;
 };
 
 static void *answer_later(void *arg) {
     struct later *l = arg;
     sleep_ms(50);
-    mcpaxle_completion_ok(l->c, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"x\"},\"model\":\"m-later\"}");
+    mcpaxle_reply_ok(l->c, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"x\"},\"model\":\"m-later\"}");
     free(l);
     return NULL;
 }
@@ -131,7 +131,7 @@ static void *answer_later(void *arg) {
 static pthread_t sampling_thread;
 
 /* Answers from another thread, later. */
-static void on_sampling(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_sampling(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud, (void)params;
     atomic_fetch_add(&samplings, 1);
     struct later *l = malloc(sizeof *l);
@@ -139,10 +139,10 @@ static void on_sampling(void *ud, const char *params, mcpaxle_completion *c) {
     pthread_create(&sampling_thread, NULL, answer_later, l);
 }
 
-static void on_roots(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_roots(void *ud, const char *params, mcpaxle_reply *c) {
     (void)ud, (void)params;
     atomic_fetch_add(&roots_asked, 1);
-    mcpaxle_completion_ok(c, "{\"roots\":[{\"uri\":\"file:///work\"}]}");
+    mcpaxle_reply_ok(c, "{\"roots\":[{\"uri\":\"file:///work\"}]}");
 }
 
 static void on_log(void *ud, const char *params) {
@@ -280,7 +280,12 @@ TEST(blocking_methods) {
     /* Errors: a remote JSON-RPC error keeps its code; bad arguments are refused locally. */
     CHECK_RC(mcpaxle_client_call_tool(c, "nope", "{}", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK(out == NULL);
-    CHECK(mcpaxle_last_error_json() && strstr(mcpaxle_last_error_json(), "-32602"));
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK(err != NULL);
+    CHECK_STR(mcpaxle_error_kind(err), "invalid_params");
+    CHECK(mcpaxle_error_code(err) == -32602);
+    CHECK_RC(mcpaxle_error_result(err), MCPAXLE_ERR_INVALID_PARAMS);
+    mcpaxle_error_free(err);
     CHECK_RC(mcpaxle_client_read_resource(c, "test://missing", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_client_request(c, "no/such/method", "{}", NULL, &out), MCPAXLE_ERR_METHOD_NOT_FOUND);
     CHECK_RC(mcpaxle_client_request(c, "tools/list", "[1]", NULL, &out), MCPAXLE_ERR_USAGE);
@@ -337,7 +342,20 @@ TEST(input_handlers_progress_and_logs) {
     /* Without handlers the client declares no capability: the ask fails with -32021. */
     c = connect_to(port, false);
     CHECK_RC(mcpaxle_client_call_tool(c, "ask", "{}", NULL, &out), MCPAXLE_ERR_MISSING_CAPABILITY);
+    /* The error's details are the caller's: reading its data with the JSON helpers (which reset
+     * the thread's last error), even failing ones, and freeing the client leave them valid. */
+    mcpaxle_error *err = mcpaxle_last_error();
     mcpaxle_client_free(c);
+    char *needed = NULL, *bad = NULL;
+    CHECK_RC(mcpaxle_json_keys(mcpaxle_error_data_json(err), "/requiredCapabilities", &needed), MCPAXLE_OK);
+    CHECK(needed && strstr(needed, "\"roots\"") != NULL); /* the newest failed ask: list_roots */
+    CHECK_RC(mcpaxle_json_get("{bad", "", &bad), MCPAXLE_ERR_INVALID_JSON);
+    CHECK_STR(mcpaxle_error_kind(err), "missing_required_client_capability");
+    CHECK(mcpaxle_error_code(err) == -32021);
+    CHECK(strstr(mcpaxle_error_message(err), "requires the client capability roots") != NULL);
+    CHECK(strstr(mcpaxle_error_data_json(err), "requiredCapabilities") != NULL);
+    mcpaxle_string_free(needed);
+    mcpaxle_error_free(err);
 }
 
 static atomic_int progress_count;
@@ -611,7 +629,7 @@ enum auth_mode {
     AUTH_BROWSER, /* as a browser would, on another thread: GET it, answer with the redirect */
     AUTH_REFUSE,  /* give up: complete with an error */
     AUTH_FORGE,   /* answer with a redirect the client did not ask for (another state) */
-    AUTH_MISUSE,  /* complete with mcpaxle_completion_ok, which is not how */
+    AUTH_MISUSE,  /* complete with mcpaxle_reply_ok, which is not how */
 };
 
 struct authorizer {
@@ -624,7 +642,7 @@ struct authorizer {
 };
 
 struct browser {
-    mcpaxle_completion *completion;
+    mcpaxle_reply *completion;
     char *url;
 };
 
@@ -632,14 +650,14 @@ static void *browse(void *arg) {
     struct browser *b = arg;
     char *resp = http_get(b->url), *location = resp ? header_value(resp, "Location") : NULL;
     if (location)
-        mcpaxle_completion_redirect(b->completion, location);
+        mcpaxle_reply_redirect(b->completion, location);
     else
-        mcpaxle_completion_error(b->completion, MCPAXLE_ERR_TRANSPORT, "the authorization server did not redirect");
+        mcpaxle_reply_error(b->completion, MCPAXLE_ERR_TRANSPORT, "the authorization server did not redirect");
     free(location), free(resp), free(b->url), free(b);
     return NULL;
 }
 
-static void on_authorize(void *ud, const char *url, mcpaxle_completion *c) {
+static void on_authorize(void *ud, const char *url, mcpaxle_reply *c) {
     struct authorizer *a = ud;
     atomic_fetch_add(&a->calls, 1);
     atomic_store(&a->url_ok, strstr(url, "code_challenge_method=S256") && strstr(url, "&state=") && strstr(url, "&resource="));
@@ -656,17 +674,17 @@ static void on_authorize(void *ud, const char *url, mcpaxle_completion *c) {
         break;
     }
     case AUTH_REFUSE:
-        mcpaxle_completion_error(c, MCPAXLE_ERR_CANCELLED, "the user closed the browser window");
+        mcpaxle_reply_error(c, MCPAXLE_ERR_CANCELLED, "the user closed the browser window");
         break;
     case AUTH_FORGE: {
         char *forged = fmt("http://127.0.0.1:9/callback?code=forged&state=forged&iss=http%%3A%%2F%%2F127.0.0.1%%3A%u", (unsigned)oauth_port);
-        mcpaxle_completion_redirect(c, forged);
+        mcpaxle_reply_redirect(c, forged);
         free(forged);
         break;
     }
     case AUTH_MISUSE:
-        a->misuse[0] = mcpaxle_completion_ok(c, "{}");
-        a->misuse[1] = mcpaxle_completion_redirect(c, "http://127.0.0.1:9/callback");
+        a->misuse[0] = mcpaxle_reply_ok(c, "{}");
+        a->misuse[1] = mcpaxle_reply_redirect(c, "http://127.0.0.1:9/callback");
         break;
     }
 }
@@ -774,19 +792,19 @@ TEST(oauth_authorization_handler) {
     if (error && !strstr(error, "state")) fprintf(stderr, "  error: %s\n", error);
     free_both(&text, &error);
 
-    /* mcpaxle_completion_ok is not how an authorization completes: the call fails, and the
+    /* mcpaxle_reply_ok is not how an authorization completes: the call fails, and the
      * handle is spent. */
     struct authorizer misuse = {.mode = AUTH_MISUSE};
     CHECK(oauth_call(json, on_authorize, &misuse, "whoami", "{}", &text, &error) != MCPAXLE_OK);
     CHECK_RC(misuse.misuse[0], MCPAXLE_ERR_USAGE);
-    CHECK_RC(misuse.misuse[1], MCPAXLE_ERR_ALREADY_COMPLETED);
-    CHECK(error && strstr(error, "mcpaxle_completion_redirect"));
+    CHECK_RC(misuse.misuse[1], MCPAXLE_ERR_ALREADY_REPLIED);
+    CHECK(error && strstr(error, "mcpaxle_reply_redirect"));
     free_both(&text, &error);
 }
 
-static void on_elicitation_redirect(void *ud, const char *params, mcpaxle_completion *c) {
+static void on_elicitation_redirect(void *ud, const char *params, mcpaxle_reply *c) {
     (void)params;
-    *(mcpaxle_result *)ud = mcpaxle_completion_redirect(c, "http://127.0.0.1:9/callback");
+    *(mcpaxle_result *)ud = mcpaxle_reply_redirect(c, "http://127.0.0.1:9/callback");
 }
 
 TEST(oauth_bad_input) {
@@ -806,8 +824,8 @@ TEST(oauth_bad_input) {
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, NULL, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, on_authorize, NULL), MCPAXLE_OK); /* replaces */
     mcpaxle_client_options_free(o);
-    CHECK_RC(mcpaxle_completion_redirect(NULL, "http://127.0.0.1:9/callback"), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_completion_redirect((mcpaxle_completion *)(uintptr_t)0x7fffffff, "x"), MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(mcpaxle_reply_redirect(NULL, "http://127.0.0.1:9/callback"), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_redirect((mcpaxle_reply *)(uintptr_t)0x7fffffff, "x"), MCPAXLE_ERR_ALREADY_REPLIED);
 
     /* An input handler's completion is not an authorization's. */
     mcpaxle_result seen = MCPAXLE_OK;

@@ -13,13 +13,13 @@
 
 static atomic_int calls_started;
 
-static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     atomic_fetch_add(&calls_started, 1);
     char *q = NULL;
     mcpaxle_json_quote(args, &q);
     char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json);
     mcpaxle_string_free(q);
 }
@@ -38,16 +38,16 @@ static void record_free(struct record *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* Completes twice: the second completion must say MCPAXLE_ERR_ALREADY_COMPLETED. */
-static void double_completion(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+/* Completes twice: the second completion must say MCPAXLE_ERR_ALREADY_REPLIED. */
+static void double_completion(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
     struct record *r = ud;
-    r->codes[0] = mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"first\"}]}");
-    r->codes[1] = mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"second\"}]}");
-    r->codes[2] = mcpaxle_completion_error(c, MCPAXLE_ERR_TOOL, "third");
-    r->codes[3] = mcpaxle_completion_input_required(c);
-    r->codes[4] = mcpaxle_completion_propagate(c, MCPAXLE_ERR_INTERNAL);
-    r->codes[5] = mcpaxle_completion_error_data(c, MCPAXLE_ERR_TOOL, "x", "{}");
+    r->codes[0] = mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"first\"}]}");
+    r->codes[1] = mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"second\"}]}");
+    r->codes[2] = mcpaxle_reply_error(c, MCPAXLE_ERR_TOOL, "third");
+    r->codes[3] = mcpaxle_reply_input_required(c);
+    r->codes[4] = mcpaxle_reply_propagate(c, MCPAXLE_ERR_INTERNAL);
+    r->codes[5] = mcpaxle_reply_error_data(c, MCPAXLE_ERR_TOOL, "x", "{}");
     /* The context is over once the call is completed. */
     r->codes[6] = mcpaxle_context_progress(ctx, 1, 2, NULL);
     r->flags[0] = mcpaxle_context_is_cancelled(ctx);
@@ -55,7 +55,7 @@ static void double_completion(void *ud, const char *args, mcpaxle_context *ctx, 
 
 struct later {
     mcpaxle_context *ctx;
-    mcpaxle_completion *c;
+    mcpaxle_reply *c;
     struct record *r;
 };
 
@@ -64,15 +64,15 @@ static void *complete_later(void *arg) {
     sleep_ms(100);
     l->r->flags[0] = mcpaxle_context_is_cancelled(l->ctx);
     l->r->codes[0] = mcpaxle_context_progress(l->ctx, 50, 100, "half way, from another thread");
-    l->r->codes[1] = mcpaxle_completion_ok(l->c, "{\"content\":[{\"type\":\"text\",\"text\":\"done later\"}]}");
-    l->r->codes[2] = mcpaxle_completion_ok(l->c, "{\"content\":[{\"type\":\"text\",\"text\":\"twice\"}]}");
+    l->r->codes[1] = mcpaxle_reply_ok(l->c, "{\"content\":[{\"type\":\"text\",\"text\":\"done later\"}]}");
+    l->r->codes[2] = mcpaxle_reply_ok(l->c, "{\"content\":[{\"type\":\"text\",\"text\":\"twice\"}]}");
     l->r->flags[1] = mcpaxle_context_is_cancelled(l->ctx);
     free(l);
     return NULL;
 }
 
 /* Returns at once; another thread completes the call 100 ms later. */
-static void later_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void later_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args;
     struct record *r = ud;
     struct later *l = malloc(sizeof *l);
@@ -81,30 +81,30 @@ static void later_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
 }
 
 /* Completes according to the "mode" argument. */
-static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     struct record *r = ud;
     char *mode = NULL;
     mcpaxle_json_get_string(args, "/mode", &mode);
     if (!mode) {
-        mcpaxle_completion_error(c, MCPAXLE_ERR_INVALID_PARAMS, "no mode");
+        mcpaxle_reply_error(c, MCPAXLE_ERR_INVALID_PARAMS, "no mode");
     } else if (strcmp(mode, "tool_error") == 0) {
-        r->codes[0] = mcpaxle_completion_error(c, MCPAXLE_ERR_TOOL, "it broke");
+        r->codes[0] = mcpaxle_reply_error(c, MCPAXLE_ERR_TOOL, "it broke");
     } else if (strcmp(mode, "invalid_params") == 0) {
-        r->codes[0] = mcpaxle_completion_error_data(c, MCPAXLE_ERR_INVALID_PARAMS, "bad thing", "{\"why\":42}");
+        r->codes[0] = mcpaxle_reply_error_data(c, MCPAXLE_ERR_INVALID_PARAMS, "bad thing", "{\"why\":42}");
     } else if (strcmp(mode, "bad_json") == 0) {
-        r->codes[0] = mcpaxle_completion_ok(c, "{not json");
+        r->codes[0] = mcpaxle_reply_ok(c, "{not json");
     } else if (strcmp(mode, "bad_shape") == 0) {
-        r->codes[0] = mcpaxle_completion_ok(c, "{\"contents\":\"not a tool result\"}");
+        r->codes[0] = mcpaxle_reply_ok(c, "{\"contents\":\"not a tool result\"}");
     } else if (strcmp(mode, "null_result") == 0) {
-        r->codes[0] = mcpaxle_completion_ok(c, NULL);
+        r->codes[0] = mcpaxle_reply_ok(c, NULL);
     } else if (strcmp(mode, "bad_kind") == 0) {
-        r->codes[0] = mcpaxle_completion_error(c, 12345, NULL);
+        r->codes[0] = mcpaxle_reply_error(c, 12345, NULL);
     } else if (strcmp(mode, "bad_data") == 0) {
-        r->codes[0] = mcpaxle_completion_error_data(c, MCPAXLE_ERR_INTERNAL, "m", "{oops");
+        r->codes[0] = mcpaxle_reply_error_data(c, MCPAXLE_ERR_INTERNAL, "m", "{oops");
     } else if (strcmp(mode, "propagate_ok") == 0) {
-        r->codes[0] = mcpaxle_completion_propagate(c, MCPAXLE_OK);
+        r->codes[0] = mcpaxle_reply_propagate(c, MCPAXLE_OK);
     } else if (strcmp(mode, "propagate_code") == 0) {
-        r->codes[0] = mcpaxle_completion_propagate(c, MCPAXLE_ERR_METHOD_NOT_FOUND);
+        r->codes[0] = mcpaxle_reply_propagate(c, MCPAXLE_ERR_METHOD_NOT_FOUND);
     } else if (strcmp(mode, "info") == 0) {
         char *info = NULL;
         r->codes[0] = mcpaxle_context_info(ctx, &info);
@@ -128,7 +128,7 @@ static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
         /* Not a legacy session: closing the stream does nothing, the call completes. */
         r->codes[13] = mcpaxle_context_close_stream(ctx, 100);
         r->codes[14] = mcpaxle_context_close_stream(NULL, 100);
-        r->codes[10] = mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"info\"}]}");
+        r->codes[10] = mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"info\"}]}");
         r->codes[11] = mcpaxle_context_info(ctx, &info);
         r->codes[12] = mcpaxle_context_request_state(ctx, &info);
         r->codes[15] = mcpaxle_context_close_stream(ctx, 100);
@@ -137,7 +137,7 @@ static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
 }
 
 /* MRTR: asks for a name (elicitation), then for roots and a sample, keeping request state. */
-static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args;
     struct record *r = ud;
     char *state = NULL, *name = NULL, *sample = NULL, *roots = NULL;
@@ -157,7 +157,7 @@ static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_
     r->codes[9] = mcpaxle_context_list_roots(NULL, "k", &r->texts[3]);
     mcpaxle_result first = e != MCPAXLE_OK ? e : s != MCPAXLE_OK ? s : l;
     if (first != MCPAXLE_OK) {
-        r->codes[10] = mcpaxle_completion_propagate(c, first);
+        r->codes[10] = mcpaxle_reply_propagate(c, first);
     } else {
         char *who = NULL;
         mcpaxle_json_get_string(name, "/content/name", &who);
@@ -165,47 +165,47 @@ static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_
         char *q = NULL;
         mcpaxle_json_quote(text, &q);
         char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-        r->codes[10] = mcpaxle_completion_ok(c, json);
+        r->codes[10] = mcpaxle_reply_ok(c, json);
         free(json), free(text), mcpaxle_string_free(q), mcpaxle_string_free(who);
     }
     mcpaxle_string_free(state), mcpaxle_string_free(name), mcpaxle_string_free(sample), mcpaxle_string_free(roots);
 }
 
-/* Needs sampling: fails with -32021 (and its data) through mcpaxle_completion_propagate. */
-static void needs_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+/* Needs sampling: fails with -32021 (and its data) through mcpaxle_reply_propagate. */
+static void needs_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args;
     struct record *r = ud;
     char *answer = NULL;
     r->codes[0] = mcpaxle_context_sample(ctx, "s", "{\"messages\":[],\"maxTokens\":1}", &answer);
-    r->codes[1] = mcpaxle_completion_propagate(c, r->codes[0]);
+    r->codes[1] = mcpaxle_reply_propagate(c, r->codes[0]);
     mcpaxle_string_free(answer);
 }
 
-static void read_resource(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void read_resource(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *uri = NULL, *id = NULL;
     mcpaxle_json_get(req, "/uri", &uri);
     mcpaxle_json_get_string(req, "/variables/id", &id);
     char *json = fmt("{\"contents\":[{\"uri\":%s,\"mimeType\":\"text/plain\",\"text\":\"id=%s\"}]}", uri, id ? id : "none");
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(uri), mcpaxle_string_free(id);
 }
 
-static void get_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void get_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *who = NULL;
     mcpaxle_json_get(args, "/who", &who);
     char *json = fmt("{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":%s}}]}", who ? who : "\"nobody\"");
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(who);
 }
 
-static void complete_values(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void complete_values(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *typed = NULL;
     mcpaxle_json_get(req, "/argument/value", &typed);
     char *json = fmt("{\"completion\":{\"values\":[%s,\"fixed\"]}}", typed ? typed : "\"?\"");
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(typed);
 }
 
@@ -218,13 +218,37 @@ TEST(version_names_and_errors) {
     CHECK_STR(mcpaxle_result_name(MCPAXLE_INPUT_REQUIRED), "MCPAXLE_INPUT_REQUIRED");
     CHECK_STR(mcpaxle_result_name(-7), "MCPAXLE_UNKNOWN_RESULT");
     mcpaxle_string_free(NULL);
-    char *out = (char *)1;
+    char *out = (char *)1, *out2 = NULL;
     CHECK_RC(mcpaxle_json_quote(NULL, &out), MCPAXLE_ERR_NULL);
     CHECK(out == NULL);
     CHECK(strstr(mcpaxle_last_error_message(), "NULL") != NULL);
-    CHECK(mcpaxle_last_error_json() == NULL);
+    /* An error of the C API alone is a usage error, with Internal's code and no data. */
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK_RC(mcpaxle_error_result(err), MCPAXLE_ERR_NULL);
+    CHECK_STR(mcpaxle_error_kind(err), "usage");
+    CHECK(mcpaxle_error_code(err) == -32603);
+    CHECK(mcpaxle_error_data_json(err) == NULL);
     CHECK_RC(mcpaxle_json_quote("x", &out), MCPAXLE_OK);
     CHECK_STR(mcpaxle_last_error_message(), "");
+    CHECK(mcpaxle_last_error() == NULL);
+    /* The details outlive the call that reset the thread's last error. */
+    CHECK(strstr(mcpaxle_error_message(err), "NULL") != NULL);
+    mcpaxle_error_free(err);
+    mcpaxle_string_free(out);
+    /* The message may be the argument of the next call: it is replaced only once that returns. */
+    CHECK_RC(mcpaxle_json_get("{bad", "", &out), MCPAXLE_ERR_INVALID_JSON);
+    CHECK_RC(mcpaxle_json_quote(mcpaxle_last_error_message(), &out), MCPAXLE_OK);
+    CHECK(out && out[0] == '"' && strstr(out, "not valid JSON") != NULL);
+    CHECK_RC(mcpaxle_json_get("{bad", "", NULL), MCPAXLE_ERR_NULL);
+    err = mcpaxle_last_error();
+    CHECK_RC(mcpaxle_json_get("{bad", "", &out2), MCPAXLE_ERR_INVALID_JSON); /* replaces the last error */
+    CHECK_RC(mcpaxle_json_get_string(mcpaxle_error_message(err), "", &out2), MCPAXLE_ERR_INVALID_JSON);
+    CHECK(strstr(mcpaxle_error_message(err), "out_json is NULL") != NULL);
+    mcpaxle_error_free(err);
+    mcpaxle_error_free(NULL);
+    CHECK_STR(mcpaxle_error_kind(NULL), "");
+    CHECK_STR(mcpaxle_error_message(NULL), "");
+    CHECK(mcpaxle_error_code(NULL) == 0);
     mcpaxle_string_free(out);
 }
 
@@ -258,6 +282,13 @@ TEST(json_helpers) {
     CHECK_RC(mcpaxle_json_get_string("[", "/a", &out), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_json_get_string(doc, "/zz", &out), MCPAXLE_OK);
     CHECK(out == NULL);
+    /* A JSON null is no string (never the text "null"); mcpaxle_json_get tells it from absent. */
+    out = (char *)1;
+    CHECK_RC(mcpaxle_json_get_string(doc, "/a/b/2/c", &out), MCPAXLE_OK);
+    CHECK(out == NULL);
+    CHECK_RC(mcpaxle_json_get(doc, "/a/b/2/c", &out), MCPAXLE_OK);
+    CHECK_STR(out, "null");
+    mcpaxle_string_free(out);
     CHECK_RC(mcpaxle_json_length(doc, "/a/b", &n), MCPAXLE_OK);
     CHECK(n == 3);
     CHECK_RC(mcpaxle_json_length(doc, "/a", &n), MCPAXLE_OK);
@@ -336,7 +367,10 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"description\":\"no name\"}", echo_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"bad\",\"inputSchema\":{\"type\":\"object\",\"$ref\":\"https://x.invalid/s\"}}", echo_tool, NULL),
              MCPAXLE_ERR_USAGE);
-    CHECK(mcpaxle_last_error_json() != NULL);
+    mcpaxle_error *err = mcpaxle_last_error();
+    CHECK_STR(mcpaxle_error_kind(err), "usage");
+    CHECK(strstr(mcpaxle_error_message(err), "external references") != NULL);
+    mcpaxle_error_free(err);
     CHECK_RC(mcpaxle_server_add_tool(s, tool, echo_tool, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_add_tool(s, tool, echo_tool, NULL), MCPAXLE_OK); /* replaces */
     CHECK_RC(mcpaxle_server_remove_tool(s, "t", &removed), MCPAXLE_OK);
@@ -494,16 +528,16 @@ TEST(double_completion_is_an_error_not_ub) {
     CHECK_JSON(body, "/result/content/0/text", "first");
     free(body);
     CHECK_RC(r.codes[0], MCPAXLE_OK);
-    for (int i = 1; i <= 5; i++) CHECK_RC(r.codes[i], MCPAXLE_ERR_ALREADY_COMPLETED);
+    for (int i = 1; i <= 5; i++) CHECK_RC(r.codes[i], MCPAXLE_ERR_ALREADY_REPLIED);
     CHECK_RC(r.codes[6], MCPAXLE_ERR_CLOSED);
     CHECK(r.flags[0]);
-    CHECK_RC(mcpaxle_completion_ok(NULL, "{}"), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_completion_error(NULL, MCPAXLE_ERR_TOOL, "x"), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_completion_error_data(NULL, MCPAXLE_ERR_TOOL, "x", NULL), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_completion_input_required(NULL), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_completion_propagate(NULL, MCPAXLE_ERR_TOOL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_ok(NULL, "{}"), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_error(NULL, MCPAXLE_ERR_TOOL, "x"), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_error_data(NULL, MCPAXLE_ERR_TOOL, "x", NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_input_required(NULL), MCPAXLE_ERR_NULL);
+    CHECK_RC(mcpaxle_reply_propagate(NULL, MCPAXLE_ERR_TOOL), MCPAXLE_ERR_NULL);
     /* A handle that was never handed out (or long spent) is refused, never dereferenced. */
-    CHECK_RC(mcpaxle_completion_ok((mcpaxle_completion *)(uintptr_t)0x7fffffff, "{}"), MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(mcpaxle_reply_ok((mcpaxle_reply *)(uintptr_t)0x7fffffff, "{}"), MCPAXLE_ERR_ALREADY_REPLIED);
     mcpaxle_http_server_free(http);
     mcpaxle_server_free(s);
 }
@@ -522,7 +556,7 @@ TEST(completion_from_another_thread_later) {
     CHECK(!r.flags[0]);
     CHECK_RC(r.codes[0], MCPAXLE_OK);
     CHECK_RC(r.codes[1], MCPAXLE_OK);
-    CHECK_RC(r.codes[2], MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(r.codes[2], MCPAXLE_ERR_ALREADY_REPLIED);
     CHECK(r.flags[1]);
     mcpaxle_http_server_free(http);
     mcpaxle_server_free(s);
@@ -792,9 +826,9 @@ TEST(serve_fds_over_pipes) {
 /* ---- handler timeouts ------------------------------------------------------------------------ */
 
 /* Never completes: keeps the completion, completed by the test once the call has timed out. */
-static mcpaxle_completion *held[2];
+static mcpaxle_reply *held[2];
 static atomic_int held_count;
-static void hold_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void hold_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     int i = atomic_fetch_add(&held_count, 1);
     if (i < 2) held[i] = c;
@@ -811,7 +845,7 @@ static char *call_over_pipe(int in, int out, const char *id, const char *tool) {
 }
 
 /* handlerTimeoutMs (server-wide) and a tool's own timeoutMs: the call ends with an isError
- * result naming the tool and the limit; completing it later is ALREADY_COMPLETED. */
+ * result naming the tool and the limit; replying later is ALREADY_REPLIED. */
 TEST(handler_timeouts) {
     mcpaxle_server *bad = NULL;
     CHECK_RC(mcpaxle_server_new("n", "1", "{\"handlerTimeoutMs\":0}", &bad), MCPAXLE_ERR_INVALID_PARAMS);
@@ -843,7 +877,7 @@ TEST(handler_timeouts) {
     CHECK_JSON(line, "/id", "t3");
     free(line);
     CHECK(atomic_load(&held_count) == 2);
-    for (int i = 0; i < 2; i++) CHECK_RC(mcpaxle_completion_ok(held[i], "{\"content\":[]}"), MCPAXLE_ERR_ALREADY_COMPLETED);
+    for (int i = 0; i < 2; i++) CHECK_RC(mcpaxle_reply_ok(held[i], "{\"content\":[]}"), MCPAXLE_ERR_ALREADY_REPLIED);
 
     close(to_server[1]);
     pthread_join(t, NULL);
@@ -884,11 +918,11 @@ TEST(serve_stdio_in_a_child) {
 static atomic_int slow_started, slow_finished;
 static _Atomic mcpaxle_result slow_completion = -1;
 
-static void slow_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void slow_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
     atomic_fetch_add(&slow_started, 1);
     sleep_ms(400);
-    atomic_store(&slow_completion, mcpaxle_completion_ok(c, "{\"content\":[]}"));
+    atomic_store(&slow_completion, mcpaxle_reply_ok(c, "{\"content\":[]}"));
     atomic_fetch_add(&slow_finished, 1);
 }
 
@@ -916,7 +950,7 @@ TEST(free_while_serving_waits_for_callbacks) {
     mcpaxle_server_free(s); /* a callback is running: free waits for it */
     CHECK(atomic_load(&slow_finished) == 1);
     /* Its call was abandoned by the free. */
-    CHECK_RC(atomic_load(&slow_completion), MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(atomic_load(&slow_completion), MCPAXLE_ERR_ALREADY_REPLIED);
     pthread_join(t, NULL);
     /* The abandoned call's result never reaches the client (it gets an error, or nothing). */
     CHECK(p.body == NULL || strstr(p.body, "\"content\":[]") == NULL);
@@ -947,10 +981,10 @@ TEST(free_stops_a_blocking_serve) {
     CHECK_RC(a.rc, MCPAXLE_OK);
 }
 
-static void self_freeing_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void self_freeing_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
     mcpaxle_server **slot = ud;
-    mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"bye\"}]}");
+    mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"bye\"}]}");
     mcpaxle_server_free(*slot); /* its own server, from inside its callback: no deadlock */
     *slot = NULL;
 }

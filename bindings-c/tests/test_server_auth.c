@@ -21,68 +21,69 @@ struct verifier {
     mcpaxle_result codes[8];
     pthread_t thread;
     bool has_thread;
-    _Atomic(mcpaxle_completion *) held;
+    _Atomic(mcpaxle_reply *) held;
 };
 
 static void *complete_later(void *arg) {
-    mcpaxle_completion *c = arg;
+    mcpaxle_reply *c = arg;
     sleep_ms(100);
-    mcpaxle_completion_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
+    mcpaxle_reply_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
     return NULL;
 }
 
 /* Fixed tokens: "reader" is alice (notes:read), "writer" bob (notes:read notes:write), "nobody"
  * eve (no scopes), "boom" cannot be checked; the others complete in odd ways; any other token
  * is invalid. */
-static void verify(void *ud, const char *token, mcpaxle_completion *c) {
+static void verify(void *ud, const char *token, mcpaxle_reply *c) {
     struct verifier *v = ud;
     atomic_fetch_add(&v->calls, 1);
     if (strcmp(token, "reader") == 0) {
-        mcpaxle_completion_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
+        mcpaxle_reply_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
     } else if (strcmp(token, "writer") == 0) {
-        mcpaxle_completion_ok(c, "{\"subject\":\"bob\",\"scopes\":[\"notes:read\",\"notes:write\"]}");
+        mcpaxle_reply_ok(c, "{\"subject\":\"bob\",\"scopes\":[\"notes:read\",\"notes:write\"]}");
     } else if (strcmp(token, "nobody") == 0) {
-        mcpaxle_completion_ok(c, "{\"subject\":\"eve\"}");
+        mcpaxle_reply_ok(c, "{\"subject\":\"eve\"}");
     } else if (strcmp(token, "boom") == 0) {
-        v->codes[0] = mcpaxle_completion_error(c, MCPAXLE_ERR_TRANSPORT, "introspection is down");
+        v->codes[0] = mcpaxle_reply_error(c, MCPAXLE_ERR_TRANSPORT, "introspection is down");
     } else if (strcmp(token, "twice") == 0) {
-        v->codes[1] = mcpaxle_completion_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
-        v->codes[2] = mcpaxle_completion_ok(c, "null");
+        v->codes[1] = mcpaxle_reply_ok(c, "{\"subject\":\"alice\",\"scopes\":[\"notes:read\"]}");
+        v->codes[2] = mcpaxle_reply_ok(c, "null");
     } else if (strcmp(token, "malformed") == 0) {
-        v->codes[3] = mcpaxle_completion_ok(c, "{\"sub\":\"alice\",\"scope\":\"notes:read\"}");
+        v->codes[3] = mcpaxle_reply_ok(c, "{\"sub\":\"alice\",\"scope\":\"notes:read\"}");
     } else if (strcmp(token, "not_json") == 0) {
-        v->codes[4] = mcpaxle_completion_ok(c, "{nope");
+        v->codes[4] = mcpaxle_reply_ok(c, "{nope");
     } else if (strcmp(token, "redirect") == 0) {
-        v->codes[5] = mcpaxle_completion_redirect(c, "http://127.0.0.1/callback?code=x");
+        v->codes[5] = mcpaxle_reply_redirect(c, "http://127.0.0.1/callback?code=x");
     } else if (strcmp(token, "input") == 0) {
-        v->codes[6] = mcpaxle_completion_input_required(c);
+        v->codes[6] = mcpaxle_reply_input_required(c);
     } else if (strcmp(token, "later") == 0) {
         v->has_thread = pthread_create(&v->thread, NULL, complete_later, c) == 0;
     } else if (strcmp(token, "hold") == 0) {
         atomic_store(&v->held, c); /* completed by nobody: the server is freed meanwhile */
     } else {
-        mcpaxle_completion_ok(c, "null");
+        mcpaxle_reply_ok(c, "null");
     }
 }
 
 /* ---- tools ---------------------------------------------------------------------------------- */
 
 /* Answers with the request's principal ("null" when there is none). */
-static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     char *info = NULL, *who = NULL, *q = NULL;
     mcpaxle_context_info(ctx, &info);
-    mcpaxle_json_get_string(info, "/principal", &who);
+    mcpaxle_json_get_string(info, "/principal", &who); /* NULL for a null principal */
+    if (!who) mcpaxle_json_get(info, "/principal", &who); /* "null", or NULL when missing */
     mcpaxle_json_quote(who ? who : "(missing)", &q);
     char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_completion_ok(c, json);
+    mcpaxle_reply_ok(c, json);
     free(json);
     mcpaxle_string_free(info), mcpaxle_string_free(who), mcpaxle_string_free(q);
 }
 
-static void write_note(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_completion *c) {
+static void write_note(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args, (void)ctx;
-    mcpaxle_completion_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"written\"}]}");
+    mcpaxle_reply_ok(c, "{\"content\":[{\"type\":\"text\",\"text\":\"written\"}]}");
 }
 
 static mcpaxle_server *notes_server(void) {
@@ -220,7 +221,7 @@ TEST(token_verifier_completions) {
     struct http_response r = call_as(port, "twice", "whoami");
     CHECK_JSON(r.body, "/result/content/0/text", "alice");
     CHECK_RC(v.codes[1], MCPAXLE_OK);
-    CHECK_RC(v.codes[2], MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(v.codes[2], MCPAXLE_ERR_ALREADY_REPLIED);
     http_response_free(&r);
 
     /* From another thread, after the callback returned. */
@@ -315,14 +316,14 @@ TEST(free_abandons_a_pending_verification) {
     pthread_t t;
     pthread_create(&t, NULL, call_held, &p);
     for (int i = 0; i < 500 && !atomic_load(&v.held); i++) sleep_ms(10);
-    mcpaxle_completion *held = atomic_load(&v.held);
+    mcpaxle_reply *held = atomic_load(&v.held);
     CHECK(held != NULL);
     int calls = atomic_load(&v.calls);
     /* The request waits on the verifier; freeing the server abandons the verification. */
     mcpaxle_server_free(s);
     pthread_join(t, NULL);
     CHECK(p.status == 503);
-    CHECK_RC(mcpaxle_completion_ok(held, "null"), MCPAXLE_ERR_ALREADY_COMPLETED);
+    CHECK_RC(mcpaxle_reply_ok(held, "null"), MCPAXLE_ERR_ALREADY_REPLIED);
     mcpaxle_http_server_free(http);
     CHECK(atomic_load(&v.calls) == calls);
 }

@@ -206,7 +206,7 @@ async function main() {
 main().then(
   (code) => process.exit(code),
   (e) => {
-    console.error(`everything_client.mjs: ${e.code ?? e.name}: ${e.message}`)
+    console.error(`everything_client.mjs: ${e.kind ?? e.name}: ${e.message}`)
     process.exit(1)
   },
 )

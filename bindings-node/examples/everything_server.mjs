@@ -14,7 +14,7 @@ import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 const require = createRequire(import.meta.url)
-const { Server, McpError, ToolError, ErrorCode } = require('../index.js')
+const { Server, McpError, ToolError, ErrorKind } = require('../index.js')
 
 /** A 1×1 red PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=='
@@ -205,7 +205,7 @@ tool('test_input_required_result_capabilities', 'Asks only for what the client s
     await ctx.listRoots('roots')
     return 'Listed roots'
   }
-  throw new McpError(ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY, 'This tool requires the client capability elicitation', {
+  throw new McpError(ErrorKind.MISSING_REQUIRED_CLIENT_CAPABILITY, 'This tool requires the client capability elicitation', {
     data: { requiredCapabilities: { elicitation: {} } },
   })
 })

@@ -4,7 +4,7 @@
 // 401/403 challenges, the token's subject as the request's principal); this checks the option's
 // types and wraps `verify` as the native side's `(token) => Promise<envelope>`.
 
-const { ErrorCode, McpError, okEnvelope, errorEnvelope, typeName, usage } = require('./errors.js')
+const { ErrorKind, McpError, okEnvelope, errorEnvelope, typeName, usage } = require('./errors.js')
 
 // A scope token (RFC 6749 §3.3) that also fits in a quoted challenge parameter.
 const SCOPE = /^[^\s"\\]+$/
@@ -72,14 +72,14 @@ async function answerVerify(verify, token) {
     info = await verify(token)
   } catch (e) {
     console.error(`mcpaxle: ${what} threw; the request gets 503:`, e)
-    return errorEnvelope(new McpError(ErrorCode.INTERNAL, `Internal error in ${what}`))
+    return errorEnvelope(new McpError(ErrorKind.INTERNAL, `Internal error in ${what}`))
   }
   if (info == null) return okEnvelope(null)
   const checked = tokenInfo(info)
   if (checked == null) {
     const message = `${what} returned ${typeName(info)}; it must return {subject: non-empty string, scopes?: string[]}, or null for an invalid token`
     console.error(`mcpaxle: ${message}. The request gets 503`)
-    return errorEnvelope(new McpError(ErrorCode.INTERNAL, message))
+    return errorEnvelope(new McpError(ErrorKind.INTERNAL, message))
   }
   return okEnvelope(checked)
 }

@@ -4,7 +4,7 @@
 // delivery) are called on this thread by the native side.
 
 const native = require('../native.js')
-const { ErrorCode, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
+const { ErrorKind, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
@@ -106,14 +106,14 @@ async function answerAuthorize(authorize, url) {
     }
     return okEnvelope(redirect)
   } catch (e) {
-    return errorEnvelope(e, ErrorCode.TRANSPORT)
+    return errorEnvelope(e, ErrorKind.TRANSPORT)
   }
 }
 
 async function answerInput(handlers, kind, paramsJson) {
   try {
     const handler = handlers[kind]
-    if (!handler) throw new McpError(ErrorCode.METHOD_NOT_FOUND, `no ${kind} handler is registered on this client`)
+    if (!handler) throw new McpError(ErrorKind.METHOD_NOT_FOUND, `no ${kind} handler is registered on this client`)
     return okEnvelope(await handler(JSON.parse(paramsJson)))
   } catch (e) {
     return errorEnvelope(e)
@@ -134,14 +134,14 @@ function withSignal(signal, call) {
     },
     (e) => {
       signal.removeEventListener('abort', onAbort)
-      if (e instanceof McpError && e.code === ErrorCode.CANCELLED && signal.aborted) e.cause = signal.reason
+      if (e instanceof McpError && e.kind === ErrorKind.CANCELLED && signal.aborted) e.cause = signal.reason
       throw e
     },
   )
 }
 
 function abortError(signal) {
-  return new McpError(ErrorCode.CANCELLED, 'the call was aborted before it started', { cause: signal.reason })
+  return new McpError(ErrorKind.CANCELLED, 'the call was aborted before it started', { cause: signal.reason })
 }
 
 function callConfig(o) {

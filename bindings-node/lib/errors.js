@@ -1,38 +1,34 @@
 'use strict'
-// Errors: every failure is an `McpError` with a stable `code` (the core's error kind) and, for
-// JSON-RPC errors, the `rpcCode`. The native module reports errors as a marked JSON message
-// (src/errors.rs); `rethrow` turns those into `McpError`s, and `toEnvelope` turns whatever a
-// handler throws into the JSON the native side reads.
+// Errors: every failure is an `McpError` that reads as in every mcpaxle binding: `kind` (the
+// core's error kind, e.g. 'invalid_params'), `code` (the JSON-RPC code, a number), `message`
+// and, when there is any, `data`. The kinds and their codes come from the core (the native
+// `errorKinds()`), never from a table here. The native module reports errors as a marked JSON
+// message (src/errors.rs); `rethrow` turns those into `McpError`s, and `toEnvelope` turns
+// whatever a handler throws into the JSON the native side reads.
+
+const native = require('../native.js')
 
 const MARKER = '\u0001mcpaxle-error:'
 
-/** The stable error codes (the core's `ErrorKind`s). */
-const ErrorCode = Object.freeze({
-  PARSE_ERROR: 'PARSE_ERROR',
-  INVALID_REQUEST: 'INVALID_REQUEST',
-  METHOD_NOT_FOUND: 'METHOD_NOT_FOUND',
-  INVALID_PARAMS: 'INVALID_PARAMS',
-  INTERNAL: 'INTERNAL',
-  HEADER_MISMATCH: 'HEADER_MISMATCH',
-  MISSING_REQUIRED_CLIENT_CAPABILITY: 'MISSING_REQUIRED_CLIENT_CAPABILITY',
-  UNSUPPORTED_PROTOCOL_VERSION: 'UNSUPPORTED_PROTOCOL_VERSION',
-  TOOL: 'TOOL',
-  INPUT_REQUIRED: 'INPUT_REQUIRED',
-  CANCELLED: 'CANCELLED',
-  PANIC: 'PANIC',
-  TRANSPORT: 'TRANSPORT',
-  REMOTE: 'REMOTE',
-  TIMEOUT: 'TIMEOUT',
-  USAGE: 'USAGE',
-})
+/** The JSON-RPC code of each kind, by name, in the core's order. */
+const CODES = new Map(native.errorKinds().map((k) => [k.name, k.code]))
 
-/** An mcpaxle error: `code` is one of `ErrorCode`; `rpcCode` the JSON-RPC code, when any. */
+/** The kinds of the core's errors: `ErrorKind.INVALID_PARAMS === 'invalid_params'`. */
+const ErrorKind = Object.freeze(Object.fromEntries([...CODES.keys()].map((name) => [name.toUpperCase(), name])))
+
+/**
+ * An mcpaxle error: `kind` is one of `ErrorKind`; `code` the JSON-RPC code (the kind's unless
+ * `options.code` gives another); `data` the JSON-RPC error's data, when any.
+ */
 class McpError extends Error {
-  constructor(code, message, options = {}) {
+  constructor(kind, message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    if (!CODES.has(kind)) {
+      throw new TypeError(`unknown error kind ${JSON.stringify(kind)}; the kinds are: ${[...CODES.keys()].join(', ')}`)
+    }
     this.name = 'McpError'
-    this.code = code
-    if (options.rpcCode !== undefined) this.rpcCode = options.rpcCode
+    this.kind = kind
+    this.code = options.code === undefined ? CODES.get(kind) : options.code
     if (options.data !== undefined) this.data = options.data
   }
 }
@@ -43,7 +39,7 @@ class McpError extends Error {
  */
 class ToolError extends McpError {
   constructor(message, options) {
-    super(ErrorCode.TOOL, message, options)
+    super(ErrorKind.TOOL, message, options)
     this.name = 'ToolError'
   }
 }
@@ -58,7 +54,7 @@ function fromNative(e) {
   const message = e && typeof e.message === 'string' ? e.message : ''
   if (!message.startsWith(MARKER)) {
     if (e instanceof Error && !(e instanceof McpError) && NAPI_STATUS.has(e.code)) {
-      return new McpError(ErrorCode.USAGE, message, { cause: e })
+      return new McpError(ErrorKind.USAGE, message, { cause: e })
     }
     return e
   }
@@ -68,7 +64,13 @@ function fromNative(e) {
   } catch {
     return e
   }
-  return new McpError(info.code, info.message, { rpcCode: info.rpcCode, data: info.data })
+  return fromJson(info)
+}
+
+/** The `McpError` of an error's JSON from the native side (`{kind, code, message, data?}`). */
+function fromJson(info) {
+  const kind = CODES.has(info.kind) ? info.kind : ErrorKind.INTERNAL
+  return new McpError(kind, info.message, { code: info.code, data: info.data })
 }
 
 /** Rethrows a native error as an `McpError` (use as a promise's rejection handler). */
@@ -94,16 +96,16 @@ function sync(f) {
   }
 }
 
-/** The JSON-able description of any thrown value; `fallback` is the code of non-mcpaxle errors. */
+/** The JSON-able description of any thrown value; `fallback` is the kind of non-mcpaxle errors. */
 function describe(e, fallback) {
   if (e instanceof McpError) {
-    const out = { code: e.code, message: String(e.message) }
-    if (e.rpcCode !== undefined) out.rpcCode = e.rpcCode
+    const out = { kind: e.kind, message: String(e.message) }
+    if (typeof e.code === 'number') out.code = e.code
     if (e.data !== undefined) out.data = e.data
     return out
   }
   const message = e instanceof Error ? e.message : String(e)
-  return { code: fallback, message: message || 'the handler failed' }
+  return { kind: fallback, message: message || 'the handler failed' }
 }
 
 /** A handler's outcome as the envelope the native side opens. */
@@ -111,7 +113,7 @@ function okEnvelope(value) {
   return JSON.stringify({ ok: value === undefined ? null : value })
 }
 
-function errorEnvelope(e, fallback = ErrorCode.INTERNAL) {
+function errorEnvelope(e, fallback = ErrorKind.INTERNAL) {
   const d = describe(e, fallback)
   try {
     return JSON.stringify({ error: d })
@@ -124,7 +126,7 @@ function errorEnvelope(e, fallback = ErrorCode.INTERNAL) {
 /** Opens an envelope the native side sent: the value, or throws its error. */
 function openEnvelope(text) {
   const v = JSON.parse(text)
-  if (v.error) throw new McpError(v.error.code, v.error.message, { rpcCode: v.error.rpcCode, data: v.error.data })
+  if (v.error) throw fromJson(v.error)
   return v.ok
 }
 
@@ -138,7 +140,7 @@ function typeName(v) {
 }
 
 function usage(message) {
-  return new McpError(ErrorCode.USAGE, message)
+  return new McpError(ErrorKind.USAGE, message)
 }
 
-module.exports = { ErrorCode, McpError, ToolError, fromNative, rethrow, attempt, sync, okEnvelope, errorEnvelope, openEnvelope, typeName, usage }
+module.exports = { ErrorKind, McpError, ToolError, fromNative, fromJson, rethrow, attempt, sync, okEnvelope, errorEnvelope, openEnvelope, typeName, usage }

@@ -5,7 +5,7 @@
 
 const native = require('../native.js')
 const { authConfig } = require('./auth.js')
-const { ErrorCode, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
+const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
@@ -159,10 +159,10 @@ class RequestContext {
       const controller = new AbortController()
       this.#signal = controller.signal
       if (this.#native.cancelled) {
-        controller.abort(new McpError(ErrorCode.CANCELLED, 'the request was cancelled'))
+        controller.abort(new McpError(ErrorKind.CANCELLED, 'the request was cancelled'))
       } else {
         this.#native.waitCancelled().then((cancelled) => {
-          if (cancelled) controller.abort(new McpError(ErrorCode.CANCELLED, 'the request was cancelled'))
+          if (cancelled) controller.abort(new McpError(ErrorKind.CANCELLED, 'the request was cancelled'))
         }, () => {})
       }
     }
@@ -282,7 +282,7 @@ class Server {
    * `isError` result naming the tool and the limit, and `ctx.signal` aborts.
    */
   tool(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorKind.INTERNAL)
     const timeoutMs = options && options.timeoutMs != null ? options.timeoutMs : null
     sync(() => this.#native.addTool(toolDefinition(definition), timeoutMs, h))
     return this
@@ -298,7 +298,7 @@ class Server {
    * `async (uri, ctx) => ReadResourceResult | string`; `options.cache` is `{ttlMs, cacheScope}`.
    */
   resource(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorKind.INTERNAL)
     sync(() => this.#native.addResource(JSON.stringify(definition), cacheJson(options), h))
     return this
   }
@@ -316,7 +316,7 @@ class Server {
    * handler runs; `options.allowPathTraversal: true` hands them over as matched.
    */
   resourceTemplate(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorKind.INTERNAL)
     const templateOptions = options && options.allowPathTraversal != null ? JSON.stringify({ allowPathTraversal: options.allowPathTraversal }) : undefined
     sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h, templateOptions))
     return this
@@ -332,7 +332,7 @@ class Server {
    * is `async (args, ctx) => GetPromptResult | string`.
    */
   prompt(definition, handler) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), promptResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), promptResult, ErrorKind.INTERNAL)
     sync(() => this.#native.addPrompt(JSON.stringify(definition), h))
     return this
   }
@@ -349,7 +349,7 @@ class Server {
    */
   completion(ref, handler) {
     const [kind, name] = completionRef(ref)
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), completeResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx), completeResult, ErrorKind.INTERNAL)
     sync(() => this.#native.setCompletion(kind, name, h))
     return this
   }

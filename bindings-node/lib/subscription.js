@@ -4,7 +4,7 @@
 // open the native side holds a reference on the event loop (like an open socket); `close()`,
 // the end of the stream or a failed connection releases it.
 
-const { McpError } = require('./errors.js')
+const { fromJson } = require('./errors.js')
 
 /**
  * An open subscription: `for await (const n of sub)` yields each notification
@@ -48,7 +48,7 @@ class Subscription {
     const m = JSON.parse(json)
     for (const n of m.notifications) this.#push({ value: n, done: false })
     if (m.error) {
-      this.#error = new McpError(m.error.code, m.error.message, { rpcCode: m.error.rpcCode, data: m.error.data })
+      this.#error = fromJson(m.error)
       this.#finish()
     } else if (m.end) {
       this.#finish()

@@ -1,7 +1,7 @@
 //! [`CancelToken`]: what an `AbortSignal` becomes on the Rust side. The JavaScript layer makes
 //! one per call that has a signal and cancels it on `abort`; the core then drops the call's
 //! exchange (the HTTP stream is closed, or `notifications/cancelled` is sent on stdio) and the
-//! call rejects with code `CANCELLED`. Calls of the core that take no token are raced against
+//! call rejects with the kind `cancelled`. Calls of the core that take no token are raced against
 //! it by [`until_cancelled`], which drops them to the same effect.
 
 use mcpaxle::ErrorKind;
@@ -49,7 +49,7 @@ impl CancelToken {
 /// closed, `notifications/cancelled` is sent on stdio and in a legacy HTTP session), so the
 /// core's methods that take no [`CallOptions`](mcpaxle::client::CallOptions) (`discover`, the
 /// lists, `complete`, `subscribe`) are cancellable too. `method` names the call in the
-/// `CANCELLED` error.
+/// `cancelled` error.
 pub async fn until_cancelled<T>(
     cancel: Option<CancellationToken>,
     method: &str,

@@ -1,88 +1,41 @@
 //! Errors across the boundary, mapped by kind, never by message.
 //!
 //! Rust to JavaScript: a napi error whose message is [`MARKER`] followed by a JSON object
-//! `{"code": "INVALID_PARAMS", "message": …, "rpcCode"?: -32602, "data"?: …}`; the JavaScript
-//! layer (`lib/errors.js`) turns it into an `McpError` with those properties. `code` is the
-//! core's [`ErrorKind`] as a stable string; `rpcCode` is present for the kinds that are JSON-RPC
-//! errors.
+//! `{"kind": "invalid_params", "code": -32602, "message": …, "data"?: …}`; the JavaScript
+//! layer (`lib/errors.js`) turns it into an `McpError` with those properties. `kind` is the
+//! core's [`ErrorKind`] name ([`ErrorKind::as_str`]), `code` the JSON-RPC code the error is
+//! sent with ([`Error::code`]).
 //!
 //! JavaScript to Rust: a handler's outcome travels as an envelope, `{"ok": value}` or
-//! `{"error": {"code", "message", "data"?, "rpcCode"?}}` (the JavaScript layer catches every
+//! `{"error": {"kind", "message", "code"?, "data"?}}` (the JavaScript layer catches every
 //! throw and rejection, so no JavaScript exception ever crosses into Rust).
 
 use mcpaxle::{Error, ErrorKind};
+use napi_derive::napi;
 use serde_json::{Value, json};
 
 /// Prefixes the message of every error the JavaScript layer should decode.
 pub const MARKER: &str = "\u{1}mcpaxle-error:";
 
-/// The stable string of a kind (the `code` of a JavaScript `McpError`).
-pub fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::ParseError => "PARSE_ERROR",
-        ErrorKind::InvalidRequest => "INVALID_REQUEST",
-        ErrorKind::MethodNotFound => "METHOD_NOT_FOUND",
-        ErrorKind::InvalidParams => "INVALID_PARAMS",
-        ErrorKind::Internal => "INTERNAL",
-        ErrorKind::HeaderMismatch => "HEADER_MISMATCH",
-        ErrorKind::MissingRequiredClientCapability => "MISSING_REQUIRED_CLIENT_CAPABILITY",
-        ErrorKind::UnsupportedProtocolVersion => "UNSUPPORTED_PROTOCOL_VERSION",
-        ErrorKind::Tool => "TOOL",
-        ErrorKind::InputRequired => "INPUT_REQUIRED",
-        ErrorKind::Cancelled => "CANCELLED",
-        ErrorKind::Panic => "PANIC",
-        ErrorKind::Transport => "TRANSPORT",
-        ErrorKind::Remote => "REMOTE",
-        ErrorKind::Timeout => "TIMEOUT",
-        ErrorKind::Usage => "USAGE",
-        _ => "INTERNAL",
-    }
+/// One kind of the core's errors, as `errorKinds()` lists it.
+#[napi(object)]
+pub struct ErrorKindInfo {
+    /// The kind's stable name (`"invalid_params"`): an `McpError`'s `kind`.
+    pub name: String,
+    /// The JSON-RPC code errors of this kind are sent with: an `McpError`'s default `code`.
+    pub code: i32,
 }
 
-/// The kind a `code` string names; unknown codes are internal errors.
-pub fn kind_from_name(name: &str) -> ErrorKind {
-    match name {
-        "PARSE_ERROR" => ErrorKind::ParseError,
-        "INVALID_REQUEST" => ErrorKind::InvalidRequest,
-        "METHOD_NOT_FOUND" => ErrorKind::MethodNotFound,
-        "INVALID_PARAMS" => ErrorKind::InvalidParams,
-        "HEADER_MISMATCH" => ErrorKind::HeaderMismatch,
-        "MISSING_REQUIRED_CLIENT_CAPABILITY" => ErrorKind::MissingRequiredClientCapability,
-        "UNSUPPORTED_PROTOCOL_VERSION" => ErrorKind::UnsupportedProtocolVersion,
-        "TOOL" => ErrorKind::Tool,
-        "INPUT_REQUIRED" => ErrorKind::InputRequired,
-        "CANCELLED" => ErrorKind::Cancelled,
-        "PANIC" => ErrorKind::Panic,
-        "TRANSPORT" => ErrorKind::Transport,
-        "REMOTE" => ErrorKind::Remote,
-        "TIMEOUT" => ErrorKind::Timeout,
-        "USAGE" => ErrorKind::Usage,
-        _ => ErrorKind::Internal,
-    }
-}
-
-/// Whether errors of this kind are JSON-RPC errors (and so have an `rpcCode`).
-fn is_rpc(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::ParseError
-            | ErrorKind::InvalidRequest
-            | ErrorKind::MethodNotFound
-            | ErrorKind::InvalidParams
-            | ErrorKind::Internal
-            | ErrorKind::HeaderMismatch
-            | ErrorKind::MissingRequiredClientCapability
-            | ErrorKind::UnsupportedProtocolVersion
-            | ErrorKind::Remote
-    )
+/// Every kind of the core's errors, in the core's order: what `lib/errors.js` builds
+/// `ErrorKind` and the default codes from.
+#[napi]
+pub fn error_kinds() -> Vec<ErrorKindInfo> {
+    ErrorKind::ALL.iter().map(|k| ErrorKindInfo { name: k.as_str().to_owned(), code: k.code() }).collect()
 }
 
 /// A core error as the JSON the JavaScript layer decodes.
 pub fn to_json(e: &Error) -> Value {
-    let mut v = json!({ "code": kind_name(e.kind()), "message": e.message() });
-    if is_rpc(e.kind()) {
-        v["rpcCode"] = json!(e.code());
-    }
+    let mut v = json!({ "kind": e.kind().as_str(), "code": e.code(), "message": e.message() });
     if let Some(d) = e.data() {
         v["data"] = d.clone();
     }
@@ -99,16 +52,17 @@ pub fn usage(message: impl Into<String>) -> napi::Error {
     to_napi(Error::usage(message))
 }
 
-/// A core error from the `error` member of a JavaScript envelope.
+/// A core error from the `error` member of a JavaScript envelope (an unknown `kind` is an
+/// internal error; `lib/errors.js` only sends the core's).
 pub fn from_json(v: &Value) -> Error {
-    let kind = kind_from_name(v.get("code").and_then(Value::as_str).unwrap_or_default());
+    let kind = v.get("kind").and_then(Value::as_str).and_then(|k| k.parse().ok()).unwrap_or(ErrorKind::Internal);
     let message = v.get("message").and_then(Value::as_str).unwrap_or("the JavaScript handler failed");
     let mut e = Error::new(kind, message);
     if let Some(d) = v.get("data").filter(|d| !d.is_null()) {
         e = e.with_data(d.clone());
     }
-    let code = v.get("rpcCode").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
-    if let Some(code) = code.filter(|c| *c != e.code()) {
+    let code = v.get("code").and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
+    if let Some(code) = code.filter(|c| *c != kind.code()) {
         e = e.with_code(code);
     }
     e

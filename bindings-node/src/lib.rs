@@ -9,7 +9,7 @@
 //! * [`server`], [`handlers`], [`context`], [`auth`]: the server, its JavaScript handlers and
 //!   its bearer-token protection.
 //! * [`callbacks`]: JavaScript functions as the core's callbacks (threadsafe functions).
-//! * [`errors`]: the core's error kinds as stable `code` strings, both ways.
+//! * [`errors`]: the core's errors (kind name, JSON-RPC code, message, data), both ways.
 
 // napi registers the exported functions and classes in code compiled out under `cfg(test)`
 // (which `cargo clippy --all-targets` checks), where they would all look unused.

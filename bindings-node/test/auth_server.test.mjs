@@ -192,7 +192,7 @@ describe('JavaScript server behind bearer-token auth', () => {
         assert.equal(reader.era, era)
         assert.deepEqual((await reader.listAllTools()).map((t) => t.name).sort(), ['whoami', 'write_note'])
         assert.equal(text(await reader.callTool('whoami')), 'principal alice')
-        await assert.rejects(reader.callTool('write_note', { text: 'hi' }), { code: 'TRANSPORT', message: /403.*insufficient_scope/s })
+        await assert.rejects(reader.callTool('write_note', { text: 'hi' }), { kind: 'transport', message: /403.*insufficient_scope/s })
       } finally {
         await reader.close()
       }
@@ -202,7 +202,7 @@ describe('JavaScript server behind bearer-token auth', () => {
       } finally {
         await writer.close()
       }
-      await assert.rejects(connect('forged'), { code: 'TRANSPORT', message: /401.*invalid_token/s })
+      await assert.rejects(connect('forged'), { kind: 'transport', message: /401.*invalid_token/s })
     })
   }
 })
@@ -222,11 +222,11 @@ describe('auth option checking', () => {
   ]
   for (const [options, message] of cases) {
     test(`${JSON.stringify(options)} is a usage error`, async () => {
-      await assert.rejects(notesServer().serveHttp({ port: 0, auth: authWith(verify, options) }), { code: 'USAGE', message })
+      await assert.rejects(notesServer().serveHttp({ port: 0, auth: authWith(verify, options) }), { kind: 'usage', message })
     })
   }
 
   test('auth must be an object', async () => {
-    await assert.rejects(notesServer().serveHttp({ port: 0, auth: 'secret' }), { code: 'USAGE', message: /auth must be an object/ })
+    await assert.rejects(notesServer().serveHttp({ port: 0, auth: 'secret' }), { kind: 'usage', message: /auth must be an object/ })
   })
 })

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { handlers, mcpaxle, startEverything, text } from './helpers.mjs'
 
-const { Client, McpError, ErrorCode } = mcpaxle
+const { Client, McpError, ErrorKind } = mcpaxle
 
 describe('client over HTTP, modern era (Rust everything server)', () => {
   let server
@@ -77,12 +77,12 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
     await assert.rejects(client.callTool('no_such_tool', {}), (e) => {
       assert.ok(e instanceof McpError)
       assert.ok(e instanceof Error)
-      assert.equal(e.code, ErrorCode.INVALID_PARAMS)
-      assert.equal(e.rpcCode, -32602)
+      assert.equal(e.kind, ErrorKind.INVALID_PARAMS)
+      assert.equal(e.code, -32602)
       return true
     })
-    await assert.rejects(client.readResource('test://nothing-here'), (e) => e.code === 'INVALID_PARAMS' || e.code === 'REMOTE')
-    await assert.rejects(client.callTool('test_simple_text', 'not an object'), { code: 'USAGE' })
+    await assert.rejects(client.readResource('test://nothing-here'), (e) => e.kind === 'invalid_params' || e.kind === 'remote')
+    await assert.rejects(client.callTool('test_simple_text', 'not an object'), { kind: 'usage' })
   })
 
   test('MRTR: elicitation, sampling and roots through the input handlers', async () => {
@@ -116,12 +116,12 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
   test('MRTR: a failing input handler fails the call with its code', async () => {
     const c = await Client.connectHttp(server.url, {
       onElicitation: async () => {
-        throw new McpError('INVALID_PARAMS', 'no name today')
+        throw new McpError('invalid_params', 'no name today')
       },
     })
     try {
       await assert.rejects(c.callTool('test_input_required_result_elicitation', {}), (e) => {
-        assert.equal(e.code, 'INVALID_PARAMS')
+        assert.equal(e.kind, 'invalid_params')
         assert.match(e.message, /no name today/)
         return true
       })
@@ -129,7 +129,7 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
       c.onElicitation(() => {
         throw new Error('boom')
       })
-      await assert.rejects(c.callTool('test_input_required_result_elicitation', {}), { code: 'INTERNAL' })
+      await assert.rejects(c.callTool('test_input_required_result_elicitation', {}), { kind: 'internal' })
       // Replaced handler.
       c.onElicitation(async () => ({ action: 'accept', content: { name: 'Grace' } }))
       assert.equal(text(await c.callTool('test_input_required_result_elicitation', {})), 'Hello, Grace!')
@@ -142,12 +142,12 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
     const c = await Client.connectHttp(server.url, { onRoots: async () => ({ roots: [] }) })
     try {
       await assert.rejects(c.callTool('test_missing_capability', {}), (e) => {
-        assert.equal(e.code, 'MISSING_REQUIRED_CLIENT_CAPABILITY')
-        assert.equal(e.rpcCode, -32021)
+        assert.equal(e.kind, 'missing_required_client_capability')
+        assert.equal(e.code, -32021)
         return true
       })
       assert.equal(text(await c.callTool('test_input_required_result_capabilities', {})), 'Listed roots')
-      assert.throws(() => c.onSampling(async () => ({})), { code: 'USAGE' })
+      assert.throws(() => c.onSampling(async () => ({})), { kind: 'usage' })
     } finally {
       await c.close()
     }
@@ -171,7 +171,7 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
     const controller = new AbortController()
     controller.abort(new Error('never mind'))
     await assert.rejects(client.callTool('test_simple_text', {}, { signal: controller.signal }), (e) => {
-      assert.equal(e.code, 'CANCELLED')
+      assert.equal(e.kind, 'cancelled')
       assert.equal(e.cause.message, 'never mind')
       return true
     })
@@ -192,7 +192,7 @@ describe('client over HTTP, modern era (Rust everything server)', () => {
       await waiting
       const t0 = Date.now()
       controller.abort()
-      await assert.rejects(call, { code: 'CANCELLED' })
+      await assert.rejects(call, { kind: 'cancelled' })
       assert.ok(Date.now() - t0 < 1000)
     } finally {
       await c.close()

@@ -37,7 +37,7 @@ describe('client over HTTP, legacy era (Rust everything server)', () => {
       const n = await sub.next()
       assert.equal(n.value.method, 'notifications/resources/updated')
       sub.close()
-      await assert.rejects(client.callTool('no_such_tool', {}), { code: 'INVALID_PARAMS', rpcCode: -32602 })
+      await assert.rejects(client.callTool('no_such_tool', {}), { kind: 'invalid_params', code: -32602 })
     } finally {
       await client.close()
     }
@@ -64,9 +64,9 @@ describe('an HTTP server that dies in the middle of a call', () => {
       await progressed
       const t0 = Date.now()
       server.proc.kill('SIGKILL')
-      await assert.rejects(call, { code: 'TRANSPORT' })
+      await assert.rejects(call, { kind: 'transport' })
       assert.ok(Date.now() - t0 < 1000, `rejected after ${Date.now() - t0} ms`)
-      await assert.rejects(client.callTool('echo', { text: 'x' }), { code: 'TRANSPORT' })
+      await assert.rejects(client.callTool('echo', { text: 'x' }), { kind: 'transport' })
     } finally {
       await client.close()
       await server.stop()
@@ -78,6 +78,6 @@ describe('an HTTP server that dies in the middle of a call', () => {
     const url = server.url
     await server.stop()
     await sleep(50)
-    await assert.rejects(Client.connectHttp(url), { code: 'TRANSPORT' })
+    await assert.rejects(Client.connectHttp(url), { kind: 'transport' })
   })
 })

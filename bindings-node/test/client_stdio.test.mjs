@@ -83,7 +83,7 @@ describe('client over stdio (Rust everything server)', () => {
       },
     })
     try {
-      await assert.rejects(client.callTool('test_elicitation', { message: 'x' }), { code: 'TRANSPORT' })
+      await assert.rejects(client.callTool('test_elicitation', { message: 'x' }), { kind: 'transport' })
       assert.ok(Date.now() - killedAt < 2000, `rejected ${Date.now() - killedAt} ms after the kill`)
     } finally {
       await client.close()
@@ -107,7 +107,7 @@ describe('client over stdio (JavaScript fixture server)', () => {
       await progressed
       const t0 = Date.now()
       controller.abort()
-      await assert.rejects(call, { code: 'CANCELLED' })
+      await assert.rejects(call, { kind: 'cancelled' })
       assert.ok(Date.now() - t0 < 1000)
       // The server was told (notifications/cancelled) and the connection is still good.
       let stats
@@ -133,9 +133,9 @@ describe('client over stdio (JavaScript fixture server)', () => {
       await progressed
       const t0 = Date.now()
       process.kill(pid, 'SIGKILL')
-      await assert.rejects(call, { code: 'TRANSPORT' })
+      await assert.rejects(call, { kind: 'transport' })
       assert.ok(Date.now() - t0 < 1000, `rejected after ${Date.now() - t0} ms`)
-      await assert.rejects(client.callTool('echo', { text: 'x' }), { code: 'TRANSPORT' })
+      await assert.rejects(client.callTool('echo', { text: 'x' }), { kind: 'transport' })
     } finally {
       await client.close()
     }
@@ -166,6 +166,6 @@ describe('client over stdio (JavaScript fixture server)', () => {
   })
 
   test('a command that does not exist fails to connect', async () => {
-    await assert.rejects(Client.connectStdio('/nonexistent/mcp-server', []), { code: 'TRANSPORT' })
+    await assert.rejects(Client.connectStdio('/nonexistent/mcp-server', []), { kind: 'transport' })
   })
 })

@@ -47,6 +47,6 @@ test('bad connection limits reject with USAGE, naming the field', async () => {
     [{ idleTimeoutMs: -5 }, /invalid value/],
     ['fast', /connections must be an object/],
   ]) {
-    await assert.rejects(echoServer().serveHttp({ port: 0, connections }), { code: 'USAGE', message })
+    await assert.rejects(echoServer().serveHttp({ port: 0, connections }), { kind: 'usage', message })
   }
 })

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { mcpaxle, sleep, startOAuthServer, text } from './helpers.mjs'
 
-const { Client, McpError, ErrorCode } = mcpaxle
+const { Client, McpError, ErrorKind } = mcpaxle
 
 const REDIRECT_URI = 'http://127.0.0.1:8765/callback'
 
@@ -154,19 +154,19 @@ describe('OAuth (Rust oauth_server)', () => {
     }
     await assert.rejects(
       Client.connectHttp(server.url, { oauth: { redirectUri: REDIRECT_URI, authorize: throwing } }),
-      (e) => e instanceof McpError && e.code === ErrorCode.TRANSPORT && e.message.includes('the user closed the browser'),
+      (e) => e instanceof McpError && e.kind === ErrorKind.TRANSPORT && e.message.includes('the user closed the browser'),
     )
     const rejecting = async () => {
       await sleep(1)
-      throw new McpError(ErrorCode.CANCELLED, 'authorization cancelled by the user')
+      throw new McpError(ErrorKind.CANCELLED, 'authorization cancelled by the user')
     }
     await assert.rejects(
       Client.connectHttp(server.url, { oauth: { redirectUri: REDIRECT_URI, authorize: rejecting } }),
-      (e) => e instanceof McpError && e.code === ErrorCode.CANCELLED && e.message.includes('authorization cancelled by the user'),
+      (e) => e instanceof McpError && e.kind === ErrorKind.CANCELLED && e.message.includes('authorization cancelled by the user'),
     )
     await assert.rejects(
       Client.connectHttp(server.url, { oauth: { redirectUri: REDIRECT_URI, authorize: async () => 42 } }),
-      (e) => e instanceof McpError && e.code === ErrorCode.USAGE && /oauth\.authorize must resolve with/.test(e.message),
+      (e) => e instanceof McpError && e.kind === ErrorKind.USAGE && /oauth\.authorize must resolve with/.test(e.message),
     )
   })
 
@@ -222,12 +222,12 @@ test('bad oauth options reject with USAGE and say what is wrong', async () => {
   for (const [options, message] of cases) {
     await assert.rejects(
       Client.connectHttp(url, options),
-      (e) => e instanceof McpError && e.code === ErrorCode.USAGE && message.test(e.message),
+      (e) => e instanceof McpError && e.kind === ErrorKind.USAGE && message.test(e.message),
       `${JSON.stringify(options)} should reject with USAGE matching ${message}`,
     )
   }
   await assert.rejects(Client.connectStdio('node', [], { oauth: { redirectUri: REDIRECT_URI } }), {
-    code: 'USAGE',
+    kind: 'usage',
     message: /oauth applies to Streamable HTTP/,
   })
 })

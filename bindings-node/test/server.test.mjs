@@ -35,7 +35,7 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
         throw new Error('unexpected')
       })
       .tool({ name: 'params_error' }, async () => {
-        throw new McpError('INVALID_PARAMS', 'bad input', { data: { field: 'a' } })
+        throw new McpError('invalid_params', 'bad input', { data: { field: 'a' } })
       })
       .tool({ name: 'sync_tool' }, () => 'sync result')
       .tool({ name: 'whoami' }, async (_args, ctx) =>
@@ -133,7 +133,10 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     assert.equal(p.isError, true)
     assert.match(text(p), /unexpected/)
     await assert.rejects(client.callTool('params_error'), (e) => {
-      assert.equal(e.code, 'INVALID_PARAMS')
+      assert.ok(e instanceof McpError)
+      assert.equal(e.kind, 'invalid_params')
+      assert.equal(e.code, -32602)
+      assert.equal(e.message, 'bad input')
       assert.deepEqual(e.data, { field: 'a' })
       return true
     })
@@ -163,13 +166,13 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     const call = client.callTool('wait_cancel', {}, { signal: controller.signal })
     await sleep(100)
     controller.abort()
-    await assert.rejects(call, { code: 'CANCELLED' })
+    await assert.rejects(call, { kind: 'cancelled' })
     for (let i = 0; i < 50 && counts.cancelled === 0; i++) await sleep(20)
     assert.equal(counts.cancelled, 1)
   })
 
   test('a per-call timeout rejects with TIMEOUT', async () => {
-    await assert.rejects(client.callTool('slow', { ms: 2000 }, { timeoutMs: 100 }), { code: 'TIMEOUT' })
+    await assert.rejects(client.callTool('slow', { ms: 2000 }, { timeoutMs: 100 }), { kind: 'timeout' })
   })
 
   test('resources, templates, prompts, completions', async () => {
@@ -177,12 +180,12 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
     const t = await client.readResource('test://items/7')
     assert.deepEqual(JSON.parse(t.contents[0].text), { id: '7' })
     // Path traversal in a variable is refused before the handler runs, unless the template opts out.
-    await assert.rejects(client.readResource('test://items/..%2Fsecret'), { code: 'INVALID_PARAMS', message: /path traversal/ })
+    await assert.rejects(client.readResource('test://items/..%2Fsecret'), { kind: 'invalid_params', message: /path traversal/ })
     const raw = await client.readResource('test://raw/..%2Fsecret')
     assert.deepEqual(JSON.parse(raw.contents[0].text), { id: '../secret' })
     const p = await client.getPrompt('greet', { who: 'Ada' })
     assert.equal(p.messages[0].content.text, 'Hello, Ada!')
-    await assert.rejects(client.getPrompt('greet', {}), { code: 'INVALID_PARAMS' })
+    await assert.rejects(client.getPrompt('greet', {}), { kind: 'invalid_params' })
     const c = await client.complete({ type: 'ref/prompt', name: 'greet' }, { name: 'who', value: 'A' })
     assert.deepEqual(c.completion.values, ['Ada', 'Alan'])
   })
@@ -241,7 +244,7 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
   test('notifyListChanged announces a list by name; another name is a usage error', async () => {
     const sub = await client.subscribe({ resourcesListChanged: true })
     try {
-      assert.throws(() => server.notifyListChanged('templates'), { code: 'USAGE', message: /"templates"/ })
+      assert.throws(() => server.notifyListChanged('templates'), { kind: 'usage', message: /"templates"/ })
       server.notifyListChanged('resources')
       assert.equal((await sub.next()).value.method, 'notifications/resources/list_changed')
     } finally {
@@ -328,9 +331,9 @@ describe('JavaScript server over HTTP, JavaScript client', () => {
   })
 
   test('bad definitions are usage errors', () => {
-    assert.throws(() => server.tool({ description: 'no name' }, async () => ''), { code: 'USAGE' })
-    assert.throws(() => server.tool({ name: 'bad', inputSchema: { $ref: 'https://example.com/schema' } }, async () => ''), { code: 'USAGE' })
-    assert.throws(() => new Server({ name: 'x' }), { code: 'USAGE' })
+    assert.throws(() => server.tool({ description: 'no name' }, async () => ''), { kind: 'usage' })
+    assert.throws(() => server.tool({ name: 'bad', inputSchema: { $ref: 'https://example.com/schema' } }, async () => ''), { kind: 'usage' })
+    assert.throws(() => new Server({ name: 'x' }), { kind: 'usage' })
   })
 })
 
@@ -378,7 +381,7 @@ describe('handler timeouts (handlerTimeoutMs, a tool\'s timeoutMs)', () => {
   })
 
   test('a timeout that is not a positive number is a usage error', () => {
-    assert.throws(() => new Server({ name: 'x', version: '1', handlerTimeoutMs: 0 }), { code: 'USAGE' })
-    assert.throws(() => new Server({ name: 'x', version: '1' }).tool({ name: 't' }, async () => '', { timeoutMs: -5 }), { code: 'USAGE' })
+    assert.throws(() => new Server({ name: 'x', version: '1', handlerTimeoutMs: 0 }), { kind: 'usage' })
+    assert.throws(() => new Server({ name: 'x', version: '1' }).tool({ name: 't' }, async () => '', { timeoutMs: -5 }), { kind: 'usage' })
   })
 })

@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorCode, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type OAuthOptions, type ServerNotification, type Tool } from '../index'
+import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type OAuthOptions, type ServerNotification, type Tool } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -83,7 +83,7 @@ async function client(): Promise<void> {
   try {
     await c.callTool('x')
   } catch (e) {
-    if (e instanceof McpError && e.code === ErrorCode.INVALID_PARAMS) console.log(e.rpcCode)
+    if (e instanceof McpError && e.kind === ErrorKind.INVALID_PARAMS) console.log(e.code)
   }
   await c.close()
   const oauth: OAuthOptions = {

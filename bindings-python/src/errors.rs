@@ -9,53 +9,17 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
-/// The kind named by the `kind` attribute of an `mcpaxle.errors` class.
-fn kind_from_name(name: &str) -> ErrorKind {
-    match name {
-        "parse_error" => ErrorKind::ParseError,
-        "invalid_request" => ErrorKind::InvalidRequest,
-        "method_not_found" => ErrorKind::MethodNotFound,
-        "invalid_params" => ErrorKind::InvalidParams,
-        "header_mismatch" => ErrorKind::HeaderMismatch,
-        "missing_capability" => ErrorKind::MissingRequiredClientCapability,
-        "unsupported_protocol_version" => ErrorKind::UnsupportedProtocolVersion,
-        "tool" => ErrorKind::Tool,
-        "input_required" => ErrorKind::InputRequired,
-        "cancelled" => ErrorKind::Cancelled,
-        "panic" => ErrorKind::Panic,
-        "transport" => ErrorKind::Transport,
-        "remote" => ErrorKind::Remote,
-        "timeout" => ErrorKind::Timeout,
-        "usage" => ErrorKind::Usage,
-        _ => ErrorKind::Internal,
-    }
-}
-
-/// The `mcpaxle.errors` class of a kind.
-fn class_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::ParseError => "ParseError",
-        ErrorKind::InvalidRequest => "InvalidRequest",
-        ErrorKind::MethodNotFound => "MethodNotFound",
-        ErrorKind::InvalidParams => "InvalidParams",
-        ErrorKind::HeaderMismatch => "HeaderMismatch",
-        ErrorKind::MissingRequiredClientCapability => "MissingCapability",
-        ErrorKind::UnsupportedProtocolVersion => "UnsupportedProtocolVersion",
-        ErrorKind::Tool => "ToolError",
-        ErrorKind::InputRequired => "InputRequired",
-        ErrorKind::Cancelled => "Cancelled",
-        ErrorKind::Panic => "PanicError",
-        ErrorKind::Transport => "TransportError",
-        ErrorKind::Remote => "RemoteError",
-        ErrorKind::Timeout => "TimeoutError",
-        ErrorKind::Usage => "UsageError",
-        _ => "InternalError",
-    }
+/// Every kind of the core's errors as `(name, JSON-RPC code)`, in the core's order: what
+/// `mcpaxle.errors` builds its classes' `kind` and `code` from.
+#[pyfunction]
+pub fn error_kinds() -> Vec<(&'static str, i32)> {
+    ErrorKind::ALL.iter().map(|k| (k.as_str(), k.code())).collect()
 }
 
 struct Classes {
     mcp_error: Py<PyType>,
     input_required: Py<PyType>,
+    class_for_kind: Py<PyAny>,
 }
 
 static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
@@ -66,6 +30,7 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
         Ok(Classes {
             mcp_error: m.getattr("McpError")?.cast_into::<PyType>()?.unbind(),
             input_required: m.getattr("InputRequired")?.cast_into::<PyType>()?.unbind(),
+            class_for_kind: m.getattr("class_for_kind")?.unbind(),
         })
     })
 }
@@ -85,7 +50,7 @@ pub fn new_py_err(class: &str, message: String) -> PyErr {
 /// A core error as the Python exception of its kind (`message`, `data` and `code` kept).
 pub fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let cls = py.import("mcpaxle.errors")?.getattr(class_name(e.kind()))?;
+        let cls = classes(py)?.class_for_kind.bind(py).call1((e.kind().as_str(),))?;
         let kwargs = PyDict::new(py);
         if let Some(d) = e.data() {
             kwargs.set_item("data", convert::to_py(py, d)?)?;
@@ -97,7 +62,7 @@ pub fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
 }
 
 /// The core error for an exception a handler raised: an `mcpaxle.errors` exception keeps its
-/// kind, message, data and code; `asyncio.CancelledError` is a cancellation; anything else is
+/// kind (its `kind` names one of the core's, or it is internal), message, data and code; `asyncio.CancelledError` is a cancellation; anything else is
 /// an internal error (the Python layer has already logged it with its traceback).
 pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
     let value = err.value(py);
@@ -117,7 +82,7 @@ pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
         .getattr("kind")
         .ok()
         .and_then(|k| k.extract::<String>().ok())
-        .map(|k| kind_from_name(&k))
+        .and_then(|k| k.parse::<ErrorKind>().ok())
         .unwrap_or(ErrorKind::Internal);
     let message =
         value.getattr("message").ok().and_then(|m| m.extract::<String>().ok()).unwrap_or_else(|| value.to_string());
@@ -130,7 +95,7 @@ pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
         }
     }
     if let Ok(code) = value.getattr("code").and_then(|c| c.extract::<Option<i32>>()) {
-        if let Some(code) = code.filter(|c| *c != Error::new(kind, "").code()) {
+        if let Some(code) = code.filter(|c| *c != kind.code()) {
             e = e.with_code(code);
         }
     }

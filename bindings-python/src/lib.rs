@@ -50,5 +50,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(ensure_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_versions, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     Ok(())
 }

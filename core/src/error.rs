@@ -4,11 +4,24 @@
 use crate::jsonrpc::{self, ErrorObject};
 use serde_json::Value;
 use std::fmt;
+use std::str::FromStr;
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The stable kind of an [`Error`]. Each protocol kind maps to one JSON-RPC code.
+///
+/// This enum is the one vocabulary of errors: every binding derives its names from
+/// [`ErrorKind::ALL`], [`ErrorKind::as_str`] and [`ErrorKind::code`] (Python's exception
+/// classes, Node's `kind` strings, C's error details), so a kind added here appears everywhere.
+///
+/// ```
+/// use mcpaxle::ErrorKind;
+/// let kind: ErrorKind = "invalid_params".parse().unwrap();
+/// assert_eq!(kind, ErrorKind::InvalidParams);
+/// assert_eq!(kind.as_str(), "invalid_params");
+/// assert_eq!(kind.code(), -32602);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -46,6 +59,101 @@ pub enum ErrorKind {
     Timeout,
     /// The library is used wrongly (bad configuration, bad definition).
     Usage,
+}
+
+impl ErrorKind {
+    /// Every kind, in a fixed order (the order of declaration; new kinds are only appended).
+    pub const ALL: [ErrorKind; 16] = [
+        ErrorKind::ParseError,
+        ErrorKind::InvalidRequest,
+        ErrorKind::MethodNotFound,
+        ErrorKind::InvalidParams,
+        ErrorKind::Internal,
+        ErrorKind::HeaderMismatch,
+        ErrorKind::MissingRequiredClientCapability,
+        ErrorKind::UnsupportedProtocolVersion,
+        ErrorKind::Tool,
+        ErrorKind::InputRequired,
+        ErrorKind::Cancelled,
+        ErrorKind::Panic,
+        ErrorKind::Transport,
+        ErrorKind::Remote,
+        ErrorKind::Timeout,
+        ErrorKind::Usage,
+    ];
+
+    /// The kind's stable name, snake_case (`"invalid_params"`). These names are public API in
+    /// every binding (Python's `McpError.kind`, Node's `McpError.kind`, C's
+    /// `mcpaxle_error_kind`): they never change.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "parse_error",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::MethodNotFound => "method_not_found",
+            ErrorKind::InvalidParams => "invalid_params",
+            ErrorKind::Internal => "internal",
+            ErrorKind::HeaderMismatch => "header_mismatch",
+            ErrorKind::MissingRequiredClientCapability => "missing_required_client_capability",
+            ErrorKind::UnsupportedProtocolVersion => "unsupported_protocol_version",
+            ErrorKind::Tool => "tool",
+            ErrorKind::InputRequired => "input_required",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Panic => "panic",
+            ErrorKind::Transport => "transport",
+            ErrorKind::Remote => "remote",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Usage => "usage",
+        }
+    }
+
+    /// The JSON-RPC code an error of this kind is sent with (unless the error carries its own,
+    /// see [`Error::with_code`]).
+    ///
+    /// The protocol kinds have their own code (-32700, -32600, -32601, -32602, -32603 and MCP's
+    /// -32020..-32022). Every other kind (`Tool`, `InputRequired`, `Cancelled`, `Panic`,
+    /// `Transport`, `Remote`, `Timeout`, `Usage`) maps to Internal's -32603: JSON-RPC and MCP
+    /// define no code for them, and when one of them does reach the wire it is, for the peer,
+    /// a failure inside the server (a tool error is sent as an `isError` result, never as a
+    /// JSON-RPC error; a `Remote` error keeps the code its peer sent).
+    pub const fn code(self) -> i32 {
+        match self.wire_code() {
+            Some(code) => code,
+            None => jsonrpc::INTERNAL_ERROR,
+        }
+    }
+
+    /// The code of the kinds that have one of their own in JSON-RPC or MCP.
+    const fn wire_code(self) -> Option<i32> {
+        Some(match self {
+            ErrorKind::ParseError => jsonrpc::PARSE_ERROR,
+            ErrorKind::InvalidRequest => jsonrpc::INVALID_REQUEST,
+            ErrorKind::MethodNotFound => jsonrpc::METHOD_NOT_FOUND,
+            ErrorKind::InvalidParams => jsonrpc::INVALID_PARAMS,
+            ErrorKind::Internal => jsonrpc::INTERNAL_ERROR,
+            ErrorKind::HeaderMismatch => jsonrpc::HEADER_MISMATCH,
+            ErrorKind::MissingRequiredClientCapability => jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            ErrorKind::UnsupportedProtocolVersion => jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ErrorKind {
+    type Err = Error;
+
+    /// The kind named by [`ErrorKind::as_str`]; a usage error listing the names otherwise.
+    fn from_str(name: &str) -> Result<Self> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+            Error::usage(format!("unknown error kind {name:?}; the kinds are: {}", names.join(", ")))
+        })
+    }
 }
 
 /// An mcpaxle error.
@@ -136,21 +244,10 @@ impl Error {
         self.data.as_ref()
     }
 
-    /// The JSON-RPC code this error is sent with.
+    /// The JSON-RPC code this error is sent with: its own (a peer's, or [`Error::with_code`]),
+    /// else its kind's ([`ErrorKind::code`]).
     pub fn code(&self) -> i32 {
-        if let Some(code) = self.code {
-            return code;
-        }
-        match self.kind {
-            ErrorKind::ParseError => jsonrpc::PARSE_ERROR,
-            ErrorKind::InvalidRequest => jsonrpc::INVALID_REQUEST,
-            ErrorKind::MethodNotFound => jsonrpc::METHOD_NOT_FOUND,
-            ErrorKind::InvalidParams => jsonrpc::INVALID_PARAMS,
-            ErrorKind::HeaderMismatch => jsonrpc::HEADER_MISMATCH,
-            ErrorKind::MissingRequiredClientCapability => jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            ErrorKind::UnsupportedProtocolVersion => jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
-            _ => jsonrpc::INTERNAL_ERROR,
-        }
+        self.code.unwrap_or(self.kind.code())
     }
 
     /// The JSON-RPC error object for this error.
@@ -159,18 +256,9 @@ impl Error {
     }
 }
 
+/// The kind of a peer's error code: the kind that owns the code, else `Remote`.
 fn kind_for_code(code: i32) -> ErrorKind {
-    match code {
-        jsonrpc::PARSE_ERROR => ErrorKind::ParseError,
-        jsonrpc::INVALID_REQUEST => ErrorKind::InvalidRequest,
-        jsonrpc::METHOD_NOT_FOUND => ErrorKind::MethodNotFound,
-        jsonrpc::INVALID_PARAMS => ErrorKind::InvalidParams,
-        jsonrpc::HEADER_MISMATCH => ErrorKind::HeaderMismatch,
-        jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY => ErrorKind::MissingRequiredClientCapability,
-        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION => ErrorKind::UnsupportedProtocolVersion,
-        jsonrpc::INTERNAL_ERROR => ErrorKind::Internal,
-        _ => ErrorKind::Remote,
-    }
+    ErrorKind::ALL.into_iter().find(|k| k.wire_code() == Some(code)).unwrap_or(ErrorKind::Remote)
 }
 
 impl fmt::Display for Error {
@@ -213,5 +301,62 @@ pub fn http_status_for_code(code: i32) -> u16 {
         jsonrpc::METHOD_NOT_FOUND => 404,
         jsonrpc::INTERNAL_ERROR => 500,
         _ => 200,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_kind_is_listed_once_with_a_unique_snake_case_name() {
+        let kinds: HashSet<ErrorKind> = ErrorKind::ALL.into_iter().collect();
+        assert_eq!(kinds.len(), ErrorKind::ALL.len());
+        let names: HashSet<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        for name in names {
+            assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_usage_errors() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(kind.as_str().parse::<ErrorKind>().unwrap(), kind);
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+        let e = "InvalidParams".parse::<ErrorKind>().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert!(e.message().contains("\"InvalidParams\"") && e.message().contains("invalid_params"), "{e}");
+    }
+
+    #[test]
+    fn codes_are_the_protocol_codes_or_internal() {
+        let expected = [
+            (ErrorKind::ParseError, -32700),
+            (ErrorKind::InvalidRequest, -32600),
+            (ErrorKind::MethodNotFound, -32601),
+            (ErrorKind::InvalidParams, -32602),
+            (ErrorKind::Internal, -32603),
+            (ErrorKind::HeaderMismatch, -32020),
+            (ErrorKind::MissingRequiredClientCapability, -32021),
+            (ErrorKind::UnsupportedProtocolVersion, -32022),
+        ];
+        for kind in ErrorKind::ALL {
+            let code = expected.iter().find(|(k, _)| *k == kind).map_or(-32603, |(_, c)| *c);
+            assert_eq!(kind.code(), code, "{kind}");
+            assert_eq!(Error::new(kind, "x").code(), code, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_peer_code_maps_to_the_kind_that_owns_it_else_remote() {
+        for kind in ErrorKind::ALL.into_iter().filter(|k| k.wire_code().is_some()) {
+            let e = Error::remote(ErrorObject { code: kind.code(), message: "m".into(), data: None });
+            assert_eq!(e.kind(), kind);
+        }
+        let e = Error::remote(ErrorObject { code: -32042, message: "m".into(), data: None });
+        assert_eq!((e.kind(), e.code()), (ErrorKind::Remote, -32042));
     }
 }

@@ -21,6 +21,9 @@ def ensure_runtime() -> None:
 def protocol_versions() -> list[str]:
     """The protocol revisions the core serves, newest first."""
 
+def error_kinds() -> list[tuple[str, int]]:
+    """Every kind of the core's errors as (name, JSON-RPC code), in the core's order."""
+
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 

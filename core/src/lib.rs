@@ -18,6 +18,7 @@ pub mod fuzzing;
 pub mod headers;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod options;
 pub mod schema;
 pub mod server;
 pub mod transport;

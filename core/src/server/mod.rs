@@ -27,6 +27,7 @@ pub(crate) mod dispatch;
 pub mod exchange;
 pub mod handlers;
 pub mod input_schema;
+mod options;
 mod pagination;
 mod registry;
 pub mod request_meta;
@@ -41,6 +42,7 @@ pub use exchange::{Exchange, Outgoing};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
+pub use options::{Capability, ServerOptions};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
@@ -50,16 +52,31 @@ use crate::error::Result;
 use crate::legacy::LegacyOptions;
 use crate::schema::{CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use registry::Registries;
+use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// A caching hint: `ttlMs` and `cacheScope` of a cacheable result.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// As data (JSON `{"ttlMs": 60000, "cacheScope": "public"}`): `ttlMs` is required,
+/// `cacheScope` defaults to `"private"` in every binding. Private is the safe side: a result
+/// marked public may be served by a shared cache to another user (another access token), so a
+/// hint only says public when its author chose it; a private one at worst costs a cache miss.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CacheHint {
     /// How long, in milliseconds, the result may be considered fresh.
+    #[serde(alias = "ttl_ms")]
     pub ttl_ms: u64,
-    /// Whether shared caches may reuse the result across callers.
+    /// Whether shared caches may reuse the result across callers (JSON `cacheScope`, default
+    /// private).
+    #[serde(rename = "cacheScope", default = "private")]
+    #[serde(alias = "cache_scope")]
     pub scope: CacheScope,
+}
+
+fn private() -> CacheScope {
+    CacheScope::Private
 }
 
 impl CacheHint {
@@ -71,7 +88,11 @@ impl CacheHint {
 
 /// Default caching hints per kind of cacheable result. Every hint defaults to `ttlMs: 0`
 /// (immediately stale); lists default to `public` scope, `resources/read` to `private`.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// As data: an object with any of the six kinds, each a [`CacheHint`]; a kind left out keeps
+/// its default.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CacheDefaults {
     /// `server/discover`.
     pub discover: CacheHint,
@@ -101,13 +122,17 @@ impl Default for CacheDefaults {
     }
 }
 
-/// Options of one tool, beside its protocol definition: [`Server::add_tool_with`].
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Options of one tool, beside its protocol definition: [`Server::add_tool_with`]. As data:
+/// `{"timeoutMs": N}`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolOptions {
     /// The longest one call of this tool may run, overriding the server's
     /// [`ServerBuilder::handler_timeout`] (longer or shorter); None (the default) keeps the
     /// server's. When reached, the call ends with an `isError` result naming the tool and the
-    /// limit, and the handler's future is dropped.
+    /// limit, and the handler's future is dropped. JSON `timeoutMs`, at least 1.
+    #[serde(rename = "timeoutMs", with = "crate::options::opt_positive_ms")]
+    #[serde(alias = "timeout_ms")]
     pub timeout: Option<Duration>,
 }
 

@@ -491,7 +491,14 @@ void mcpaxle_call_options_free(struct mcpaxle_call_options *options);
  * the child inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER from this process, plus
  * `"env"`, so the host's secrets do not leak into every server it starts; true passes the
  * whole environment), `"cwd"`, `"stderr"` ("inherit" | "null" | "tracing"),
- * `"shutdownTimeoutMs"`.
+ * `"shutdownTimeoutMs"`, and `"clientInfo"` (an `Implementation` for its `title`, `icons`,
+ * ...; `name` and `version` are the arguments) and `"oauth"` (as `oauth_json` of
+ * `mcpaxle_client_options_set_oauth` with no `authorize` callback). Durations are whole
+ * milliseconds, at least 1; defaults: requestTimeoutMs 60000, maxRequestTimeoutMs 600000,
+ * probeTimeoutMs 5000, shutdownTimeoutMs 2000, maxInputRounds 8, maxMessageSize 16777216,
+ * cache, resetTimeoutOnProgress and legacyGetStream true. The core reads the object (its
+ * `ClientOptions`: the same names in every binding); unknown members are an error naming the
+ * valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
  * it, so it may be freed or reused after. Thread: any.
@@ -1184,7 +1191,8 @@ enum mcpaxle_result mcpaxle_server_stop(struct mcpaxle_server *server);
  * stdin closes or `mcpaxle_server_stop`/`mcpaxle_server_free` is called. Blocking.
  *
  * `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
- * "maxOutboundQueue": messages}`. `maxOutboundQueue` (default 1024) bounds the messages owed
+ * "maxOutboundQueue": messages}` (defaults 4194304, 5000, 1024; the core's `StdioOptions`,
+ * unknown members are `MCPAXLE_ERR_INVALID_PARAMS`). `maxOutboundQueue` bounds the messages owed
  * to the client (written but not read yet, plus requests read whose first message is not
  * written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
  * MCP messages is written to stdout: log to stderr.
@@ -1214,9 +1222,10 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `mcpaxle_server_stop`/`mcpaxle_server_free`. Blocking; returns `MCPAXLE_OK` once stopped
  * and drained, `MCPAXLE_ERR_TRANSPORT` when it cannot listen.
  *
- * `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
- * "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
- * "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`, and `"connections"`: the limits
+ * `options_json` may be NULL or an object (the core's `HttpOptions`) with any of `"path"` (the
+ * endpoint, default "/mcp"), `"maxBody"` (bytes, default 4194304), `"allowedHosts"` and
+ * `"allowedOrigins"` (beyond loopback; "*" allows any origin), `"keepAliveMs"` (default
+ * 15000), `"drainTimeoutMs"` (default 10000), and `"connections"`: the limits
  * of the server's connections, an object with any of `"maxConnections"` (default: three
  * quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
  * is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;
@@ -1225,7 +1234,8 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `"maxHeaderBytes"` (65536), `"http2MaxConcurrentStreams"` (100), `"maxBodyBytesInFlight"`
  * (134217728; past it a body gets 503). Serving raises the process's soft fd limit to the
  * hard one (once). It installs no signal handler: stop it from another thread. The bearer protection set with
- * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
+ * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint; `"auth"` is refused here,
+ * since its verifier is a callback.
  *
  * Ownership: borrows the server for the duration of the call. Thread: as
  * `mcpaxle_server_serve_stdio`.
@@ -1279,18 +1289,22 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * `"enable"` (capabilities advertised before anything is registered: any of `"tools"`,
  * `"resources"`, `"prompts"`, `"logging"`), `"stateSecret"` (a secret from which the key
  * sealing MRTR `requestState` is derived, to share it across instances; default: a random key
- * per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
- * `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
- * "public"|"private"}` hint) and `"legacy"` (how 2025-11-25 clients are served:
- * `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal": N, "maxSessionsPerPeer": N,
- * "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
+ * per process), `"stateTtlMs"` (default 600000), `"cache"` (per kind of result - `discover`,
+ * `tools`, `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
+ * "public"|"private"}` hint, `cacheScope` default "private"; kinds left out keep ttlMs 0,
+ * public for the lists, private for `read`) and `"legacy"` (how 2025-11-25 clients are served:
+ * `false` for modern only, or `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal":
+ * N, "maxSessionsPerPeer": N, "idleTimeoutMs": N, "uninitializedTimeoutMs": N,
+ * "requestTimeoutMs": N}`; defaults: true,
  * 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
  * 30 s for a session that never went past `initialize`, 5 min for the client to answer a
  * request; a full table or quota ends its least recently used idle session to make room) and
  * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
  * call then fails with an error naming the handler and the limit, an `isError` result for a
- * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
- * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Durations
+ * are whole milliseconds (a timeout at least 1). The core reads the object (its
+ * `ServerOptions`: the same names as Node's options, snake_case in Python); unknown members
+ * are an error naming the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
  * `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -1356,7 +1370,8 @@ enum mcpaxle_result mcpaxle_server_remove_tool(struct mcpaxle_server *server,
 /**
  * Adds (or replaces, by URI) a direct resource: `resource_json` is a `Resource` (`uri`,
  * `name`, `mimeType`, ...). `cache_json` (may be NULL) is `{"ttlMs": N, "cacheScope":
- * "public"|"private"}`, the caching hint of its `resources/read` results.
+ * "public"|"private"}` (`cacheScope` default "private"), the caching hint of its
+ * `resources/read` results.
  *
  * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
  */

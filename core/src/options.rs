@@ -97,6 +97,59 @@ pub fn schema_json() -> Value {
     serde_json::to_value(schema()).unwrap_or_default()
 }
 
+/// A valid value for every option of every struct of [`schema`], by the same area names:
+/// `{"server": {"title": "Example", ...}, ...}`. A binding's test hands each area to the
+/// binding's API by the binding's own names, so an option added in the core and not reaching
+/// a binding fails that test (the core's own test checks these cover [`schema`] exactly).
+pub fn examples() -> Value {
+    serde_json::json!({
+        "server": {
+            "title": "Example", "instructions": "Say hello.", "pageSize": 50, "serverInfoInResults": true,
+            "enable": ["tools"], "stateSecret": "s3cret", "stateTtlMs": 60000,
+            "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
+            "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000
+        },
+        "legacy": {
+            "enabled": true, "maxSessions": 10, "maxSessionsPerPrincipal": 5, "maxSessionsPerPeer": 5,
+            "idleTimeoutMs": 60000, "uninitializedTimeoutMs": 5000, "requestTimeoutMs": 10000
+        },
+        "cache": {
+            "discover": { "ttlMs": 1 }, "tools": { "ttlMs": 1 }, "prompts": { "ttlMs": 1 },
+            "resources": { "ttlMs": 1 }, "templates": { "ttlMs": 1 }, "read": { "ttlMs": 1 }
+        },
+        "cacheHint": { "ttlMs": 1000, "cacheScope": "private" },
+        "tool": { "timeoutMs": 1000 },
+        "template": { "allowPathTraversal": false },
+        "http": {
+            "path": "/mcp", "maxBody": 1048576, "allowedHosts": ["localhost"], "allowedOrigins": [],
+            "keepAliveMs": 15000, "drainTimeoutMs": 1000, "auth": null, "connections": { "maxConnections": 64 }
+        },
+        "connections": {
+            "maxConnections": 64, "headerReadTimeoutMs": 10000, "bodyReadTimeoutMs": 30000, "idleTimeoutMs": 60000,
+            "http2KeepAliveIntervalMs": 30000, "http2KeepAliveTimeoutMs": 20000, "maxHeaderBytes": 65536,
+            "http2MaxConcurrentStreams": 100, "maxBodyBytesInFlight": 134217728
+        },
+        "stdio": { "maxMessageSize": 1048576, "drainTimeoutMs": 1000, "maxOutboundQueue": 64 },
+        "bearerAuth": {
+            "resource": "https://mcp.example.com/mcp", "authorizationServers": ["https://auth.example.com"],
+            "scopesSupported": ["notes:read"], "requiredScopes": ["notes:read"], "toolScopes": { "write": ["notes:write"] }
+        },
+        "client": {
+            "clientInfo": { "name": "example", "version": "1.0.0" }, "capabilities": null,
+            "protocolVersions": ["2026-07-28", "2025-11-25"], "requestTimeoutMs": 60000,
+            "resetTimeoutOnProgress": true, "maxRequestTimeoutMs": 600000, "probeTimeoutMs": 5000, "cache": true,
+            "headers": { "X-Example": "1" }, "oauth": null, "maxInputRounds": 8, "logLevel": null,
+            "legacyGetStream": true, "maxMessageSize": 16777216, "env": {}, "inheritEnv": false, "cwd": null,
+            "stderr": "inherit", "shutdownTimeoutMs": 2000
+        },
+        "oauth": {
+            "redirectUri": "http://127.0.0.1:8765/callback", "clientId": "example", "clientSecret": null,
+            "issuer": null, "clientMetadataUrl": null, "clientName": "Example", "maxAuthorizations": 3
+        },
+        "call": { "timeoutMs": 5000, "meta": { "example": true }, "logLevel": "info", "bypassCache": false }
+    })
+}
+
 /// A duration in whole milliseconds (`with = "crate::options::ms"`).
 pub(crate) mod ms {
     use super::*;
@@ -150,6 +203,46 @@ mod tests {
         assert_eq!(o, ServerOptions::default());
         let e = from_str::<ServerOptions>("server options", "{").unwrap_err();
         assert!(e.message().starts_with("server options are not valid JSON"), "{e}");
+    }
+
+    #[test]
+    fn the_examples_cover_the_schema_and_are_valid() {
+        use crate::client::{CallOptions, ClientOptions, OAuthOptions};
+        use crate::legacy::LegacyOptions;
+        use crate::server::{CacheDefaults, CacheHint, TemplateOptions, ToolOptions};
+        use crate::transport::auth::BearerAuth;
+        use crate::transport::connections::ConnectionLimits;
+        use crate::transport::http::HttpOptions;
+        use crate::transport::stdio::StdioOptions;
+        let examples = examples();
+        let schema = schema();
+        assert_eq!(
+            examples.as_object().unwrap().keys().map(String::as_str).collect::<Vec<_>>(),
+            schema.keys().copied().collect::<Vec<_>>()
+        );
+        for (area, names) in &schema {
+            let mut given: Vec<&str> = examples[area].as_object().unwrap().keys().map(String::as_str).collect();
+            let mut want = names.clone();
+            given.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(given, want, "the example of {area} names every option");
+        }
+        fn ok<T: DeserializeOwned>(v: &Value) {
+            from_json::<T>("example", v.clone()).unwrap();
+        }
+        ok::<ServerOptions>(&examples["server"]);
+        ok::<LegacyOptions>(&examples["legacy"]);
+        ok::<CacheDefaults>(&examples["cache"]);
+        ok::<CacheHint>(&examples["cacheHint"]);
+        ok::<ToolOptions>(&examples["tool"]);
+        ok::<TemplateOptions>(&examples["template"]);
+        ok::<HttpOptions>(&examples["http"]);
+        ok::<ConnectionLimits>(&examples["connections"]);
+        ok::<StdioOptions>(&examples["stdio"]);
+        ok::<BearerAuth>(&examples["bearerAuth"]);
+        ok::<ClientOptions>(&examples["client"]);
+        ok::<OAuthOptions>(&examples["oauth"]);
+        ok::<CallOptions>(&examples["call"]);
     }
 
     #[test]

@@ -29,10 +29,19 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Reads options of type `T` from a JSON value; `what` names them in the error (e.g.
-/// `"server options"`). The error is [`ErrorKind::InvalidParams`](crate::ErrorKind) with
-/// serde's message: the option at fault, and for an unknown one the valid names.
+/// `"server options"`). The error is [`ErrorKind::InvalidParams`](crate::ErrorKind) with the
+/// path of the option at fault and serde's message (for an unknown name, the valid ones):
+/// `server options: legacy.idleTimeoutMs: invalid value: integer `-1`, expected u64`.
 pub fn from_json<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
-    serde_json::from_value(value).map_err(|e| Error::invalid_params(format!("{what}: {e}")))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            Error::invalid_params(format!("{what}: {inner}"))
+        } else {
+            Error::invalid_params(format!("{what}: {path}: {inner}"))
+        }
+    })
 }
 
 /// Reads options of type `T` from JSON text, as [`from_json`]; a JSON `null` is every default.
@@ -193,8 +202,18 @@ mod tests {
     fn unknown_names_are_refused_with_the_valid_ones() {
         let e = from_json::<ServerOptions>("server options", json!({ "pageSise": 3 })).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
-        assert!(e.message().starts_with("server options: unknown field `pageSise`, expected one of `title`"), "{e}");
+        assert!(e.message().starts_with("server options: pageSise: unknown field `pageSise`, expected one of `title`"), "{e}");
         assert!(e.message().contains("`handlerTimeoutMs`"), "{e}");
+    }
+
+    #[test]
+    fn the_option_at_fault_is_named_by_its_path() {
+        let e = from_json::<ServerOptions>("server options", json!({ "legacy": { "idleTimeoutMs": -1 } })).unwrap_err();
+        assert_eq!(e.message(), "server options: legacy.idleTimeoutMs: invalid value: integer `-1`, expected u64");
+        let e =
+            from_json::<ServerOptions>("server options", json!({ "cache": { "tools": { "ttlMs": 1, "scope": "x" } } }))
+                .unwrap_err();
+        assert!(e.message().starts_with("server options: cache.tools.scope: unknown field `scope`"), "{e}");
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub struct StdioOptions {
 
 fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
     match usize::deserialize(d)? {
-        0 => Err(serde::de::Error::custom("maxOutboundQueue must be at least 1")),
+        0 => Err(serde::de::Error::custom("must be at least 1, not 0")),
         n => Ok(n),
     }
 }

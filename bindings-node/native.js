@@ -844,4 +844,6 @@ module.exports.RequestCtx = nativeBinding.RequestCtx
 module.exports.applySchemaDefaults = nativeBinding.applySchemaDefaults
 module.exports.connectHttp = nativeBinding.connectHttp
 module.exports.connectStdio = nativeBinding.connectStdio
+module.exports.optionsExamples = nativeBinding.optionsExamples
+module.exports.optionsSchema = nativeBinding.optionsSchema
 module.exports.supportedVersions = nativeBinding.supportedVersions

@@ -119,9 +119,9 @@ export interface ClientOptions {
   /** Protocol revisions the client may speak, most preferred first (default `SUPPORTED_VERSIONS`). */
   protocolVersions?: string[]
   /** Timeout of each request, in milliseconds (default 60 000). */
-  timeoutMs?: number
-  /** The longest a request may take however much progress it reports (default 600 000). */
-  maxTimeoutMs?: number
+  requestTimeoutMs?: number
+  /** The longest a request may take however much progress it reports, in milliseconds (default 600 000). */
+  maxRequestTimeoutMs?: number
   /** Whether a progress notification restarts the timeout (default true). */
   resetTimeoutOnProgress?: boolean
   /** Whether results are cached per their `ttlMs` / `cacheScope` (default true). */
@@ -146,6 +146,8 @@ export interface ClientOptions {
   legacyGetStream?: boolean
   /** The largest message accepted from the server, in bytes (default 16 MiB). */
   maxMessageSize?: number
+  /** stdio: how long the `server/discover` probe waits before assuming a legacy server, in milliseconds (default 5000). */
+  probeTimeoutMs?: number
 }
 
 /**
@@ -209,12 +211,13 @@ export interface StdioClientOptions extends ClientOptions {
   inheritEnv?: boolean
   /** The server's working directory. */
   cwd?: string
-  /** What happens to the server's standard error (default `'inherit'`). */
-  stderr?: 'inherit' | 'ignore'
-  /** How long `close()` waits after closing stdin, and again after SIGTERM (default 2000). */
+  /**
+   * What happens to the server's standard error (default `'inherit'`): `'null'` discards it,
+   * `'tracing'` turns each line into a `tracing` event of the core.
+   */
+  stderr?: 'inherit' | 'null' | 'tracing'
+  /** How long `close()` waits after closing stdin, and again after SIGTERM, in milliseconds (default 2000). */
   shutdownTimeoutMs?: number
-  /** How long the `server/discover` probe waits before assuming a legacy server (default 5000). */
-  probeTimeoutMs?: number
 }
 
 /** Cancellation of a call: what every client method takes. */
@@ -336,6 +339,13 @@ export declare class Subscription implements AsyncIterableIterator<ServerNotific
 export type ElicitContent = NonNullable<ElicitResult['content']>
 
 /** Fills the members of `content` that `requestedSchema` gives a default for (SEP-1034). */
+/**
+ * The core's option names per options struct (`server`, `legacy`, `cache`, `cacheHint`, `tool`,
+ * `template`, `http`, `connections`, `stdio`, `bearerAuth`, `client`, `oauth`, `call`): the
+ * names every binding takes (snake_case in Python).
+ */
+export declare function optionsSchema(): Record<string, string[]>
+
 export declare function applySchemaDefaults(requestedSchema: ElicitRequestFormParams['requestedSchema'] | JsonObject, content?: ElicitContent): ElicitContent
 
 /** The protocol revisions the client speaks, most preferred first. */
@@ -352,30 +362,16 @@ export interface ServerOptions {
   instructions?: string
   /** Items per page of every list (default 100). */
   pageSize?: number
-  /** Advertise the (deprecated) logging capability. */
-  enableLogging?: boolean
-  /** A secret the MRTR `requestState` key is derived from (share it across instances). */
+  /** Whether results carry `_meta["io.modelcontextprotocol/serverInfo"]` (default true). */
+  serverInfoInResults?: boolean
+  /** Capabilities advertised before anything of theirs is registered (`'logging'` is deprecated). */
+  enable?: Array<'tools' | 'resources' | 'prompts' | 'logging'>
+  /** A secret the MRTR `requestState` key is derived from (share it across instances; default a random key). */
   stateSecret?: string
   /** How long a sealed `requestState` stays valid, in milliseconds (default 600 000). */
   stateTtlMs?: number
-  /** Whether legacy (2025-11-25) clients are served (default true). */
-  legacy?: boolean
-  /**
-   * The most legacy sessions open at once on one HTTP endpoint (default 10 000). Where a limit
-   * is reached, a new session ends the least recently used idle one (no request in flight, no
-   * open stream); only when all are in use is `initialize` refused (503, or 429 for a quota).
-   */
-  legacyMaxSessions?: number
-  /** The most legacy sessions one principal (the bearer token's subject) holds at once (default 100). */
-  legacyMaxSessionsPerPrincipal?: number
-  /** Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1 000). */
-  legacyMaxSessionsPerPeer?: number
-  /** A legacy session with no request and no open stream this long ends, in milliseconds (default 1 800 000). */
-  legacyIdleTimeoutMs?: number
-  /** A legacy session whose client never went past `initialize` ends after this, in milliseconds (default 30 000). */
-  legacyUninitializedTimeoutMs?: number
-  /** How long an elicitation, sampling or roots request waits for a legacy client's answer, in milliseconds (default 300 000). */
-  legacyRequestTimeoutMs?: number
+  /** How legacy (2025-11-25) clients are served: `false` for none (modern only), or the session limits (default: served). */
+  legacy?: boolean | LegacyOptions
   /** Caching hints of the cacheable results (default: `ttlMs` 0, lists public, reads private). */
   cache?: { discover?: CacheHint; tools?: CacheHint; prompts?: CacheHint; resources?: CacheHint; templates?: CacheHint; read?: CacheHint }
   /**
@@ -386,10 +382,32 @@ export interface ServerOptions {
   handlerTimeoutMs?: number
 }
 
-/** The caching hint of a resource's reads. */
+/** A caching hint: how long a result is fresh, and who may share it (default `'private'`: not across authorization contexts). */
 export interface CacheHint {
   ttlMs: number
   cacheScope?: 'public' | 'private'
+}
+
+/**
+ * How legacy (2025-11-25) sessions are served. Where a limit is reached, a new session ends
+ * the least recently used idle one (no request in flight, no open stream); only when all are
+ * in use is `initialize` refused (503, or 429 for a quota).
+ */
+export interface LegacyOptions {
+  /** Whether legacy clients are served at all (default true). */
+  enabled?: boolean
+  /** The most sessions open at once on one HTTP endpoint (default 10 000). */
+  maxSessions?: number
+  /** The most sessions one principal (the bearer token's subject) holds at once (default 100). */
+  maxSessionsPerPrincipal?: number
+  /** Without a principal: the most sessions per peer address, IPv4 or IPv6 /64 (default 1 000). */
+  maxSessionsPerPeer?: number
+  /** A session with no request and no open stream this long ends, in milliseconds (default 1 800 000). */
+  idleTimeoutMs?: number
+  /** A session whose client never went past `initialize` ends after this, in milliseconds (default 30 000). */
+  uninitializedTimeoutMs?: number
+  /** How long an elicitation, sampling or roots request waits for the client's answer, in milliseconds (default 300 000). */
+  requestTimeoutMs?: number
 }
 
 /** What a handler gets besides its input. */
@@ -571,12 +589,21 @@ export declare class Server {
    * process alive until closed. With `auth`, requests need a bearer token `auth.verify` accepts.
    */
   serveHttp(options?: {
+    /** The address to listen on (default `'127.0.0.1'`). */
     host?: string
+    /** The port (default 0: any free port). */
     port?: number
+    /** The MCP endpoint path (default `'/mcp'`). */
     path?: string
+    /** Host header values accepted besides the loopback names and the bound address. */
     allowedHosts?: string[]
+    /** Origins accepted besides loopback ones (`'*'` for any). */
     allowedOrigins?: string[]
+    /** The largest request body accepted, in bytes (default 4 MiB). */
     maxBody?: number
+    /** Interval of keep-alive comments on long-lived streams, in milliseconds (default 15 000). */
+    keepAliveMs?: number
+    /** How long `close()` waits for requests in flight, in milliseconds (default 10 000). */
     drainTimeoutMs?: number
     /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
     auth?: BearerAuthOptions
@@ -588,5 +615,12 @@ export declare class Server {
    * `maxOutboundQueue` (default 1024) bounds the messages waiting to be written: a client that
    * stops reading stdout is not read from until it reads again.
    */
-  serveStdio(options?: { maxOutboundQueue?: number }): ServerHandle
+  serveStdio(options?: {
+    /** The most messages waiting to be written before stdin is no longer read (default 1024). */
+    maxOutboundQueue?: number
+    /** The largest message accepted, in bytes (default 4 MiB). */
+    maxMessageSize?: number
+    /** How long `close()` waits for requests in flight, in milliseconds (default 5000). */
+    drainTimeoutMs?: number
+  }): ServerHandle
 }

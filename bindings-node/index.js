@@ -14,8 +14,9 @@ const { Client, applySchemaDefaults } = require('./lib/client.js')
 const { Subscription } = require('./lib/subscription.js')
 const { Server, RequestContext, ServerHandle } = require('./lib/server.js')
 const { ErrorKind, McpError, ToolError } = require('./lib/errors.js')
+const { optionsSchema } = require('./lib/options.js')
 
 /** The protocol revisions the client speaks, most preferred first. */
 const SUPPORTED_VERSIONS = Object.freeze(require('./native.js').supportedVersions())
 
-module.exports = { Client, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS }
+module.exports = { Client, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS, optionsSchema }

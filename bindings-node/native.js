@@ -845,4 +845,6 @@ module.exports.applySchemaDefaults = nativeBinding.applySchemaDefaults
 module.exports.connectHttp = nativeBinding.connectHttp
 module.exports.connectStdio = nativeBinding.connectStdio
 module.exports.errorKinds = nativeBinding.errorKinds
+module.exports.optionsExamples = nativeBinding.optionsExamples
+module.exports.optionsSchema = nativeBinding.optionsSchema
 module.exports.supportedVersions = nativeBinding.supportedVersions

@@ -11,15 +11,12 @@ use crate::ffi::{
 };
 use crate::owner::Owner;
 use crate::runtime;
-use mcpaxle_core::client::{CallOptions, Client, ClientOptions, InputHandler, StderrMode, Subscription};
-use mcpaxle_core::schema::{ClientCapabilities, LoggingLevel, SubscriptionFilter};
+use mcpaxle_core::client::{CallOptions, Client, ClientOptions, InputHandler, Subscription};
+use mcpaxle_core::schema::SubscriptionFilter;
 use mcpaxle_core::{Error, ErrorKind};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
 use std::ffi::{CString, c_char, c_void};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -143,19 +140,11 @@ pub unsafe extern "C" fn mcpaxle_cancel_token_free(token: *mut mcpaxle_cancel_to
     })
 }
 
-#[derive(Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct CallJson {
-    timeout_ms: Option<u64>,
-    meta: Option<Map<String, Value>>,
-    log_level: Option<LoggingLevel>,
-    bypass_cache: Option<bool>,
-}
-
 /// Options of one client call: a timeout, extra `_meta`, a log level, cache bypass, a
 /// cancellation token, progress and log callbacks.
 pub struct mcpaxle_call_options {
-    json: CallJson,
+    /// The data options (the core's, its callbacks and token unset).
+    json: CallOptions,
     cancel: Option<CancellationToken>,
     on_progress: Option<Target<NotifyFn>>,
     on_log: Option<Target<NotifyFn>>,
@@ -175,7 +164,7 @@ pub unsafe extern "C" fn mcpaxle_call_options_new(
     ffi_boundary!({
         // SAFETY: per the contract.
         let (out, json) = unsafe { (out_ptr(out, "out")?, opt_json(options_json, "options_json")?) };
-        let json: CallJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+        let json: CallOptions = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
         *out = Box::into_raw(Box::new(mcpaxle_call_options { json, cancel: None, on_progress: None, on_log: None }));
         Ok(())
     })
@@ -246,7 +235,7 @@ pub unsafe extern "C" fn mcpaxle_call_options_free(options: *mut mcpaxle_call_op
 /// What a call copies out of its `mcpaxle_call_options`.
 #[derive(Clone, Default)]
 pub(crate) struct CallSpec {
-    json: CallJson,
+    json: CallOptions,
     cancel: Option<CancellationToken>,
     on_progress: Option<Target<NotifyFn>>,
     on_log: Option<Target<NotifyFn>>,
@@ -267,28 +256,6 @@ impl CallSpec {
             },
         }
     }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ClientJson {
-    protocol_versions: Option<Vec<String>>,
-    capabilities: Option<ClientCapabilities>,
-    request_timeout_ms: Option<u64>,
-    reset_timeout_on_progress: Option<bool>,
-    max_request_timeout_ms: Option<u64>,
-    probe_timeout_ms: Option<u64>,
-    cache: Option<bool>,
-    headers: Option<BTreeMap<String, String>>,
-    max_input_rounds: Option<usize>,
-    log_level: Option<LoggingLevel>,
-    legacy_get_stream: Option<bool>,
-    max_message_size: Option<usize>,
-    env: Option<BTreeMap<String, String>>,
-    inherit_env: Option<bool>,
-    cwd: Option<String>,
-    stderr: Option<String>,
-    shutdown_timeout_ms: Option<u64>,
 }
 
 /// How a client connects and behaves, its input handlers and its OAuth authorization; from
@@ -312,7 +279,14 @@ pub struct mcpaxle_client_options {
 /// the child inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER from this process, plus
 /// `"env"`, so the host's secrets do not leak into every server it starts; true passes the
 /// whole environment), `"cwd"`, `"stderr"` ("inherit" | "null" | "tracing"),
-/// `"shutdownTimeoutMs"`.
+/// `"shutdownTimeoutMs"`, and `"clientInfo"` (an `Implementation` for its `title`, `icons`,
+/// ...; `name` and `version` are the arguments) and `"oauth"` (as `oauth_json` of
+/// `mcpaxle_client_options_set_oauth` with no `authorize` callback). Durations are whole
+/// milliseconds, at least 1; defaults: requestTimeoutMs 60000, maxRequestTimeoutMs 600000,
+/// probeTimeoutMs 5000, shutdownTimeoutMs 2000, maxInputRounds 8, maxMessageSize 16777216,
+/// cache, resetTimeoutOnProgress and legacyGetStream true. The core reads the object (its
+/// `ClientOptions`: the same names in every binding); unknown members are an error naming the
+/// valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
 /// it, so it may be freed or reused after. Thread: any.
@@ -333,63 +307,17 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
                 opt_json(options_json, "options_json")?,
             )
         };
-        let j: ClientJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
-        let mut o = ClientOptions::new(name, version);
-        if let Some(v) = j.protocol_versions {
-            o.protocol_versions = v;
-        }
-        o.capabilities = j.capabilities;
-        let ms = Duration::from_millis;
-        if let Some(v) = j.request_timeout_ms {
-            o.request_timeout = ms(v);
-        }
-        if let Some(v) = j.reset_timeout_on_progress {
-            o.reset_timeout_on_progress = v;
-        }
-        if let Some(v) = j.max_request_timeout_ms {
-            o.max_request_timeout = ms(v);
-        }
-        if let Some(v) = j.probe_timeout_ms {
-            o.probe_timeout = ms(v);
-        }
-        if let Some(v) = j.cache {
-            o.cache = v;
-        }
-        o.headers = j.headers.unwrap_or_default().into_iter().collect();
-        if let Some(v) = j.max_input_rounds {
-            o.max_input_rounds = v;
-        }
-        o.log_level = j.log_level;
-        if let Some(v) = j.legacy_get_stream {
-            o.legacy_get_stream = v;
-        }
-        if let Some(v) = j.max_message_size {
-            o.max_message_size = v;
-        }
-        o.env = j.env.unwrap_or_default().into_iter().map(|(k, v)| (k.into(), v.into())).collect();
-        o.inherit_env = j.inherit_env.unwrap_or(false);
-        o.cwd = j.cwd.map(Into::into);
-        o.stderr = match j.stderr.as_deref() {
-            None | Some("inherit") => StderrMode::Inherit,
-            Some("null") => StderrMode::Null,
-            Some("tracing") => StderrMode::Tracing,
-            Some(other) => {
-                return Err(FfiError::new(
-                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                    format!("options_json: unknown stderr mode {other:?}"),
-                ));
-            }
-        };
-        if let Some(v) = j.shutdown_timeout_ms {
-            o.shutdown_timeout = ms(v);
-        }
+        let mut o: ClientOptions = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+        o.client_info.name = name.to_owned();
+        o.client_info.version = version.to_owned();
+        let oauth = o.oauth.take().map(OAuthSetting::from_options);
         *out = Box::into_raw(Box::new(mcpaxle_client_options {
             core: o,
             elicitation: None,
             sampling: None,
             roots: None,
             on_log: None,
-            oauth: None,
+            oauth,
         }));
         Ok(())
     })
@@ -679,13 +607,7 @@ pub(crate) type Method =
 /// Runs a method with the call's options: progress and log callbacks are delivered (all of
 /// them) before this completes.
 async fn run(client: Client, owner: Arc<Owner>, spec: CallSpec, method: Method) -> Result<Value, Error> {
-    let mut options = CallOptions::new();
-    if let Some(ms) = spec.json.timeout_ms {
-        options.timeout = Some(Duration::from_millis(ms));
-    }
-    options.meta = spec.json.meta;
-    options.log_level = spec.json.log_level;
-    options.bypass_cache = spec.json.bypass_cache.unwrap_or(false);
+    let mut options = spec.json;
     options.cancel = spec.cancel;
     let mut queues = Vec::new();
     if let Some(t) = spec.on_progress {

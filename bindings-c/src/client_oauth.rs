@@ -3,11 +3,10 @@
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
 use crate::client::{mcpaxle_client_options, options_mut};
-use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
+use crate::ffi::{SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
 use mcpaxle_core::Error;
 use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions};
-use serde::Deserialize;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -25,20 +24,6 @@ pub type mcpaxle_authorization_handler =
 
 type AuthorizeFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct OAuthJson {
-    redirect_uri: String,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    issuer: Option<String>,
-    client_metadata_url: Option<String>,
-    client_name: Option<String>,
-    max_authorizations: Option<u32>,
-}
-
-/// OAuth as set on client options: the core options, and the C callback that becomes their
-/// user-agent step when a client connects (each client has its own owner).
 #[derive(Clone)]
 pub(crate) struct OAuthSetting {
     options: OAuthOptions,
@@ -46,6 +31,11 @@ pub(crate) struct OAuthSetting {
 }
 
 impl OAuthSetting {
+    /// OAuth from the `"oauth"` member of the client's `options_json`: no user-agent callback.
+    pub(crate) fn from_options(options: OAuthOptions) -> Self {
+        OAuthSetting { options, authorize: None }
+    }
+
     /// The core options for a client whose callbacks belong to `owner`.
     pub(crate) fn for_client(&self, owner: &Arc<Owner>) -> OAuthOptions {
         let mut options = self.options.clone();
@@ -94,28 +84,9 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
         let o = options_mut(options)?;
         // SAFETY: per the contract.
         let json = unsafe { arg_json(oauth_json, "oauth_json")? };
-        let j: OAuthJson = from_json(json, "oauth_json")?;
-        if j.client_id.is_none() && (j.client_secret.is_some() || j.issuer.is_some()) {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "oauth_json: \"clientSecret\" and \"issuer\" describe pre-registered credentials: give \"clientId\" too",
-            ));
-        }
-        let mut core = match authorize {
-            // The real handler needs the client's owner: `OAuthSetting::for_client` puts it in.
-            Some(_) => OAuthOptions::new(j.redirect_uri, |_| async {
-                Err(Error::internal("the authorization handler is attached when connecting"))
-            }),
-            None => OAuthOptions::without_user(j.redirect_uri)?,
-        };
-        if let Some(id) = j.client_id {
-            core = core.pre_registered(id, j.client_secret, j.issuer);
-        }
-        core.client_metadata_url = j.client_metadata_url;
-        core.client_name = j.client_name;
-        if let Some(n) = j.max_authorizations {
-            core.max_authorizations = n;
-        }
+        // The core reads the data (and checks it); without `authorize` it authorizes without a
+        // user, as OAuthOptions::without_user.
+        let core: OAuthOptions = from_json(json, "oauth_json")?;
         o.oauth = Some(OAuthSetting {
             options: core,
             authorize: authorize.map(|func| Target { func, user_data: SendPtr(user_data) }),

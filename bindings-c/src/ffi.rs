@@ -362,10 +362,11 @@ pub(crate) fn parse_json(s: &str, what: &str) -> FfiResult<Value> {
         .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_JSON, format!("{what} is not valid JSON: {e}")))
 }
 
-/// Reads a JSON value as `T`: `MCPAXLE_ERR_INVALID_PARAMS` naming `what` when it does not fit.
+/// Reads a JSON value as `T` (options through the core's reader): `MCPAXLE_ERR_INVALID_PARAMS`
+/// naming `what` and the member at fault when it does not fit.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> FfiResult<T> {
-    serde_json::from_value(v)
-        .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_PARAMS, format!("{what} is not valid: {e}")))
+    mcpaxle_core::options::from_json(&format!("{what} is not valid"), v)
+        .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_PARAMS, e.message().to_owned()))
 }
 
 /// Writes `value` through an optional out-parameter (`removed`, ...): nothing when it is NULL.

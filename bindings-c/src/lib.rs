@@ -22,6 +22,8 @@ pub mod client_oauth;
 pub mod context;
 pub mod ffi;
 pub mod json;
+#[cfg(test)]
+mod options_tests;
 mod owner;
 mod runtime;
 pub mod serve;

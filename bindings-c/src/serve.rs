@@ -4,9 +4,8 @@
 use crate::ffi::{FfiError, FfiResult, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr};
 use crate::runtime;
 use crate::server::{mcpaxle_server, server_ref};
-use mcpaxle_core::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
+use mcpaxle_core::transport::http::{HttpOptions, HttpServer};
 use mcpaxle_core::transport::stdio::{StdioOptions, serve_with};
-use serde::Deserialize;
 use std::ffi::{c_char, c_int};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -14,80 +13,29 @@ use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tokio::io::ReadBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::UnixStream;
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct StdioJson {
-    max_message_size: Option<usize>,
-    drain_timeout_ms: Option<u64>,
-    max_outbound_queue: Option<usize>,
+/// The stdio options of `options_json` (the core's `StdioOptions`), stopped by `stop`.
+pub(crate) fn stdio_options(json: Option<serde_json::Value>, stop: &CancellationToken) -> FfiResult<StdioOptions> {
+    let o: StdioOptions = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+    Ok(StdioOptions { shutdown: stop.child_token(), ..o })
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct HttpJson {
-    path: Option<String>,
-    max_body: Option<usize>,
-    allowed_hosts: Option<Vec<String>>,
-    allowed_origins: Option<Vec<String>>,
-    keep_alive_ms: Option<u64>,
-    drain_timeout_ms: Option<u64>,
-    /// The core's `ConnectionLimits`, as JSON: the core reads it.
-    connections: Option<serde_json::Value>,
-}
-
-fn stdio_options(json: Option<serde_json::Value>, stop: &CancellationToken) -> FfiResult<StdioOptions> {
-    let j: StdioJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
-    let mut o = StdioOptions { shutdown: stop.child_token(), ..StdioOptions::default() };
-    if let Some(n) = j.max_message_size {
-        o.max_message_size = n;
+/// The HTTP options of `options_json` (the core's `HttpOptions`), with the server's bearer
+/// protection.
+pub(crate) fn http_options(json: Option<serde_json::Value>, server: &mcpaxle_server) -> FfiResult<HttpOptions> {
+    let o: HttpOptions = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
+    if o.auth.is_some() {
+        return Err(FfiError::new(
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+            "options_json: bearer protection (\"auth\") is set with mcpaxle_server_set_bearer_auth, which takes its verifier",
+        ));
     }
-    if let Some(ms) = j.drain_timeout_ms {
-        o.drain_timeout = Duration::from_millis(ms);
-    }
-    if let Some(n) = j.max_outbound_queue {
-        o.max_outbound_queue = n;
-    }
-    Ok(o)
-}
-
-/// The HTTP options of `options_json`, with the server's bearer protection.
-fn http_options(json: Option<serde_json::Value>, server: &mcpaxle_server) -> FfiResult<HttpOptions> {
-    let j: HttpJson = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
-    let mut o = HttpOptions { auth: server.bearer_auth(), ..HttpOptions::default() };
-    if let Some(p) = j.path {
-        o.path = p;
-    }
-    if let Some(n) = j.max_body {
-        o.max_body = n;
-    }
-    if j.allowed_hosts.is_some() {
-        o.allowed_hosts = j.allowed_hosts;
-    }
-    if let Some(v) = j.allowed_origins {
-        o.allowed_origins = v;
-    }
-    if let Some(ms) = j.keep_alive_ms {
-        o.keep_alive = Duration::from_millis(ms);
-    }
-    if let Some(ms) = j.drain_timeout_ms {
-        o.drain_timeout = Duration::from_millis(ms);
-    }
-    if let Some(v) = j.connections {
-        o.connections = ConnectionLimits::from_json(v).map_err(|e| {
-            FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                format!("options_json is not valid: {}", e.message()),
-            )
-        })?;
-    }
-    Ok(o)
+    Ok(HttpOptions { auth: server.bearer_auth(), ..o })
 }
 
 fn socket_addr(addr: &str) -> FfiResult<SocketAddr> {
@@ -142,7 +90,8 @@ where
 /// stdin closes or `mcpaxle_server_stop`/`mcpaxle_server_free` is called. Blocking.
 ///
 /// `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
-/// "maxOutboundQueue": messages}`. `maxOutboundQueue` (default 1024) bounds the messages owed
+/// "maxOutboundQueue": messages}` (defaults 4194304, 5000, 1024; the core's `StdioOptions`,
+/// unknown members are `MCPAXLE_ERR_INVALID_PARAMS`). `maxOutboundQueue` bounds the messages owed
 /// to the client (written but not read yet, plus requests read whose first message is not
 /// written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
 /// MCP messages is written to stdout: log to stderr.
@@ -284,9 +233,10 @@ impl AsyncWrite for FdStream {
 /// `mcpaxle_server_stop`/`mcpaxle_server_free`. Blocking; returns `MCPAXLE_OK` once stopped
 /// and drained, `MCPAXLE_ERR_TRANSPORT` when it cannot listen.
 ///
-/// `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
-/// "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
-/// "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`, and `"connections"`: the limits
+/// `options_json` may be NULL or an object (the core's `HttpOptions`) with any of `"path"` (the
+/// endpoint, default "/mcp"), `"maxBody"` (bytes, default 4194304), `"allowedHosts"` and
+/// `"allowedOrigins"` (beyond loopback; "*" allows any origin), `"keepAliveMs"` (default
+/// 15000), `"drainTimeoutMs"` (default 10000), and `"connections"`: the limits
 /// of the server's connections, an object with any of `"maxConnections"` (default: three
 /// quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
 /// is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;
@@ -295,7 +245,8 @@ impl AsyncWrite for FdStream {
 /// `"maxHeaderBytes"` (65536), `"http2MaxConcurrentStreams"` (100), `"maxBodyBytesInFlight"`
 /// (134217728; past it a body gets 503). Serving raises the process's soft fd limit to the
 /// hard one (once). It installs no signal handler: stop it from another thread. The bearer protection set with
-/// `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
+/// `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint; `"auth"` is refused here,
+/// since its verifier is a callback.
 ///
 /// Ownership: borrows the server for the duration of the call. Thread: as
 /// `mcpaxle_server_serve_stdio`.

@@ -6,22 +6,18 @@ use crate::ffi::{
     set_opt_out,
 };
 use crate::owner::Owner;
-use mcpaxle_core::legacy::LegacyOptions;
 use mcpaxle_core::schema::{
-    CacheScope, CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use mcpaxle_core::server::{
-    BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler,
-    ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions, ToolHandler, ToolOptions,
+    BoxFuture, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler, ResourceHandler,
+    ResourceRequest, Server, ServerEvent, ServerOptions, TemplateOptions, ToolHandler, ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// A server handler: called once per request (and once per MRTR round) for the tool, resource,
@@ -174,153 +170,8 @@ fn handler(
     Ok(CHandler { owner: server.owner.clone(), kind, target: Target { func, user_data: SendPtr(user_data) } })
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct HintJson {
-    ttl_ms: u64,
-    cache_scope: CacheScope,
-}
-
-impl From<HintJson> for CacheHint {
-    fn from(h: HintJson) -> Self {
-        CacheHint::new(h.ttl_ms, h.cache_scope)
-    }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct CacheJson {
-    discover: Option<HintJson>,
-    tools: Option<HintJson>,
-    prompts: Option<HintJson>,
-    resources: Option<HintJson>,
-    templates: Option<HintJson>,
-    read: Option<HintJson>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct LegacyJson {
-    enabled: Option<bool>,
-    max_sessions: Option<usize>,
-    max_sessions_per_principal: Option<usize>,
-    max_sessions_per_peer: Option<usize>,
-    idle_timeout_ms: Option<u64>,
-    uninitialized_timeout_ms: Option<u64>,
-    request_timeout_ms: Option<u64>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ServerOptions {
-    title: Option<String>,
-    instructions: Option<String>,
-    page_size: Option<usize>,
-    server_info_in_results: Option<bool>,
-    enable: Option<Vec<String>>,
-    state_secret: Option<String>,
-    state_ttl_ms: Option<u64>,
-    cache: Option<CacheJson>,
-    legacy: Option<LegacyJson>,
-    handler_timeout_ms: Option<u64>,
-}
-
-/// The options of one tool (`mcpaxle_server_add_tool_with_options`).
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ToolOptionsJson {
-    timeout_ms: Option<u64>,
-}
-
-/// A timeout in milliseconds: 0 is refused (it would fail every call).
-fn timeout_ms(ms: Option<u64>, what: &str) -> FfiResult<Option<Duration>> {
-    match ms {
-        Some(0) => Err(FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-            format!("{what} must be a positive number of milliseconds"),
-        )),
-        other => Ok(other.map(Duration::from_millis)),
-    }
-}
-
-fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server> {
-    let mut b = Server::builder(name, version);
-    if let Some(t) = options.title {
-        b = b.title(t);
-    }
-    if let Some(i) = options.instructions {
-        b = b.instructions(i);
-    }
-    if let Some(n) = options.page_size {
-        b = b.page_size(n);
-    }
-    if let Some(on) = options.server_info_in_results {
-        b = b.server_info_in_results(on);
-    }
-    for cap in options.enable.unwrap_or_default() {
-        b = match cap.as_str() {
-            "tools" => b.enable_tools(),
-            "resources" => b.enable_resources(),
-            "prompts" => b.enable_prompts(),
-            "logging" => b.enable_logging(),
-            other => {
-                return Err(FfiError::new(
-                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                    format!("options_json: unknown capability {other:?} in \"enable\""),
-                ));
-            }
-        };
-    }
-    if let Some(s) = options.state_secret {
-        b = b.state_key(StateKey::derive(s.as_bytes()));
-    }
-    if let Some(ms) = options.state_ttl_ms {
-        b = b.state_ttl(Duration::from_millis(ms));
-    }
-    if let Some(c) = options.cache {
-        let mut d = CacheDefaults::default();
-        let set = |slot: &mut CacheHint, h: Option<HintJson>| {
-            if let Some(h) = h {
-                *slot = h.into();
-            }
-        };
-        set(&mut d.discover, c.discover);
-        set(&mut d.tools, c.tools);
-        set(&mut d.prompts, c.prompts);
-        set(&mut d.resources, c.resources);
-        set(&mut d.templates, c.templates);
-        set(&mut d.read, c.read);
-        b = b.cache_defaults(d);
-    }
-    if let Some(l) = options.legacy {
-        let mut o = LegacyOptions::default();
-        if let Some(v) = l.enabled {
-            o.enabled = v;
-        }
-        if let Some(v) = l.max_sessions {
-            o.max_sessions = v;
-        }
-        if let Some(v) = l.max_sessions_per_principal {
-            o.max_sessions_per_principal = v;
-        }
-        if let Some(v) = l.max_sessions_per_peer {
-            o.max_sessions_per_peer = v;
-        }
-        if let Some(v) = l.uninitialized_timeout_ms {
-            o.uninitialized_timeout = Duration::from_millis(v);
-        }
-        if let Some(v) = l.idle_timeout_ms {
-            o.idle_timeout = Duration::from_millis(v);
-        }
-        if let Some(v) = l.request_timeout_ms {
-            o.request_timeout = Duration::from_millis(v);
-        }
-        b = b.legacy(o);
-    }
-    if let Some(d) = timeout_ms(options.handler_timeout_ms, "options_json: handlerTimeoutMs")? {
-        b = b.handler_timeout(d);
-    }
-    Ok(b.build())
+fn build(name: &str, version: &str, options: ServerOptions) -> Server {
+    Server::builder(name, version).options(options).build()
 }
 
 /// Creates a server named `name` at `version` (its `serverInfo`).
@@ -330,18 +181,22 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
 /// `"enable"` (capabilities advertised before anything is registered: any of `"tools"`,
 /// `"resources"`, `"prompts"`, `"logging"`), `"stateSecret"` (a secret from which the key
 /// sealing MRTR `requestState` is derived, to share it across instances; default: a random key
-/// per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
-/// `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
-/// "public"|"private"}` hint) and `"legacy"` (how 2025-11-25 clients are served:
-/// `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal": N, "maxSessionsPerPeer": N,
-/// "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
+/// per process), `"stateTtlMs"` (default 600000), `"cache"` (per kind of result - `discover`,
+/// `tools`, `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
+/// "public"|"private"}` hint, `cacheScope` default "private"; kinds left out keep ttlMs 0,
+/// public for the lists, private for `read`) and `"legacy"` (how 2025-11-25 clients are served:
+/// `false` for modern only, or `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal":
+/// N, "maxSessionsPerPeer": N, "idleTimeoutMs": N, "uninitializedTimeoutMs": N,
+/// "requestTimeoutMs": N}`; defaults: true,
 /// 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
 /// 30 s for a session that never went past `initialize`, 5 min for the client to answer a
 /// request; a full table or quota ends its least recently used idle session to make room) and
 /// `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
 /// call then fails with an error naming the handler and the limit, an `isError` result for a
-/// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`). Unknown
-/// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`). Durations
+/// are whole milliseconds (a timeout at least 1). The core reads the object (its
+/// `ServerOptions`: the same names as Node's options, snake_case in Python); unknown members
+/// are an error naming the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
 /// `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -367,7 +222,7 @@ pub unsafe extern "C" fn mcpaxle_server_new(
             None => ServerOptions::default(),
         };
         crate::runtime::handle()?;
-        let server = build(name, version, options)?;
+        let server = build(name, version, options);
         let s = mcpaxle_server {
             server,
             owner: Arc::new(Owner::new()),
@@ -452,11 +307,7 @@ pub unsafe extern "C" fn mcpaxle_server_add_tool_with_options(
             (server_ref(server)?, arg_json(tool_json, "tool_json")?, opt_json(options_json, "options_json")?)
         };
         let tool: Tool = from_json(def, "tool_json")?;
-        let options: ToolOptionsJson = match options {
-            Some(v) => from_json(v, "options_json")?,
-            None => ToolOptionsJson::default(),
-        };
-        let options = ToolOptions { timeout: timeout_ms(options.timeout_ms, "options_json: timeoutMs")? };
+        let options: ToolOptions = options.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
         let h = handler(s, Kind::Tool, callback, user_data)?;
         s.server.add_tool_with(tool, options, h)?;
         Ok(())
@@ -482,12 +333,13 @@ pub unsafe extern "C" fn mcpaxle_server_remove_tool(
 }
 
 fn hint(cache_json: Option<Value>) -> FfiResult<Option<CacheHint>> {
-    cache_json.map(|v| from_json::<HintJson>(v, "cache_json").map(CacheHint::from)).transpose()
+    cache_json.map(|v| from_json::<CacheHint>(v, "cache_json")).transpose()
 }
 
 /// Adds (or replaces, by URI) a direct resource: `resource_json` is a `Resource` (`uri`,
 /// `name`, `mimeType`, ...). `cache_json` (may be NULL) is `{"ttlMs": N, "cacheScope":
-/// "public"|"private"}`, the caching hint of its `resources/read` results.
+/// "public"|"private"}` (`cacheScope` default "private"), the caching hint of its
+/// `resources/read` results.
 ///
 /// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
 #[unsafe(no_mangle)]
@@ -744,12 +596,14 @@ pub unsafe extern "C" fn mcpaxle_server_notify_list_changed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpaxle_core::legacy::LegacyOptions;
+    use std::time::Duration;
 
     #[test]
     fn legacy_options_reach_the_core_in_their_units() {
         let json = r#"{"legacy":{"maxSessions":50,"maxSessionsPerPrincipal":4,"maxSessionsPerPeer":5,"idleTimeoutMs":6000,"uninitializedTimeoutMs":700,"requestTimeoutMs":8000}}"#;
         let options: ServerOptions = serde_json::from_str(json).unwrap();
-        let Ok(server) = build("n", "1", options) else { panic!("the options were refused") };
+        let server = build("n", "1", options);
         let o = server.legacy_options();
         assert_eq!((o.max_sessions, o.max_sessions_per_principal, o.max_sessions_per_peer), (50, 4, 5));
         assert_eq!(
@@ -757,7 +611,7 @@ mod tests {
             (Duration::from_secs(6), Duration::from_millis(700), Duration::from_secs(8))
         );
         let defaults: ServerOptions = serde_json::from_str(r#"{"legacy":{}}"#).unwrap();
-        let Ok(server) = build("n", "1", defaults) else { panic!("the options were refused") };
+        let server = build("n", "1", defaults);
         assert_eq!(server.legacy_options().max_sessions_per_peer, LegacyOptions::default().max_sessions_per_peer);
     }
 }

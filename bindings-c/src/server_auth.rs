@@ -8,8 +8,6 @@ use crate::owner::Owner;
 use crate::server::{mcpaxle_server, server_ref};
 use mcpaxle_core::Error;
 use mcpaxle_core::transport::auth::{BearerAuth, TokenVerifier};
-use serde::Deserialize;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -34,18 +32,6 @@ pub type mcpaxle_token_verifier =
     Option<unsafe extern "C" fn(user_data: *mut c_void, token: *const c_char, reply: *mut mcpaxle_reply)>;
 
 type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct BearerAuthJson {
-    resource: String,
-    authorization_servers: Vec<String>,
-    scopes_supported: Option<Vec<String>>,
-    #[serde(default)]
-    required_scopes: Vec<String>,
-    #[serde(default)]
-    tool_scopes: HashMap<String, Vec<String>>,
-}
 
 /// Protects the Streamable HTTP endpoint of every HTTP transport started afterwards
 /// (`mcpaxle_server_serve_http`, `mcpaxle_http_server_start`) with OAuth bearer tokens checked
@@ -91,16 +77,8 @@ pub unsafe extern "C" fn mcpaxle_server_set_bearer_auth(
         // SAFETY: per the documented contract.
         let (s, json) = unsafe { (server_ref(server)?, arg_json(auth_json, "auth_json")?) };
         let func = verify.ok_or_else(|| FfiError::null("verify"))?;
-        let j: BearerAuthJson = from_json(json, "auth_json")?;
-        let target = Target { func, user_data: SendPtr(user_data) };
-        let auth = BearerAuth {
-            resource: j.resource,
-            authorization_servers: j.authorization_servers,
-            scopes_supported: j.scopes_supported,
-            required_scopes: j.required_scopes,
-            tool_scopes: j.tool_scopes,
-            verifier: token_verifier(&s.owner, target),
-        };
+        let mut auth: BearerAuth = from_json(json, "auth_json")?;
+        auth.verifier = token_verifier(&s.owner, Target { func, user_data: SendPtr(user_data) });
         *s.auth.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
         Ok(())
     })

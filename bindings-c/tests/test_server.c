@@ -382,7 +382,8 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_remove_tool(s, NULL, NULL), MCPAXLE_ERR_NULL);
 
     const char *res = "{\"uri\":\"test://r\",\"name\":\"r\"}";
-    CHECK_RC(mcpaxle_server_add_resource(s, res, "{\"ttlMs\":1}", read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    /* A hint needs its ttlMs (its cacheScope defaults to private). */
+    CHECK_RC(mcpaxle_server_add_resource(s, res, "{\"cacheScope\":\"public\"}", read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_add_resource(s, res, "{bad", read_resource, NULL), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_server_add_resource(s, "{\"name\":\"no uri\"}", NULL, read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_add_resource(s, res, NULL, NULL, NULL), MCPAXLE_ERR_NULL);

@@ -124,7 +124,7 @@ TEST(bearer_auth_with_bad_arguments) {
     /* No authorization servers; a misspelt member; a scope list that is a string. */
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://mcp.example.com/mcp\"}", verify, &v),
              MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://x/mcp\",\"authorizationServers\":[],\"required_scopes\":[]}", verify, &v),
+    CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://x/mcp\",\"authorizationServers\":[],\"requiredScope\":[]}", verify, &v),
              MCPAXLE_ERR_INVALID_PARAMS);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://x/mcp\",\"authorizationServers\":[],\"requiredScopes\":\"a b\"}", verify, &v),
              MCPAXLE_ERR_INVALID_PARAMS);

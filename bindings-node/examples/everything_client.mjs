@@ -106,7 +106,7 @@ function options(version, context) {
     clientInfo: { name: 'mcpaxle-everything-client', version: require('../package.json').version },
     // MCPAXLE_AUTO_ERA=1: every supported revision, the era found by detection.
     protocolVersions: process.env.MCPAXLE_AUTO_ERA ? [...SUPPORTED_VERSIONS] : [version],
-    timeoutMs: 25_000,
+    requestTimeoutMs: 25_000,
     onElicitation: elicit,
     onSampling: sample,
     onRoots: roots,

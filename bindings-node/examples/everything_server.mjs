@@ -28,7 +28,7 @@ const server = new Server({
   version: require('../package.json').version,
   title: 'mcpaxle everything server (Node)',
   instructions: 'A server with every fixture of the MCP conformance suite.',
-  enableLogging: true,
+  enable: ['logging'],
 })
 
 /** A tool without arguments. */

@@ -6,6 +6,7 @@
 const native = require('../native.js')
 const { ErrorKind, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
+const { optionsJson } = require('./options.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
 const HANDLER_OPTION = { elicitation: 'onElicitation', sampling: 'onSampling', roots: 'onRoots' }
@@ -30,6 +31,9 @@ function eventCallback(f) {
   }
 }
 
+/** The callbacks among the client options; the rest is data the core reads. */
+const CLIENT_CALLBACKS = ['onElicitation', 'onSampling', 'onRoots', 'onLog']
+
 function clientConfig(options, handlers, http) {
   const o = options || {}
   if (typeof o !== 'object') throw usage('the client options must be an object')
@@ -43,47 +47,42 @@ function clientConfig(options, handlers, http) {
     }
     if (o.capabilities && o.capabilities[kind] != null) declared.add(kind)
   }
-  const info = o.clientInfo || { name: 'mcpaxle-node', version: require('../package.json').version }
+  const data = { ...o, clientInfo: o.clientInfo || { name: 'mcpaxle-node', version: require('../package.json').version } }
   const config = {
-    clientInfoJson: JSON.stringify(info),
     inputKinds: [...declared],
     onInput: (kind, paramsJson) => answerInput(handlers, kind, paramsJson),
   }
-  if (o.protocolVersions != null) config.protocolVersions = [...o.protocolVersions]
-  for (const key of ['timeoutMs', 'maxTimeoutMs', 'resetTimeoutOnProgress', 'probeTimeoutMs', 'cache', 'logLevel', 'maxInputRounds',
-    'legacyGetStream', 'maxMessageSize', 'cwd', 'stderr', 'shutdownTimeoutMs', 'inheritEnv']) {
-    if (o[key] != null) config[key] = o[key]
-  }
-  if (o.headers != null) config.headers = { ...o.headers }
-  if (o.env != null) config.env = { ...o.env }
-  if (o.capabilities != null) config.capabilitiesJson = JSON.stringify(o.capabilities)
   if (o.onLog != null) config.onLog = eventCallback(o.onLog)
   if (o.oauth != null) {
     if (!http) throw usage('oauth applies to Streamable HTTP: pass it to Client.connectHttp()')
-    config.oauth = oauthConfig(o.oauth)
+    const { authorize, ...oauth } = oauthConfig(o.oauth)
+    if (authorize) config.authorize = authorize
+    data.oauth = oauth
   }
+  config.optionsJson = optionsJson(data, 'the client options', CLIENT_CALLBACKS)
   return { config, declared }
 }
 
 const OAUTH_STRINGS = ['clientId', 'clientSecret', 'issuer', 'clientMetadataUrl', 'clientName']
 
-/** The native `OAuthConfig` of the `oauth` option, its types checked. */
+/**
+ * The `oauth` option with its types checked (the messages name the option) and `authorize`
+ * wrapped as the native side's `(url) => Promise<envelope>`; the core reads the rest.
+ */
 function oauthConfig(o) {
   if (typeof o !== 'object' || Array.isArray(o)) throw usage('oauth must be an object: {redirectUri, authorize?, clientId?, ...}')
   if (typeof o.redirectUri !== 'string' || o.redirectUri === '') {
     throw usage(`oauth.redirectUri must be a non-empty string (where the authorization server sends the user back), not ${typeName(o.redirectUri)}`)
   }
-  const config = { redirectUri: o.redirectUri }
   for (const key of OAUTH_STRINGS) {
-    if (o[key] == null) continue
-    if (typeof o[key] !== 'string') throw usage(`oauth.${key} must be a string, not ${typeName(o[key])}`)
-    config[key] = o[key]
+    if (o[key] != null && typeof o[key] !== 'string') throw usage(`oauth.${key} must be a string, not ${typeName(o[key])}`)
   }
   if (o.maxAuthorizations != null) {
     const n = o.maxAuthorizations
     if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw usage(`oauth.maxAuthorizations must be a non-negative integer, not ${typeName(n)}`)
-    config.maxAuthorizations = n
   }
+  const config = {}
+  for (const [key, value] of Object.entries(o)) if (value != null && key !== 'authorize') config[key] = value
   if (o.authorize != null) {
     const authorize = o.authorize
     if (typeof authorize !== 'function') throw usage(`oauth.authorize must be a function, async (authorizationUrl) => redirectUrl, not ${typeName(authorize)}`)
@@ -144,14 +143,12 @@ function abortError(signal) {
   return new McpError(ErrorKind.CANCELLED, 'the call was aborted before it started', { cause: signal.reason })
 }
 
+/** The callbacks and the signal among a call's options; the rest is data the core reads. */
+const CALL_CALLBACKS = ['signal', 'onProgress', 'onLog']
+
 function callConfig(o) {
   if (o == null) return undefined
-  let config
-  if (o.timeoutMs != null) (config ??= {}).timeoutMs = o.timeoutMs
-  if (o.meta != null) (config ??= {}).metaJson = JSON.stringify(o.meta)
-  if (o.bypassCache) (config ??= {}).bypassCache = true
-  if (o.logLevel != null) (config ??= {}).logLevel = o.logLevel
-  return config
+  return { optionsJson: optionsJson(o, 'the call options', CALL_CALLBACKS) }
 }
 
 const parse = (text) => JSON.parse(text)

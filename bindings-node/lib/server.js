@@ -5,7 +5,8 @@
 
 const native = require('../native.js')
 const { authConfig } = require('./auth.js')
-const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
+const { optionsJson } = require('./options.js')
+const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
@@ -223,6 +224,11 @@ function cacheJson(options) {
   return options && options.cache != null ? JSON.stringify(options.cache) : undefined
 }
 
+/** The resource options of `options` other than `cache`, as JSON (the core checks them). */
+function resourceOptionsJson(options, what) {
+  return optionsJson(options, what, ['cache'])
+}
+
 /** A running server: `close()` stops it; `closed` settles when it has stopped. */
 class ServerHandle {
   /** @private */
@@ -256,20 +262,17 @@ class Server {
 
   /**
    * `options`: `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
-   * `enableLogging`, `stateSecret`, `stateTtlMs`, `legacy`, the legacy session limits
-   * (`legacyMaxSessions`, `legacyMaxSessionsPerPrincipal`, `legacyMaxSessionsPerPeer`,
-   * `legacyIdleTimeoutMs`, `legacyUninitializedTimeoutMs`, `legacyRequestTimeoutMs`), `cache`
-   * (default caching hints).
+   * `serverInfoInResults`, `enable` (capabilities advertised before anything is registered:
+   * `'tools'`, `'resources'`, `'prompts'`, `'logging'`), `stateSecret`, `stateTtlMs`, `cache`
+   * (default caching hints), `legacy` (`false`, or the legacy session options
+   * `{enabled, maxSessions, maxSessionsPerPrincipal, maxSessionsPerPeer, idleTimeoutMs,
+   * uninitializedTimeoutMs, requestTimeoutMs}`) and `handlerTimeoutMs`: the core's server
+   * options (see the README for units and defaults).
    */
   constructor(options) {
     const o = options || {}
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
-    const config = { name: o.name, version: o.version }
-    for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy', 'legacyMaxSessions',
-      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs', 'handlerTimeoutMs']) {
-      if (o[key] != null) config[key] = o[key]
-    }
-    if (o.cache != null) config.cacheJson = JSON.stringify(o.cache)
+    const config = { name: o.name, version: o.version, optionsJson: optionsJson(o, 'the server options', ['name', 'version']) }
     this.#native = sync(() => new native.NativeServer(config))
   }
 
@@ -283,8 +286,7 @@ class Server {
    */
   tool(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorKind.INTERNAL)
-    const timeoutMs = options && options.timeoutMs != null ? options.timeoutMs : null
-    sync(() => this.#native.addTool(toolDefinition(definition), timeoutMs, h))
+    sync(() => this.#native.addTool(toolDefinition(definition), optionsJson(options, 'the tool options'), h))
     return this
   }
 
@@ -299,6 +301,7 @@ class Server {
    */
   resource(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorKind.INTERNAL)
+    if (options != null && Object.keys(options).some((k) => k !== 'cache')) throw usage(`the resource options are {cache}, not ${Object.keys(options).join(', ')}`)
     sync(() => this.#native.addResource(JSON.stringify(definition), cacheJson(options), h))
     return this
   }
@@ -317,7 +320,7 @@ class Server {
    */
   resourceTemplate(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorKind.INTERNAL)
-    const templateOptions = options && options.allowPathTraversal != null ? JSON.stringify({ allowPathTraversal: options.allowPathTraversal }) : undefined
+    const templateOptions = resourceOptionsJson(options, 'the resource template options')
     sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h, templateOptions))
     return this
   }
@@ -392,20 +395,23 @@ class Server {
    * `{maxConnections, headerReadTimeoutMs, bodyReadTimeoutMs, idleTimeoutMs,
    * http2KeepAliveIntervalMs, http2KeepAliveTimeoutMs, maxHeaderBytes,
    * http2MaxConcurrentStreams, maxBodyBytesInFlight}`. Bad limits reject with code `USAGE`.
+   *
+   * The other options: `host` (default `'127.0.0.1'`), `port` (default 0: any free port),
+   * `path` (default `'/mcp'`), `maxBody` (bytes), `allowedHosts`, `allowedOrigins`,
+   * `keepAliveMs`, `drainTimeoutMs` (the core's HTTP options).
    */
   async serveHttp(options = {}) {
+    const o = options ?? {}
     const config = {}
-    for (const key of ['path', 'allowedHosts', 'allowedOrigins', 'maxBody', 'drainTimeoutMs']) {
-      if (options[key] != null) config[key] = options[key]
+    let data = o
+    if (o.auth != null) {
+      const { verify, ...auth } = authConfig(o.auth)
+      config.verify = verify
+      data = { ...o, auth }
     }
-    if (options.auth != null) config.auth = authConfig(options.auth)
-    if (options.connections != null) {
-      const c = options.connections
-      if (typeof c !== 'object' || Array.isArray(c)) throw usage(`connections must be an object of connection limits, not ${typeName(c)}`)
-      config.connectionsJson = JSON.stringify(c)
-    }
-    const host = options.host ?? '127.0.0.1'
-    const n = await sync(() => this.#native.serveHttp(String(host), Number(options.port ?? 0), config)).catch(rethrow)
+    config.optionsJson = optionsJson(data, 'the HTTP options', ['host', 'port'])
+    const host = o.host ?? '127.0.0.1'
+    const n = await sync(() => this.#native.serveHttp(String(host), Number(o.port ?? 0), config)).catch(rethrow)
     const closed = n.wait().catch(rethrow)
     return new ServerHandle(closed, () => n.close().catch(rethrow), n.url, n.port)
   }
@@ -414,11 +420,12 @@ class Server {
    * Serves on this process's stdin/stdout (write nothing else to stdout: log with
    * `console.error`). Returns a handle whose `closed` settles when stdin closes.
    * `options.maxOutboundQueue` (default 1024) bounds the messages waiting to be written: a
-   * client that stops reading stdout is not read from until it reads again.
+   * client that stops reading stdout is not read from until it reads again. The other options:
+   * `maxMessageSize` (bytes, default 4 MiB) and `drainTimeoutMs` (default 5000).
    */
   serveStdio(options = {}) {
+    const config = { optionsJson: optionsJson(options, 'the stdio options') }
     const token = new native.CancelToken()
-    const config = options.maxOutboundQueue === undefined ? undefined : { maxOutboundQueue: options.maxOutboundQueue }
     const closed = sync(() => this.#native.serveStdio(token, config)).catch(rethrow)
     return new ServerHandle(closed, () => {
       token.cancel()

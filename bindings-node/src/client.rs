@@ -7,41 +7,22 @@ use crate::cancel::{CancelToken, until_cancelled};
 use crate::errors::{self, parse_json, to_text, usage};
 use crate::runtime;
 use crate::subscription::NativeSubscription;
-use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, StderrMode};
-use mcpaxle::schema::{
-    CompleteRequestArgument, CompleteRequestContext, CompletionReference, Implementation, LoggingLevel,
-    SubscriptionFilter,
-};
+use mcpaxle::client::{CallOptions, Client, ClientOptions};
+use mcpaxle::schema::{CompleteRequestArgument, CompleteRequestContext, CompletionReference, SubscriptionFilter};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
 use napi_derive::napi;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-/// How a client is configured (the JavaScript layer fills it from `connectHttp` /
-/// `connectStdio` options).
+/// How a client is configured: the JavaScript layer sends the data options of `connectHttp` /
+/// `connectStdio` as JSON (the core reads them: [`ClientOptions`]) and the callbacks beside.
 #[napi(object, object_to_js = false)]
 pub struct ClientConfig {
-    /// `clientInfo` as JSON (`name`, `version`, optional `title`, …).
-    pub client_info_json: Option<String>,
-    /// Protocol revisions the client may speak, most preferred first.
-    pub protocol_versions: Option<Vec<String>>,
-    /// Per-request timeout in milliseconds (default 60 000).
-    pub timeout_ms: Option<f64>,
-    /// The longest a request may take however much progress it reports (default 600 000).
-    pub max_timeout_ms: Option<f64>,
-    /// Whether a progress notification restarts the timeout (default true).
-    pub reset_timeout_on_progress: Option<bool>,
-    /// stdio: how long the `server/discover` probe waits before assuming a legacy server.
-    pub probe_timeout_ms: Option<f64>,
-    /// Whether results are cached per their `ttlMs` / `cacheScope` (default true).
-    pub cache: Option<bool>,
-    /// HTTP headers sent with every request.
-    pub headers: Option<HashMap<String, String>>,
-    /// Declared capabilities as JSON; default: one per handled input kind.
-    pub capabilities_json: Option<String>,
+    /// The data options as JSON: the core's `ClientOptions` (`clientInfo`, `requestTimeoutMs`,
+    /// `oauth`, ...), camelCase names, durations in milliseconds.
+    pub options_json: String,
     /// The input kinds (`elicitation`, `sampling`, `roots`) answered by `on_input`.
     pub input_kinds: Option<Vec<String>>,
     /// Answers the server's input requests: `(kind, paramsJson) => Promise<envelope>`.
@@ -50,137 +31,24 @@ pub struct ClientConfig {
     /// Receives log messages not tied to a call (`notifications/message` params as JSON).
     #[napi(ts_type = "(json: string) => void")]
     pub on_log: Option<EventFn>,
-    /// The log level asked of the server.
-    pub log_level: Option<String>,
-    /// How many MRTR rounds one call may take (default 8).
-    pub max_input_rounds: Option<u32>,
-    /// Legacy HTTP sessions: whether to open the GET stream (default true).
-    pub legacy_get_stream: Option<bool>,
-    /// The largest message accepted from the server, in bytes.
-    pub max_message_size: Option<u32>,
-    /// stdio: environment variables given to the server, on top of the few it inherits.
-    pub env: Option<HashMap<String, String>>,
-    /// stdio: whether the server inherits this process's whole environment (default false:
-    /// only HOME, LOGNAME, PATH, SHELL, TERM and USER, plus `env`, so the host's secrets do not
-    /// leak into every server it starts).
-    pub inherit_env: Option<bool>,
-    /// stdio: the server's working directory.
-    pub cwd: Option<String>,
-    /// stdio: `"inherit"` (default) or `"ignore"` for the server's standard error.
-    pub stderr: Option<String>,
-    /// stdio: how long `close()` waits after closing stdin, and after SIGTERM.
-    pub shutdown_timeout_ms: Option<f64>,
-    /// HTTP: OAuth 2.1 authorization, used when the server answers `401` or `403
-    /// insufficient_scope`.
-    pub oauth: Option<OAuthConfig>,
-}
-
-/// How a client obtains access tokens (the core's [`OAuthOptions`]).
-#[napi(object, object_to_js = false)]
-pub struct OAuthConfig {
-    /// Where the authorization server sends the user back.
-    pub redirect_uri: String,
-    /// The user-agent step: `(authorizationUrl) => Promise<envelope>` whose `ok` is the URL the
-    /// authorization server redirected to. None: the authorization URL is fetched and its
-    /// redirect followed, without a user ([`OAuthOptions::without_user`]).
+    /// OAuth's user-agent step (with the `oauth` option): `(authorizationUrl) =>
+    /// Promise<envelope>` whose `ok` is the URL the authorization server redirected to. None:
+    /// the authorization URL is fetched and its redirect followed, without a user.
     #[napi(ts_type = "(authorizationUrl: string) => Promise<string>")]
     pub authorize: Option<AuthorizeFn>,
-    /// Pre-registered `client_id`.
-    pub client_id: Option<String>,
-    /// Pre-registered `client_secret` (with `client_id`).
-    pub client_secret: Option<String>,
-    /// The issuer the pre-registered credentials belong to (with `client_id`).
-    pub issuer: Option<String>,
-    /// The HTTPS URL of this client's Client ID Metadata Document.
-    pub client_metadata_url: Option<String>,
-    /// `client_name` in Dynamic Client Registration (default: the client's name).
-    pub client_name: Option<String>,
-    /// How many authorization flows one request may trigger (default 3).
-    pub max_authorizations: Option<u32>,
 }
 
 /// Options of one call.
 #[napi(object, object_to_js = false)]
 pub struct CallConfig {
-    /// Timeout of each round trip of this call, in milliseconds.
-    pub timeout_ms: Option<f64>,
-    /// Extra `_meta` members as JSON.
-    pub meta_json: Option<String>,
-    /// Skip the cache for this call.
-    pub bypass_cache: Option<bool>,
-    /// The log level asked of the server for this call.
-    pub log_level: Option<String>,
-}
-
-fn millis(ms: f64, what: &str) -> Result<Duration> {
-    if !ms.is_finite() || ms < 0.0 {
-        return Err(usage(format!("{what} must be a non-negative number of milliseconds, not {ms}")));
-    }
-    Ok(Duration::from_secs_f64(ms / 1000.0))
-}
-
-fn log_level(level: &str) -> Result<LoggingLevel> {
-    serde_json::from_value(json!(level)).map_err(|_| usage(format!("unknown log level {level:?}")))
-}
-
-fn oauth_options(c: OAuthConfig) -> Result<OAuthOptions> {
-    let mut o = match c.authorize {
-        Some(f) => {
-            let handler = callbacks::authorization_handler(f);
-            OAuthOptions::new(c.redirect_uri, move |url| handler(url))
-        }
-        None => OAuthOptions::without_user(c.redirect_uri).map_err(errors::to_napi)?,
-    };
-    match c.client_id {
-        Some(id) => o = o.pre_registered(id, c.client_secret, c.issuer),
-        None if c.client_secret.is_some() || c.issuer.is_some() => {
-            return Err(usage(
-                "oauth.clientSecret and oauth.issuer describe pre-registered credentials: pass oauth.clientId with them",
-            ));
-        }
-        None => {}
-    }
-    if let Some(url) = c.client_metadata_url {
-        o = o.client_metadata_url(url);
-    }
-    if let Some(name) = c.client_name {
-        o = o.client_name(name);
-    }
-    if let Some(n) = c.max_authorizations {
-        o.max_authorizations = n;
-    }
-    Ok(o)
+    /// The data options as JSON: the core's `CallOptions` (`timeoutMs`, `meta`, `logLevel`,
+    /// `bypassCache`).
+    pub options_json: Option<String>,
 }
 
 fn client_options(c: ClientConfig) -> Result<ClientOptions> {
-    let mut o = ClientOptions::default();
-    if let Some(info) = c.client_info_json {
-        o.client_info = serde_json::from_str::<Implementation>(&info)
-            .map_err(|e| usage(format!("clientInfo is not valid: {e}")))?;
-    }
-    if let Some(v) = c.protocol_versions {
-        o.protocol_versions = v;
-    }
-    if let Some(ms) = c.timeout_ms {
-        o.request_timeout = millis(ms, "timeoutMs")?;
-    }
-    if let Some(ms) = c.max_timeout_ms {
-        o.max_request_timeout = millis(ms, "maxTimeoutMs")?;
-    }
-    if let Some(b) = c.reset_timeout_on_progress {
-        o.reset_timeout_on_progress = b;
-    }
-    if let Some(ms) = c.probe_timeout_ms {
-        o.probe_timeout = millis(ms, "probeTimeoutMs")?;
-    }
-    if let Some(b) = c.cache {
-        o.cache = b;
-    }
-    o.headers = c.headers.unwrap_or_default().into_iter().collect();
-    if let Some(caps) = c.capabilities_json {
-        o.capabilities =
-            Some(serde_json::from_str(&caps).map_err(|e| usage(format!("capabilities are not valid: {e}")))?);
-    }
+    let mut o: ClientOptions =
+        mcpaxle::options::from_str("the client options", &c.options_json).map_err(|e| usage(e.message().to_owned()))?;
     if let Some(f) = c.on_input {
         let f = Arc::new(f);
         for kind in c.input_kinds.unwrap_or_default() {
@@ -198,33 +66,9 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
     if let Some(f) = c.on_log {
         o.on_log = Some(callbacks::log(f));
     }
-    if let Some(l) = c.log_level {
-        o.log_level = Some(log_level(&l)?);
-    }
-    if let Some(n) = c.max_input_rounds {
-        o.max_input_rounds = n as usize;
-    }
-    if let Some(b) = c.legacy_get_stream {
-        o.legacy_get_stream = b;
-    }
-    if let Some(n) = c.max_message_size {
-        o.max_message_size = n as usize;
-    }
-    o.env = c.env.unwrap_or_default().into_iter().map(|(k, v)| (k.into(), v.into())).collect();
-    o.inherit_env = c.inherit_env.unwrap_or(false);
-    o.cwd = c.cwd.map(Into::into);
-    o.stderr = match c.stderr.as_deref() {
-        None | Some("inherit") => StderrMode::Inherit,
-        Some("ignore") => StderrMode::Null,
-        Some(other) => {
-            return Err(usage(format!("stderr must be \"inherit\" or \"ignore\", not {other:?}")));
-        }
-    };
-    if let Some(ms) = c.shutdown_timeout_ms {
-        o.shutdown_timeout = millis(ms, "shutdownTimeoutMs")?;
-    }
-    if let Some(oauth) = c.oauth {
-        o.oauth = Some(oauth_options(oauth)?);
+    if let (Some(oauth), Some(f)) = (o.oauth.as_mut(), c.authorize) {
+        let handler = callbacks::authorization_handler(f);
+        oauth.authorize = Arc::new(move |url| handler(url));
     }
     Ok(o)
 }
@@ -235,22 +79,12 @@ fn call_options(
     on_log: Option<EventFn>,
     cancel: Option<&CancelToken>,
 ) -> Result<CallOptions> {
-    let mut o = CallOptions::new();
-    if let Some(c) = c {
-        if let Some(ms) = c.timeout_ms {
-            o.timeout = Some(millis(ms, "timeoutMs")?);
+    let mut o: CallOptions = match c.and_then(|c| c.options_json) {
+        Some(json) => {
+            mcpaxle::options::from_str("the call options", &json).map_err(|e| usage(e.message().to_owned()))?
         }
-        if let Some(m) = c.meta_json {
-            match serde_json::from_str(&m) {
-                Ok(Value::Object(m)) => o.meta = Some(m),
-                _ => return Err(usage("_meta must be a JSON object")),
-            }
-        }
-        o.bypass_cache = c.bypass_cache.unwrap_or(false);
-        if let Some(l) = c.log_level {
-            o.log_level = Some(log_level(&l)?);
-        }
-    }
+        None => CallOptions::new(),
+    };
     o.on_progress = on_progress.map(callbacks::progress);
     o.on_log = on_log.map(callbacks::log);
     o.cancel = cancel.map(CancelToken::token);

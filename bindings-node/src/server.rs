@@ -2,25 +2,21 @@
 //! JavaScript handlers) and serves it over Streamable HTTP ([`NativeHttpServer`]) or this
 //! process's stdin/stdout.
 
-use crate::auth::{self, AuthConfig};
+use crate::auth;
+use crate::callbacks::VerifyFn;
 use crate::cancel::CancelToken;
 use crate::errors::{self, usage};
 use crate::handlers::{HandlerFn, JsHandler};
 use crate::runtime;
-use mcpaxle::legacy::LegacyOptions;
-use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{
-    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions,
-};
-use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
+use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
+use mcpaxle::server::{CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions};
+use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
 use napi_derive::napi;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How a server is configured.
@@ -30,77 +26,38 @@ pub struct ServerConfig {
     pub name: String,
     /// `serverInfo.version`.
     pub version: String,
-    /// `serverInfo.title`.
-    pub title: Option<String>,
-    /// The instructions `server/discover` and `initialize` return.
-    pub instructions: Option<String>,
-    /// Items per page of every list (default 100).
-    pub page_size: Option<u32>,
-    /// Advertise the (deprecated) logging capability.
-    pub enable_logging: Option<bool>,
-    /// A secret the MRTR `requestState` key is derived from (share it across instances).
-    pub state_secret: Option<String>,
-    /// How long a sealed `requestState` stays valid, in milliseconds.
-    pub state_ttl_ms: Option<f64>,
-    /// Whether legacy (2025-11-25) clients are served (default true).
-    pub legacy: Option<bool>,
-    /// The most legacy sessions open at once on one HTTP endpoint (default 10000).
-    pub legacy_max_sessions: Option<u32>,
-    /// The most legacy sessions one principal holds at once (default 100).
-    pub legacy_max_sessions_per_principal: Option<u32>,
-    /// Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1000).
-    pub legacy_max_sessions_per_peer: Option<u32>,
-    /// A legacy session idle this long ends, in milliseconds (default 1800000, 30 min).
-    pub legacy_idle_timeout_ms: Option<f64>,
-    /// A legacy session that never went past `initialize` ends after this, in milliseconds (default 30000).
-    pub legacy_uninitialized_timeout_ms: Option<f64>,
-    /// How long a request to a legacy client waits for its answer, in milliseconds (default 300000).
-    pub legacy_request_timeout_ms: Option<f64>,
-    /// Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
-    /// for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
-    pub cache_json: Option<String>,
-    /// The longest one call of any handler may run, in milliseconds (default: no limit); the
-    /// call then fails with an error naming the handler and the limit.
-    pub handler_timeout_ms: Option<f64>,
+    /// The other options as JSON: the core's `ServerOptions` (`title`, `instructions`,
+    /// `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`, ...).
+    pub options_json: Option<String>,
 }
 
 /// How the stdio transport is configured.
 #[napi(object, object_to_js = false)]
 pub struct StdioConfig {
-    /// The most messages waiting to be written before the server stops reading stdin (the
-    /// core's `StdioOptions::max_outbound_queue`, default 1024).
-    pub max_outbound_queue: Option<u32>,
+    /// The options as JSON: the core's `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`,
+    /// `maxOutboundQueue`).
+    pub options_json: Option<String>,
 }
 
 /// How the HTTP transport is configured.
 #[napi(object, object_to_js = false)]
 pub struct HttpConfig {
-    /// The MCP endpoint path (default `/mcp`).
-    pub path: Option<String>,
-    /// Host header values accepted besides the loopback names.
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Origins accepted besides loopback ones (`"*"` for any).
-    pub allowed_origins: Option<Vec<String>>,
-    /// The largest request body accepted, in bytes.
-    pub max_body: Option<u32>,
-    /// How long `close()` waits for requests in flight, in milliseconds.
-    pub drain_timeout_ms: Option<f64>,
-    /// Bearer-token protection (OAuth 2.1 resource server); none by default.
-    pub auth: Option<AuthConfig>,
-    /// The connection limits as JSON (the core's `ConnectionLimits`: `maxConnections`,
-    /// `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `idleTimeoutMs`, `http2KeepAliveIntervalMs`,
-    /// `http2KeepAliveTimeoutMs`, `maxHeaderBytes`, `http2MaxConcurrentStreams`,
-    /// `maxBodyBytesInFlight`); the core's defaults by default.
-    pub connections_json: Option<String>,
+    /// The options as JSON: the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+    /// `allowedOrigins`, `keepAliveMs`, `drainTimeoutMs`, `auth` without its `verify`,
+    /// `connections`).
+    pub options_json: Option<String>,
+    /// The token verifier of `auth` (required with it): `(token) => Promise<envelope>` whose
+    /// `ok` is `{subject, scopes}`, or `null` for an invalid token.
+    #[napi(ts_type = "(token: string) => Promise<string>")]
+    pub verify: Option<VerifyFn>,
 }
 
-/// A duration option in milliseconds: a positive, finite number.
-fn millis(name: &str, v: Option<f64>) -> Result<Option<Duration>> {
-    match v {
-        None => Ok(None),
-        Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
-        Some(_) => Err(usage(format!("{name} must be a positive number of milliseconds"))),
-    }
+/// Options of type `T` from the JSON text the JavaScript layer sends (`None`: every default).
+fn options<T: DeserializeOwned + Default>(json: Option<&str>, what: &str) -> Result<T> {
+    json.map_or_else(
+        || Ok(T::default()),
+        |j| mcpaxle::options::from_str(what, j).map_err(|e| usage(e.message().to_owned())),
+    )
 }
 
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
@@ -109,51 +66,7 @@ fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
 
 fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
     let Some(json) = json else { return Ok(None) };
-    let v: Value = serde_json::from_str(&json).map_err(|e| usage(format!("the cache hint is not valid JSON: {e}")))?;
-    let ttl = v
-        .get("ttlMs")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| usage("the cache hint needs ttlMs, a non-negative integer"))?;
-    let scope = match v.get("cacheScope").and_then(Value::as_str) {
-        None | Some("private") => CacheScope::Private,
-        Some("public") => CacheScope::Public,
-        Some(other) => {
-            return Err(usage(format!("cacheScope must be \"public\" or \"private\", not {other:?}")));
-        }
-    };
-    Ok(Some(CacheHint::new(ttl, scope)))
-}
-
-fn cache_defaults(json: &str) -> Result<CacheDefaults> {
-    let v: Value = serde_json::from_str(json).map_err(|e| usage(format!("the cache hints are not valid JSON: {e}")))?;
-    let Some(o) = v.as_object() else {
-        return Err(usage("the cache hints must be an object"));
-    };
-    let mut d = CacheDefaults::default();
-    for (key, hint) in o {
-        let slot = match key.as_str() {
-            "discover" => &mut d.discover,
-            "tools" => &mut d.tools,
-            "prompts" => &mut d.prompts,
-            "resources" => &mut d.resources,
-            "templates" => &mut d.templates,
-            "read" => &mut d.read,
-            other => return Err(usage(format!("unknown cache hint {other:?}"))),
-        };
-        if let Some(h) = cache_hint(Some(hint.to_string()))? {
-            *slot = h;
-        }
-    }
-    Ok(d)
-}
-
-/// A timeout in milliseconds: a positive, finite number.
-fn positive_ms(ms: Option<f64>, what: &str) -> Result<Option<Duration>> {
-    match ms {
-        None => Ok(None),
-        Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
-        Some(_) => Err(usage(format!("{what} must be a positive number of milliseconds"))),
-    }
+    mcpaxle::options::from_str::<Option<CacheHint>>("the cache hint", &json).map_err(|e| usage(e.message().to_owned()))
 }
 
 fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
@@ -176,69 +89,21 @@ impl NativeServer {
     #[napi(constructor)]
     pub fn new(config: ServerConfig) -> Result<Self> {
         runtime::check()?;
-        let mut b = Server::builder(config.name, config.version);
-        if let Some(t) = config.title {
-            b = b.title(t);
-        }
-        if let Some(i) = config.instructions {
-            b = b.instructions(i);
-        }
-        if let Some(n) = config.page_size {
-            b = b.page_size(n as usize);
-        }
-        if config.enable_logging == Some(true) {
-            b = b.enable_logging();
-        }
-        if let Some(s) = config.state_secret {
-            b = b.state_key(StateKey::derive(s.as_bytes()));
-        }
-        if let Some(ms) = config.state_ttl_ms {
-            if !ms.is_finite() || ms <= 0.0 {
-                return Err(usage("stateTtlMs must be a positive number of milliseconds"));
-            }
-            b = b.state_ttl(Duration::from_secs_f64(ms / 1000.0));
-        }
-        let mut legacy =
-            if config.legacy == Some(false) { LegacyOptions::disabled() } else { LegacyOptions::default() };
-        if let Some(n) = config.legacy_max_sessions {
-            legacy.max_sessions = n as usize;
-        }
-        if let Some(n) = config.legacy_max_sessions_per_principal {
-            legacy.max_sessions_per_principal = n as usize;
-        }
-        if let Some(n) = config.legacy_max_sessions_per_peer {
-            legacy.max_sessions_per_peer = n as usize;
-        }
-        if let Some(d) = millis("legacyIdleTimeoutMs", config.legacy_idle_timeout_ms)? {
-            legacy.idle_timeout = d;
-        }
-        if let Some(d) = millis("legacyUninitializedTimeoutMs", config.legacy_uninitialized_timeout_ms)? {
-            legacy.uninitialized_timeout = d;
-        }
-        if let Some(d) = millis("legacyRequestTimeoutMs", config.legacy_request_timeout_ms)? {
-            legacy.request_timeout = d;
-        }
-        b = b.legacy(legacy);
-        if let Some(c) = config.cache_json {
-            b = b.cache_defaults(cache_defaults(&c)?);
-        }
-        if let Some(d) = positive_ms(config.handler_timeout_ms, "handlerTimeoutMs")? {
-            b = b.handler_timeout(d);
-        }
-        Ok(NativeServer { server: b.build() })
+        let o: ServerOptions = options(config.options_json.as_deref(), "the server options")?;
+        Ok(NativeServer { server: Server::builder(config.name, config.version).options(o).build() })
     }
 
-    /// Adds or replaces a tool (`definitionJson` a `Tool`; `timeoutMs` its own handler
-    /// timeout, overriding the server's).
+    /// Adds or replaces a tool (`definitionJson` a `Tool`; `optionsJson` the core's
+    /// `ToolOptions`, e.g. `{"timeoutMs": 5000}`, its own handler timeout).
     #[napi]
     pub fn add_tool(
         &self,
         definition_json: String,
-        timeout_ms: Option<f64>,
+        options_json: Option<String>,
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
-        let options = ToolOptions { timeout: positive_ms(timeout_ms, "timeoutMs")? };
+        let options: ToolOptions = options(options_json.as_deref(), "the tool options")?;
         self.server.add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult")).map_err(errors::to_napi)
     }
 
@@ -280,11 +145,7 @@ impl NativeServer {
         options_json: Option<String>,
     ) -> Result<()> {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
-        let options: TemplateOptions = match options_json {
-            Some(json) => serde_json::from_str(&json)
-                .map_err(|e| usage(format!("the resource template options are not valid: {e}")))?,
-            None => TemplateOptions::default(),
-        };
+        let options: TemplateOptions = options(options_json.as_deref(), "the resource template options")?;
         self.server
             .add_resource_template_with(
                 template,
@@ -362,29 +223,14 @@ impl NativeServer {
     ) -> Result<PromiseRaw<'env, NativeHttpServer>> {
         let ip: IpAddr = host.parse().map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
         let port = u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
-        let mut options = HttpOptions::default();
-        if let Some(c) = config {
-            if let Some(p) = c.path {
-                options.path = p;
-            }
-            options.allowed_hosts = c.allowed_hosts;
-            options.allowed_origins = c.allowed_origins.unwrap_or_default();
-            if let Some(n) = c.max_body {
-                options.max_body = n as usize;
-            }
-            if let Some(ms) = c.drain_timeout_ms {
-                if !ms.is_finite() || ms < 0.0 {
-                    return Err(usage("drainTimeoutMs must be a non-negative number of milliseconds"));
-                }
-                options.drain_timeout = Duration::from_secs_f64(ms / 1000.0);
-            }
-            options.auth = c.auth.map(auth::bearer_auth);
-            if let Some(json) = c.connections_json {
-                let v: Value =
-                    serde_json::from_str(&json).map_err(|e| usage(format!("connections is not valid JSON: {e}")))?;
-                options.connections = ConnectionLimits::from_json(v).map_err(|e| usage(e.message().to_owned()))?;
-            }
+        let (json, verify) = config.map_or((None, None), |c| (c.options_json, c.verify));
+        let mut options: HttpOptions = options(json.as_deref(), "the HTTP options")?;
+        match (options.auth.as_mut(), verify) {
+            (Some(a), Some(f)) => a.verifier = auth::verifier(f),
+            (Some(_), None) => return Err(usage("auth needs verify, a function")),
+            (None, _) => {}
         }
+        options.connections.validate().map_err(|e| usage(e.message().to_owned()))?;
         let path = options.path.clone();
         let server = self.server.clone();
         runtime::promise(env, async move {
@@ -409,13 +255,8 @@ impl NativeServer {
         config: Option<StdioConfig>,
     ) -> Result<PromiseRaw<'env, ()>> {
         let server = self.server.clone();
-        let mut options = StdioOptions { shutdown: stop.token(), ..StdioOptions::default() };
-        if let Some(n) = config.and_then(|c| c.max_outbound_queue) {
-            if n == 0 {
-                return Err(usage("maxOutboundQueue must be at least 1"));
-            }
-            options.max_outbound_queue = n as usize;
-        }
+        let o: StdioOptions = options(config.and_then(|c| c.options_json).as_deref(), "the stdio options")?;
+        let options = StdioOptions { shutdown: stop.token(), ..o };
         runtime::promise(env, async move {
             stdio::serve_with(server, tokio::io::stdin(), tokio::io::stdout(), options).await
         })
@@ -461,4 +302,18 @@ impl NativeHttpServer {
             Ok(())
         })
     }
+}
+
+/// The core's option names per options struct, as JSON (`{"server": ["title", ...], ...}`):
+/// what the JavaScript options take, by the same names.
+#[napi]
+pub fn options_schema() -> String {
+    mcpaxle::catalog::schema_json().to_string()
+}
+
+/// A valid value for every option of [`options_schema`], by the same areas, as JSON (for tests
+/// that hand every option of the core to the JavaScript API).
+#[napi]
+pub fn options_examples() -> String {
+    mcpaxle::catalog::examples().to_string()
 }

@@ -57,7 +57,7 @@ test('applySchemaDefaults fills missing fields with their defaults (SEP-1034)', 
 })
 
 test('bad arguments reject with USAGE, never throw synchronously', async () => {
-  const p = Client.connectHttp('http://127.0.0.1:1/mcp', { timeoutMs: 'soon' })
+  const p = Client.connectHttp('http://127.0.0.1:1/mcp', { requestTimeoutMs: 'soon' })
   assert.ok(p instanceof Promise)
   await assert.rejects(p, (e) => e instanceof McpError && e.kind === 'usage')
   await assert.rejects(Client.connectHttp('http://127.0.0.1:1/mcp', { logLevel: 'loud' }), { kind: 'usage' })

@@ -20,7 +20,7 @@ async function waitGone(pid, ms = 5000) {
 describe('client over stdio (Rust everything server)', () => {
   test('modern era: discover probe, calls, MRTR, subscription, shutdown', async () => {
     const h = handlers()
-    const client = await Client.connectStdio(EVERYTHING, ['--stdio'], { ...h, stderr: 'ignore' })
+    const client = await Client.connectStdio(EVERYTHING, ['--stdio'], { ...h, stderr: 'null' })
     const pid = client.pid
     try {
       assert.equal(client.era, 'modern')
@@ -47,7 +47,7 @@ describe('client over stdio (Rust everything server)', () => {
 
   test('legacy era (2025-11-25): initialize, server requests answered by the same handlers', async () => {
     const h = handlers()
-    const client = await Client.connectStdio(EVERYTHING, ['--stdio'], { ...h, protocolVersions: ['2025-11-25'], stderr: 'ignore' })
+    const client = await Client.connectStdio(EVERYTHING, ['--stdio'], { ...h, protocolVersions: ['2025-11-25'], stderr: 'null' })
     try {
       assert.equal(client.era, 'legacy')
       assert.equal(client.protocolVersion, '2025-11-25')
@@ -73,7 +73,7 @@ describe('client over stdio (Rust everything server)', () => {
     let killedAt = 0
     client = await Client.connectStdio(EVERYTHING, ['--stdio'], {
       protocolVersions: ['2025-11-25'],
-      stderr: 'ignore',
+      stderr: 'null',
       // The server waits for this answer inside tools/call: kill it meanwhile.
       onElicitation: async () => {
         process.kill(client.pid, 'SIGKILL')

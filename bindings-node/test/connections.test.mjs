@@ -45,7 +45,7 @@ test('bad connection limits reject with USAGE, naming the field', async () => {
     [{ maxConnections: 0 }, /maxConnections must be at least 1/],
     [{ idleTimeout: 5 }, /unknown field `idleTimeout`/],
     [{ idleTimeoutMs: -5 }, /invalid value/],
-    ['fast', /connections must be an object/],
+    ['fast', /connections: invalid type: string "fast", expected struct ConnectionLimits/],
   ]) {
     await assert.rejects(echoServer().serveHttp({ port: 0, connections }), { kind: 'usage', message })
   }

@@ -136,11 +136,13 @@ export function runNode(source, { env = {}, timeoutMs = 15_000 } = {}) {
   })
 }
 
-/** Answers of the input handlers, counting calls. */
+/**
+ * Answers of the input handlers, counting calls: client options to spread into `connect*`;
+ * `calls` is not enumerable, so it is not passed as an (unknown) option.
+ */
 export function handlers() {
   const calls = { elicitation: 0, sampling: 0, roots: 0 }
-  return {
-    calls,
+  const options = {
     onElicitation: async (params) => {
       calls.elicitation++
       return { action: 'accept', content: { name: 'Ada', username: 'ada', email: 'ada@example.com' } }
@@ -154,6 +156,7 @@ export function handlers() {
       return { roots: [{ uri: 'file:///tmp/a', name: 'a' }, { uri: 'file:///tmp/b', name: 'b' }] }
     },
   }
+  return Object.defineProperty(options, 'calls', { value: calls, enumerable: false })
 }
 
 export const text = (result) => result.content.map((c) => c.text ?? '').join('')

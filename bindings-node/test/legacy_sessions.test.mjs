@@ -14,7 +14,7 @@ describe('legacy session limits', () => {
   let handle
 
   before(async () => {
-    const server = new Server({ name: 'limits', version: '1', legacyMaxSessionsPerPeer: 2, legacyUninitializedTimeoutMs: 300 })
+    const server = new Server({ name: 'limits', version: '1', legacy: { maxSessionsPerPeer: 2, uninitializedTimeoutMs: 300 } })
     handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
   })
 
@@ -52,6 +52,6 @@ describe('legacy session limits', () => {
   })
 
   test('a duration that is not a positive number of milliseconds is a usage error', () => {
-    assert.throws(() => new Server({ name: 'x', version: '1', legacyIdleTimeoutMs: -1 }), /legacyIdleTimeoutMs must be a positive number of milliseconds/)
+    assert.throws(() => new Server({ name: 'x', version: '1', legacy: { idleTimeoutMs: -1 } }), /legacy\.idleTimeoutMs: invalid value: integer `-1`, expected u64/)
   })
 })

@@ -63,7 +63,7 @@ describe('the process exits by itself once everything is closed', () => {
 
   test('stdio client: connect, call, close', () =>
     exitsAfterClose(`
-      const c = await Client.connectStdio(process.env.SERVER, ['--stdio'], { stderr: 'ignore' })
+      const c = await Client.connectStdio(process.env.SERVER, ['--stdio'], { stderr: 'null' })
       await c.callTool('test_simple_text', {})
       await c.close()
     `, { SERVER: EVERYTHING }))

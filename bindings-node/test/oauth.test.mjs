@@ -217,7 +217,7 @@ test('bad oauth options reject with USAGE and say what is wrong', async () => {
     [{ oauth: { redirectUri: REDIRECT_URI, clientMetadataUrl: {} } }, /oauth\.clientMetadataUrl must be a string/],
     [{ oauth: { redirectUri: REDIRECT_URI, maxAuthorizations: 1.5 } }, /oauth\.maxAuthorizations must be a non-negative integer/],
     [{ oauth: { redirectUri: REDIRECT_URI, maxAuthorizations: -1 } }, /oauth\.maxAuthorizations must be a non-negative integer/],
-    [{ oauth: { redirectUri: REDIRECT_URI, clientSecret: 's' } }, /pass oauth\.clientId with them/],
+    [{ oauth: { redirectUri: REDIRECT_URI, clientSecret: 's' } }, /oauth: clientSecret and issuer describe pre-registered credentials: give clientId too/],
   ]
   for (const [options, message] of cases) {
     await assert.rejects(

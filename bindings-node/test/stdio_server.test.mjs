@@ -89,6 +89,6 @@ describe('stdio server', () => {
     `,
     )
     assert.equal(r.code, 0, r.stderr)
-    assert.match(r.stdout, /refused: .*maxOutboundQueue must be at least 1/)
+    assert.match(r.stdout, /refused: .*maxOutboundQueue: must be at least 1/)
   })
 })

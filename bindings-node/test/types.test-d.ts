@@ -5,7 +5,7 @@ import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SU
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
     headers: { Authorization: 'Bearer t' },
-    timeoutMs: 5000,
+    requestTimeoutMs: 5000,
     cache: true,
     clientInfo: { name: 'app', version: '1.0.0' },
     // ElicitRequestParams is the schema's union of form and URL mode: narrow on `mode`.
@@ -99,7 +99,7 @@ async function client(): Promise<void> {
   const authorized = await Client.connectHttp(new URL('https://mcp.example.com/mcp'), { oauth })
   await Client.connectHttp('https://mcp.example.com/mcp', { oauth: { redirectUri: 'http://localhost:3000/callback' } })
   await authorized.close()
-  const s = await Client.connectStdio('node', ['server.js'], { env: { A: '1' }, cwd: '/tmp', stderr: 'ignore' })
+  const s = await Client.connectStdio('node', ['server.js'], { env: { A: '1' }, cwd: '/tmp', stderr: 'null' })
   console.log(era, page.nextCursor, r.isError, s.pid, SUPPORTED_VERSIONS[0])
 }
 

@@ -30,7 +30,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from mcpaxle import Client, OAuth
+from mcpaxle import Client, OAuth, __version__
 from mcpaxle._native import protocol_versions
 
 
@@ -156,8 +156,8 @@ async def call_each(client: Client, tools: list[dict[str, Any]]) -> None:
 async def run(url: str, scenario: str, version: str, context: Any) -> None:
     versions = None if os.environ.get("MCPAXLE_AUTO_ERA") else [version]
     async with Client.connect_http(
-        url, timeout=25, elicitation=elicit, sampling=sample, roots=roots, protocol_versions=versions,
-        client_name="mcpaxle-everything-client", oauth=oauth(context),
+        url, request_timeout_ms=25_000, elicitation=elicit, sampling=sample, roots=roots, protocol_versions=versions,
+        client_info={"name": "mcpaxle-everything-client", "version": __version__}, oauth=oauth(context),
     ) as client:
         print(f"connected: era {client.era}, protocol version {client.protocol_version}", file=sys.stderr)
         tools = await client.list_tools()

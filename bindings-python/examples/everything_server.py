@@ -27,7 +27,7 @@ server = Server(
     version="0.1.0",
     title="mcpaxle everything server (Python)",
     instructions="A server with every fixture of the MCP conformance suite.",
-    logging=True,
+    enable=["logging"],
 )
 
 

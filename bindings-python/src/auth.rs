@@ -10,7 +10,6 @@ use mcpaxle::{Error, Result};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 fn usage(message: impl Into<String>) -> PyErr {
@@ -47,37 +46,19 @@ fn token_info(v: Value) -> Result<Option<TokenInfo>> {
     Ok(Some(TokenInfo::new(subject, scopes)))
 }
 
-fn strings(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Vec<String>>> {
-    match d.get_item(key)?.filter(|v| !v.is_none()) {
-        Some(v) => v.extract().map(Some).map_err(|_| usage(format!("BearerAuth {key} must be a list of str"))),
-        None => Ok(None),
-    }
-}
-
 /// The core's [`BearerAuth`] from the dict `mcpaxle.BearerAuth._native()` passes:
 /// `resource`, `authorization_servers`, `scopes_supported`, `required_scopes`, `tool_scopes`
 /// and `verify` (a coroutine function `(token: str) -> {"subject", "scopes"} | None`), whose
 /// calls run on `bridge`'s loop.
 pub fn bearer_auth(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<BearerAuth> {
-    let d =
-        d.cast::<PyDict>().map_err(|_| usage("the auth option must be a dict (build it with mcpaxle.BearerAuth)"))?;
-    let resource: String = d
-        .get_item("resource")?
-        .ok_or_else(|| usage("BearerAuth needs a resource"))?
-        .extract()
-        .map_err(|_| usage("BearerAuth resource must be a str"))?;
+    let d = d
+        .cast::<PyDict>()
+        .map_err(|_| usage("the auth option must be a dict (build it with mcpaxle.BearerAuth)"))?
+        .copy()?;
     let verify =
         d.get_item("verify")?.filter(|v| v.is_callable()).ok_or_else(|| usage("BearerAuth needs a callable verify"))?;
-    let tool_scopes: HashMap<String, Vec<String>> = match d.get_item("tool_scopes")?.filter(|v| !v.is_none()) {
-        Some(v) => v.extract().map_err(|_| usage("BearerAuth tool_scopes must be a dict of str to a list of str"))?,
-        None => HashMap::new(),
-    };
-    Ok(BearerAuth {
-        resource,
-        authorization_servers: strings(d, "authorization_servers")?.unwrap_or_default(),
-        scopes_supported: strings(d, "scopes_supported")?,
-        required_scopes: strings(d, "required_scopes")?.unwrap_or_default(),
-        tool_scopes,
-        verifier: verifier(bridge, verify.unbind()),
-    })
+    d.del_item("verify")?;
+    let mut auth: BearerAuth = crate::server::from_dict(&d, "BearerAuth")?;
+    auth.verifier = verifier(bridge, verify.unbind());
+    Ok(auth)
 }

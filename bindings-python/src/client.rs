@@ -9,16 +9,14 @@ use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::{convert, runtime};
 use futures_util::future::BoxFuture;
 use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, OAuthOptions, Subscription};
-use mcpaxle::schema::SubscriptionFilter;
+use mcpaxle::schema::{Implementation, SubscriptionFilter};
 use mcpaxle::{Error, Result};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::ffi::OsString;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -66,93 +64,55 @@ fn authorization_handler(
     }
 }
 
-/// The core's OAuth options from the dict `mcpaxle.OAuth` passes: `redirect_uri`, `authorize`
-/// (a coroutine function; absent: the authorization server's redirect is followed without a
-/// user), `client_id`/`client_secret`/`issuer` (pre-registered credentials),
-/// `client_metadata_url`, `client_name`, `max_authorizations`.
+/// The core's OAuth options from the dict `mcpaxle.OAuth` passes: the core's `OAuthOptions` by
+/// their Python names (`redirect_uri`, `client_id`, `client_secret`, `issuer`,
+/// `client_metadata_url`, `client_name`, `max_authorizations`), read by the core, and
+/// `authorize` (a coroutine function; absent: the authorization server's redirect is followed
+/// without a user).
 fn oauth_options(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<OAuthOptions> {
-    let d = d.cast::<PyDict>().map_err(|_| usage("the oauth option must be a dict (build it with mcpaxle.OAuth)"))?;
-    let text = |key: &str| -> PyResult<Option<String>> {
-        get(Some(d), key)?
-            .map(|v| v.extract::<String>().map_err(|_| usage(format!("OAuth {key} must be a str"))))
-            .transpose()
-    };
-    let redirect_uri = text("redirect_uri")?.ok_or_else(|| usage("OAuth needs a redirect_uri"))?;
-    let mut o = match get(Some(d), "authorize")? {
-        Some(authorize) => OAuthOptions::new(redirect_uri, authorization_handler(bridge, authorize.unbind())),
-        None => OAuthOptions::without_user(redirect_uri).map_err(|e| crate::errors::to_py_err(d.py(), &e))?,
-    };
-    if let Some(client_id) = text("client_id")? {
-        o = o.pre_registered(client_id, text("client_secret")?, text("issuer")?);
-    }
-    if let Some(url) = text("client_metadata_url")? {
-        o = o.client_metadata_url(url);
-    }
-    if let Some(name) = text("client_name")? {
-        o = o.client_name(name);
-    }
-    if let Some(n) = get(Some(d), "max_authorizations")? {
-        o.max_authorizations = n.extract().map_err(|_| usage("OAuth max_authorizations must be a non-negative int"))?;
+    let d = d
+        .cast::<PyDict>()
+        .map_err(|_| usage("the oauth option must be a dict (build it with mcpaxle.OAuth)"))?
+        .copy()?;
+    let authorize = take(&d, "authorize")?;
+    let mut o: OAuthOptions = crate::server::from_dict(&d, "OAuth")?;
+    if let Some(authorize) = authorize {
+        o.authorize = Arc::new(authorization_handler(bridge, authorize.unbind()));
     }
     Ok(o)
+}
+
+/// Removes `key` from `d`, returning its value unless it was `None`.
+fn take<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let v = d.get_item(key)?;
+    if v.is_some() {
+        d.del_item(key)?;
+    }
+    Ok(v.filter(|v| !v.is_none()))
 }
 
 fn usage(message: impl Into<String>) -> PyErr {
     crate::errors::new_py_err("UsageError", message.into())
 }
 
-fn get<'py>(d: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    match d {
-        Some(d) => Ok(d.get_item(key)?.filter(|v| !v.is_none())),
-        None => Ok(None),
+/// The core's client options from the dict the Python layer passes: the core's
+/// `ClientOptions` by their Python names, read by the core, beside the input handlers
+/// (`elicitation`, `sampling`, `roots`) and `oauth` (`mcpaxle.OAuth._native()`).
+fn client_options(py: Python<'_>, bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<ClientOptions> {
+    let d = match d {
+        Some(d) => d.copy()?,
+        None => PyDict::new(py),
+    };
+    let handlers = [take(&d, "elicitation")?, take(&d, "sampling")?, take(&d, "roots")?];
+    let oauth = take(&d, "oauth")?;
+    let named = d.contains("client_info")? || d.contains("clientInfo")?;
+    let mut o: ClientOptions = crate::server::from_dict(&d, "client options")?;
+    if !named {
+        o.client_info = Implementation::new("mcpaxle-python", env!("CARGO_PKG_VERSION"));
     }
-}
-
-/// The core's options from the dict the Python layer passes.
-fn client_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<ClientOptions> {
-    let name: String =
-        get(d, "client_name")?.map(|v| v.extract()).transpose()?.unwrap_or_else(|| "mcpaxle-python".to_owned());
-    let version: String = get(d, "client_version")?
-        .map(|v| v.extract())
-        .transpose()?
-        .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned());
-    let mut o = ClientOptions::new(name, version);
-    if let Some(h) = get(d, "headers")? {
-        let h: Vec<(String, String)> =
-            h.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
-        o.headers = h;
-    }
-    if let Some(t) = seconds(get(d, "timeout")?.map(|v| v.extract()).transpose()?)? {
-        o.request_timeout = t;
-        o.max_request_timeout = o.max_request_timeout.max(t);
-    }
-    if let Some(v) = get(d, "protocol_versions")? {
-        o.protocol_versions = v.extract()?;
-    }
-    if let Some(c) = get(d, "cache")? {
-        o.cache = c.extract()?;
-    }
-    if let Some(env) = get(d, "env")? {
-        let env: Vec<(String, String)> =
-            env.call_method0("items")?.try_iter()?.map(|i| i.and_then(|i| i.extract())).collect::<PyResult<_>>()?;
-        o.env = env.into_iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect();
-    }
-    if let Some(inherit) = get(d, "inherit_env")? {
-        o.inherit_env = inherit.extract()?;
-    }
-    if let Some(cwd) = get(d, "cwd")? {
-        o.cwd = Some(cwd.extract::<PathBuf>()?);
-    }
-    if let Some(h) = get(d, "elicitation")? {
-        o.elicitation = Some(input_handler(bridge, h.unbind()));
-    }
-    if let Some(h) = get(d, "sampling")? {
-        o.sampling = Some(input_handler(bridge, h.unbind()));
-    }
-    if let Some(h) = get(d, "roots")? {
-        o.roots = Some(input_handler(bridge, h.unbind()));
-    }
-    if let Some(oauth) = get(d, "oauth")? {
+    let [elicitation, sampling, roots] = handlers.map(|h| h.map(|h| input_handler(bridge, h.unbind())));
+    (o.elicitation, o.sampling, o.roots) = (elicitation, sampling, roots);
+    if let Some(oauth) = oauth {
         o = o.oauth(oauth_options(bridge, &oauth)?);
     }
     Ok(o)
@@ -229,7 +189,7 @@ pub fn connect_http<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let b = &bridge.get().inner;
-    let o = client_options(b, options)?;
+    let o = client_options(py, b, options)?;
     bridge::awaitable(py, b, async move { Client::connect_http(&url, o).await }, make_client)
 }
 
@@ -243,7 +203,7 @@ pub fn connect_stdio<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let b = &bridge.get().inner;
-    let o = client_options(b, options)?;
+    let o = client_options(py, b, options)?;
     let Some((cmd, args)) = command.split_first() else {
         return Err(usage("connect_stdio needs a command: [program, *args]"));
     };

@@ -36,6 +36,20 @@ fn protocol_versions() -> Vec<&'static str> {
     v
 }
 
+/// The core's option names per options struct, as JSON text (`{"server": ["title", ...], ...}`;
+/// the Python names are their snake_case forms).
+#[pyfunction]
+fn options_schema() -> String {
+    mcpaxle::catalog::schema_json().to_string()
+}
+
+/// A valid value for every option of `options_schema`, by the same areas, as JSON text (for the
+/// test that hands every option of the core to the Python API).
+#[pyfunction]
+fn options_examples() -> String {
+    mcpaxle::catalog::examples().to_string()
+}
+
 #[pymodule(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -51,5 +65,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ensure_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_versions, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(options_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(options_examples, m)?)?;
     Ok(())
 }

@@ -5,21 +5,19 @@ use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::handlers::{Home, PyHandler};
 use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
-use mcpaxle::legacy::LegacyOptions;
-use mcpaxle::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
+use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{
-    CacheDefaults, CacheHint, CompletionRef, Server, ServerEvent, StateKey, TemplateOptions, ToolOptions,
+    CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, StateKey, TemplateOptions, ToolOptions,
 };
-use mcpaxle::transport::http::{ConnectionLimits, HttpOptions, HttpServer};
+use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::de::DeserializeOwned;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -42,128 +40,70 @@ fn definition<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> PyResu
     serde_json::from_value(convert::from_py(obj)?).map_err(|e| usage(format!("invalid {what} definition: {e}")))
 }
 
-fn scope(s: &str) -> PyResult<CacheScope> {
-    match s {
-        "public" => Ok(CacheScope::Public),
-        "private" => Ok(CacheScope::Private),
-        other => Err(PyValueError::new_err(format!("cache scope must be \"public\" or \"private\", not {other:?}"))),
+/// Options of type `T` from a dict of the Python layer (snake_case names, the core's; members
+/// that are `None` keep their defaults), read by the core.
+pub(crate) fn from_dict<T: DeserializeOwned>(d: &Bound<'_, PyDict>, what: &str) -> PyResult<T> {
+    let mut m = serde_json::Map::new();
+    for (k, v) in d.iter() {
+        if !v.is_none() {
+            m.insert(k.extract()?, convert::from_py(&v)?);
+        }
     }
+    mcpaxle::options::from_json(what, serde_json::Value::Object(m)).map_err(|e| usage(e.message().to_owned()))
 }
 
-fn hint(h: Option<(u64, String)>) -> PyResult<Option<CacheHint>> {
-    h.map(|(ttl, s)| Ok(CacheHint::new(ttl, scope(&s)?))).transpose()
+/// [`from_dict`], or every default without a dict.
+fn options<T: DeserializeOwned + Default>(d: Option<&Bound<'_, PyDict>>, what: &str) -> PyResult<T> {
+    d.map_or_else(|| Ok(T::default()), |d| from_dict(d, what))
 }
 
-fn ms(v: Option<u64>) -> Option<Duration> {
-    v.map(Duration::from_millis)
+/// A cache hint from the dict `{"ttl_ms": n, "cache_scope": "public" | "private"}` (scope
+/// default private, the core's).
+fn hint(d: Option<&Bound<'_, PyDict>>) -> PyResult<Option<CacheHint>> {
+    d.map(|d| from_dict(d, "cache hint")).transpose()
 }
 
 #[pymethods]
 impl PyServer {
-    /// Builds a server. `cache` maps "discover", "tools", "prompts", "resources", "templates"
-    /// and "read" to `(ttl_ms, "public" | "private")`; `state_key` is 32 bytes, or any bytes
-    /// to derive a key from.
+    /// Builds a server. `options` is a dict of the core's server options by their Python names
+    /// (`title`, `instructions`, `page_size`, `server_info_in_results`, `enable`,
+    /// `state_ttl_ms`, `cache`, `legacy`, `handler_timeout_ms`), read by the core; `state_key`
+    /// is 32 bytes, or any bytes to derive a key from.
     #[new]
-    #[pyo3(signature = (name, version, *, title=None, instructions=None, cache=None, state_key=None, state_ttl_ms=None, page_size=None,
-        server_info_in_results=true, logging=false, legacy=true, legacy_max_sessions=None, legacy_idle_timeout_ms=None, legacy_request_timeout_ms=None,
-        legacy_max_sessions_per_principal=None, legacy_max_sessions_per_peer=None, legacy_uninitialized_timeout_ms=None,
-        handler_timeout_ms=None))]
-    #[allow(clippy::too_many_arguments)] // keyword-only options of a Python constructor
+    #[pyo3(signature = (name, version, options=None, state_key=None))]
     fn new(
         name: String,
         version: String,
-        title: Option<String>,
-        instructions: Option<String>,
-        cache: Option<&Bound<'_, PyDict>>,
+        options: Option<&Bound<'_, PyDict>>,
         state_key: Option<Vec<u8>>,
-        state_ttl_ms: Option<u64>,
-        page_size: Option<usize>,
-        server_info_in_results: bool,
-        logging: bool,
-        legacy: bool,
-        legacy_max_sessions: Option<usize>,
-        legacy_idle_timeout_ms: Option<u64>,
-        legacy_request_timeout_ms: Option<u64>,
-        legacy_max_sessions_per_principal: Option<usize>,
-        legacy_max_sessions_per_peer: Option<usize>,
-        legacy_uninitialized_timeout_ms: Option<u64>,
-        handler_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
         check_fork()?;
-        let mut b = Server::builder(name, version).server_info_in_results(server_info_in_results);
-        if let Some(t) = title {
-            b = b.title(t);
-        }
-        if let Some(i) = instructions {
-            b = b.instructions(i);
-        }
-        if let Some(cache) = cache {
-            let mut defaults = CacheDefaults::default();
-            for (k, v) in cache.iter() {
-                let key: String = k.extract()?;
-                let Some(h) = hint(Some(v.extract::<(u64, String)>()?))? else { continue };
-                match key.as_str() {
-                    "discover" => defaults.discover = h,
-                    "tools" => defaults.tools = h,
-                    "prompts" => defaults.prompts = h,
-                    "resources" => defaults.resources = h,
-                    "templates" => defaults.templates = h,
-                    "read" => defaults.read = h,
-                    other => return Err(PyValueError::new_err(format!("unknown cache entry {other:?}"))),
-                }
-            }
-            b = b.cache_defaults(defaults);
-        }
+        let o: ServerOptions = self::options(options, "server options")?;
+        let mut b = Server::builder(name, version).options(o);
         if let Some(key) = state_key {
             b = b.state_key(match <[u8; 32]>::try_from(key.as_slice()) {
                 Ok(k) => StateKey::from_bytes(k),
                 Err(_) => StateKey::derive(&key),
             });
         }
-        if let Some(ttl) = ms(state_ttl_ms) {
-            b = b.state_ttl(ttl);
-        }
-        if let Some(n) = page_size {
-            b = b.page_size(n);
-        }
-        if logging {
-            b = b.enable_logging();
-        }
-        let mut lo = if legacy { LegacyOptions::default() } else { LegacyOptions::disabled() };
-        if let Some(n) = legacy_max_sessions {
-            lo.max_sessions = n;
-        }
-        if let Some(d) = ms(legacy_idle_timeout_ms) {
-            lo.idle_timeout = d;
-        }
-        if let Some(d) = ms(legacy_request_timeout_ms) {
-            lo.request_timeout = d;
-        }
-        if let Some(n) = legacy_max_sessions_per_principal {
-            lo.max_sessions_per_principal = n;
-        }
-        if let Some(n) = legacy_max_sessions_per_peer {
-            lo.max_sessions_per_peer = n;
-        }
-        if let Some(d) = ms(legacy_uninitialized_timeout_ms) {
-            lo.uninitialized_timeout = d;
-        }
-        b = b.legacy(lo);
-        if let Some(d) = ms(handler_timeout_ms) {
-            b = b.handler_timeout(d);
-        }
         Ok(PyServer { server: b.build(), home: Home::default() })
     }
 
     /// Adds or replaces a tool (`definition` is a `Tool` object as a dict); listeners get
-    /// `notifications/tools/list_changed`. `timeout_ms` is the tool's own handler timeout
-    /// (None: the server's).
-    #[pyo3(signature = (definition, handler, timeout_ms=None))]
-    fn add_tool(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>, timeout_ms: Option<u64>) -> PyResult<()> {
+    /// `notifications/tools/list_changed`. `options` is the core's tool options as a dict
+    /// (`timeout_ms`: the tool's own handler timeout; None: the server's).
+    #[pyo3(signature = (definition, handler, options=None))]
+    fn add_tool(
+        &self,
+        definition: &Bound<'_, PyAny>,
+        handler: Py<PyAny>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
         check_fork()?;
         let tool: Tool = self::definition(definition, "tool")?;
+        let options: ToolOptions = self::options(options, "tool options")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("tool {:?}", tool.name));
-        self.server.add_tool_with(tool, ToolOptions { timeout: ms(timeout_ms) }, h).map_err(core_err)
+        self.server.add_tool_with(tool, options, h).map_err(core_err)
     }
 
     /// Removes a tool; returns whether it existed.
@@ -178,7 +118,7 @@ impl PyServer {
         &self,
         definition: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
-        cache: Option<(u64, String)>,
+        cache: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         check_fork()?;
         let r: Resource = self::definition(definition, "resource")?;
@@ -194,19 +134,19 @@ impl PyServer {
 
     /// Adds or replaces a resource template (RFC 6570 `uriTemplate`). Variables that could
     /// climb out of a directory are refused before `handler` runs unless
-    /// `allow_path_traversal` (see the core's `TemplateOptions`).
-    #[pyo3(signature = (definition, handler, cache=None, allow_path_traversal=false))]
+    /// `options` allow it (`{"allow_path_traversal": True}`, the core's `TemplateOptions`).
+    #[pyo3(signature = (definition, handler, cache=None, options=None))]
     fn add_resource_template(
         &self,
         definition: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
-        cache: Option<(u64, String)>,
-        allow_path_traversal: bool,
+        cache: Option<&Bound<'_, PyDict>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         check_fork()?;
         let t: ResourceTemplate = self::definition(definition, "resource template")?;
+        let options: TemplateOptions = self::options(options, "resource template options")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("resource template {:?}", t.uri_template));
-        let options = TemplateOptions { allow_path_traversal };
         self.server.add_resource_template_with(t, hint(cache)?, options, h).map_err(core_err)
     }
 
@@ -291,10 +231,11 @@ impl PyServer {
     }
 
     /// Starts serving Streamable HTTP on `host:port`: an awaitable resolving to a
-    /// [`Running`] once the port is bound. `options`: `path`, `max_body`, `allowed_hosts`,
-    /// `allowed_origins`, `keep_alive_ms`, `drain_timeout_ms`, `connections` (the core's
-    /// [`ConnectionLimits`] as a dict, read by the core), and `auth` (the dict of
-    /// `mcpaxle.BearerAuth`, whose verifier runs on `bridge`'s loop).
+    /// [`Running`] once the port is bound. `options`: the core's HTTP options as a dict
+    /// (`path`, `max_body`, `allowed_hosts`, `allowed_origins`, `keep_alive_ms`,
+    /// `drain_timeout_ms`, `connections`), read by the core, and `auth` (the dict of
+    /// `mcpaxle.BearerAuth`: the core's bearer auth options and `verify`, which runs on
+    /// `bridge`'s loop).
     #[pyo3(signature = (bridge, host, port, options=None))]
     fn start_http<'py>(
         &self,
@@ -329,30 +270,16 @@ impl PyServer {
 
     /// Starts serving stdio: MCP messages on this process's stdin and stdout. With
     /// `redirect_stdout`, file descriptor 1 points at stderr while serving, so that nothing
-    /// else (a `print`, a C library) can write into the protocol stream. `max_outbound_queue`:
-    /// the most messages waiting to be written before the server stops reading stdin (the
-    /// core's `StdioOptions::max_outbound_queue`, default 1024).
-    #[pyo3(signature = (redirect_stdout=true, drain_timeout_ms=None, max_outbound_queue=None))]
-    fn start_stdio(
-        &self,
-        redirect_stdout: bool,
-        drain_timeout_ms: Option<u64>,
-        max_outbound_queue: Option<usize>,
-    ) -> PyResult<Running> {
+    /// else (a `print`, a C library) can write into the protocol stream. `options`: the core's
+    /// stdio options as a dict (`max_message_size`, `drain_timeout_ms`, `max_outbound_queue`).
+    #[pyo3(signature = (redirect_stdout=true, options=None))]
+    fn start_stdio(&self, redirect_stdout: bool, options: Option<&Bound<'_, PyDict>>) -> PyResult<Running> {
         check_fork()?;
-        if max_outbound_queue == Some(0) {
-            return Err(usage("max_outbound_queue must be at least 1".into()));
-        }
+        let o: StdioOptions = self::options(options, "stdio options")?;
         runtime::runtime()?;
         let out = crate::stdio::protocol_out(redirect_stdout)?;
         let token = CancellationToken::new();
-        let mut options = StdioOptions { shutdown: token.clone(), ..Default::default() };
-        if let Some(d) = ms(drain_timeout_ms) {
-            options.drain_timeout = d;
-        }
-        if let Some(n) = max_outbound_queue {
-            options.max_outbound_queue = n;
-        }
+        let options = StdioOptions { shutdown: token.clone(), ..o };
         let (tx, rx) = watch::channel(false);
         let server = self.server.clone();
         runtime::spawn(async move {
@@ -380,28 +307,15 @@ fn completion_ref(kind: &str, name: String) -> PyResult<CompletionRef> {
 /// The core's HTTP options from the dict `Server.start_http` passes; the verifier of `auth`
 /// runs on `bridge`'s loop.
 fn http_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<HttpOptions> {
-    let mut o = HttpOptions::default();
-    let Some(d) = d else { return Ok(o) };
-    for (k, v) in d.iter() {
-        if v.is_none() {
-            continue;
-        }
-        let key: String = k.extract()?;
-        match key.as_str() {
-            "path" => o.path = v.extract()?,
-            "max_body" => o.max_body = v.extract()?,
-            "allowed_hosts" => o.allowed_hosts = Some(v.extract()?),
-            "allowed_origins" => o.allowed_origins = v.extract()?,
-            "keep_alive_ms" => o.keep_alive = Duration::from_millis(v.extract()?),
-            "drain_timeout_ms" => o.drain_timeout = Duration::from_millis(v.extract()?),
-            "auth" => o.auth = Some(crate::auth::bearer_auth(bridge, &v)?),
-            "connections" => {
-                o.connections = ConnectionLimits::from_json(crate::convert::from_py(&v)?)
-                    .map_err(|e| usage(e.message().to_owned()))?
-            }
-            other => return Err(PyTypeError::new_err(format!("unknown HTTP option {other:?}"))),
-        }
+    let Some(d) = d else { return Ok(HttpOptions::default()) };
+    let d = d.copy()?;
+    let auth = d.get_item("auth")?.filter(|a| !a.is_none());
+    if auth.is_some() {
+        d.del_item("auth")?;
     }
+    let mut o: HttpOptions = options(Some(&d), "HTTP options")?;
+    o.auth = auth.map(|a| crate::auth::bearer_auth(bridge, &a)).transpose()?;
+    o.connections.validate().map_err(|e| usage(e.message().to_owned()))?;
     Ok(o)
 }
 

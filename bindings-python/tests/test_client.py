@@ -241,7 +241,7 @@ async def test_server_killed_mid_call() -> None:
 async def test_http_server_gone(rust_url: str) -> None:
     port = free_port()
     with pytest.raises(TransportError):
-        await Client.connect_http(f"http://127.0.0.1:{port}/mcp", timeout=5)
+        await Client.connect_http(f"http://127.0.0.1:{port}/mcp", request_timeout_ms=5000)
 
 
 async def test_complete_and_prompt(rust_url: str) -> None:

@@ -35,7 +35,7 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
 
 
 async def test_header_and_body_timeouts_apply() -> None:
-    limits = ConnectionLimits(header_read_timeout=0.2, body_read_timeout=datetime.timedelta(milliseconds=200), http2_keep_alive_interval=0)
+    limits = ConnectionLimits(header_read_timeout_ms=200, body_read_timeout_ms=datetime.timedelta(milliseconds=200), http2_keep_alive_interval_ms=0)
     running = await echo_server().start_http("127.0.0.1", 0, connections=limits)
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
@@ -64,7 +64,7 @@ async def test_header_and_body_timeouts_apply() -> None:
     [
         (ConnectionLimits(max_connections=0), "maxConnections must be at least 1"),
         (ConnectionLimits(max_header_bytes=10), "maxHeaderBytes must be at least 8192"),
-        ({"idle_timeout": 0}, "idleTimeoutMs must be more than 0"),
+        ({"idle_timeout_ms": 0}, "idleTimeoutMs must be more than 0"),
         ({"idle": 5}, "connections: .*idle"),
         ("fast", "connections must be a mcpaxle.ConnectionLimits"),
     ],
@@ -75,5 +75,5 @@ async def test_bad_limits_are_usage_errors(connections: object, message: str) ->
 
 
 def test_limits_reach_the_native_side_in_milliseconds() -> None:
-    limits = ConnectionLimits(max_connections=5, idle_timeout=1.5, http2_keep_alive_interval=datetime.timedelta(seconds=2), max_body_bytes_in_flight=1 << 20)
+    limits = ConnectionLimits(max_connections=5, idle_timeout_ms=1500, http2_keep_alive_interval_ms=datetime.timedelta(seconds=2), max_body_bytes_in_flight=1 << 20)
     assert limits._native() == {"max_connections": 5, "idle_timeout_ms": 1500, "http2_keep_alive_interval_ms": 2000, "max_body_bytes_in_flight": 1 << 20}

@@ -97,7 +97,7 @@ async def test_a_stuck_def_times_out_while_others_are_served(serve: Any) -> None
     release = threading.Event()
     saw_cancel = threading.Event()
 
-    @server.tool(timeout=0.3)
+    @server.tool(timeout_ms=300)
     def stuck(ctx: Context) -> str:
         while not release.wait(0.01):
             if ctx.is_cancelled:
@@ -129,7 +129,7 @@ async def test_a_stuck_def_times_out_while_others_are_served(serve: Any) -> None
 
 
 async def test_the_server_wide_timeout_covers_async_handlers_and_resources(serve: Any) -> None:
-    server = Server("slow", handler_timeout=0.2)
+    server = Server("slow", handler_timeout_ms=200)
     cancelled = asyncio.Event()
 
     @server.tool()
@@ -156,10 +156,10 @@ async def test_the_server_wide_timeout_covers_async_handlers_and_resources(serve
 
 def test_timeouts_must_be_positive() -> None:
     with pytest.raises(UsageError, match="handler_timeout"):
-        Server("bad", handler_timeout=0)
+        Server("bad", handler_timeout_ms=0)
     server = Server("bad")
     with pytest.raises(UsageError, match="tool 'f'"):
-        server.add_tool(lambda: "x", "f", timeout=-1)
+        server.add_tool(lambda: "x", "f", timeout_ms=-1)
 
 
 async def test_a_saturated_pool_logs_the_tools_holding_it(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -262,7 +262,7 @@ def test_stdin_eof_with_a_stuck_thread_exits_promptly() -> None:
 
 
 async def test_an_async_def_blocking_the_loop_is_named(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
-    server = Server("blocking", loop_block_warning=0.2)
+    server = Server("blocking", loop_block_warning_ms=200)
 
     @server.tool()
     async def nap() -> str:

@@ -16,7 +16,7 @@ import pytest
 SERVER = """
 import sys
 from mcpaxle import Server
-server = Server("limits", legacy_max_sessions_per_peer=2, legacy_uninitialized_timeout=0.3)
+server = Server("limits", legacy={"max_sessions_per_peer": 2, "uninitialized_timeout_ms": 300})
 server.run("http", host="127.0.0.1", port=int(sys.argv[1]))
 """
 

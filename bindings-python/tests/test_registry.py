@@ -214,7 +214,8 @@ async def test_cache_hints(serve: Any) -> None:
     tools = (await call("tools/list")).result
     assert (tools["ttlMs"], tools["cacheScope"]) == (60_000, "public")
     resources = (await call("resources/list")).result
-    assert (resources["ttlMs"], resources["cacheScope"]) == (5_000, "public")
+    # A hint without a scope is private, in every binding (the core's default, the safe side).
+    assert (resources["ttlMs"], resources["cacheScope"]) == (5_000, "private")
     read = (await call("resources/read", {"uri": "test://r"})).result
     assert (read["ttlMs"], read["cacheScope"]) == (1_000, "private")
     read = (await call("resources/read", {"uri": "test://short"})).result

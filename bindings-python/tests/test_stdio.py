@@ -162,4 +162,4 @@ def test_max_outbound_queue_of_zero_is_a_usage_error() -> None:
     code = "import asyncio\nfrom mcpaxle import Server\nfrom mcpaxle.errors import UsageError\n" \
         "try:\n    asyncio.run(Server('s').serve_stdio(max_outbound_queue=0))\nexcept UsageError as e:\n    print('usage:', e)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert b"usage: max_outbound_queue must be at least 1" in out.stdout, out
+    assert b"max_outbound_queue: must be at least 1" in out.stdout, out

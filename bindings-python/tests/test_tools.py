@@ -201,7 +201,7 @@ async def test_exceptions_become_error_results(serve: Any, caplog: Any) -> None:
 
 
 async def test_context_metadata_progress_and_logs(serve: Any) -> None:
-    server = Server("context", logging=True)
+    server = Server("context", enable=["logging"])
     seen: dict[str, Any] = {}
 
     @server.tool()

@@ -9,6 +9,7 @@
 //! * [`schema`]: serde types for every message of the specification.
 //! * [`jsonrpc`]: the JSON-RPC 2.0 envelopes and error codes.
 
+pub mod catalog;
 pub mod client;
 mod era;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod jsonrpc;
 pub mod legacy;
+pub mod options;
 mod peer;
 pub mod schema;
 pub mod server;

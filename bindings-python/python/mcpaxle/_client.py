@@ -24,8 +24,9 @@ A server that requires authorization (it answers ``401``) is reached with
 from __future__ import annotations
 
 import asyncio
+import datetime
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Literal, Mapping, Sequence
 
 from . import _bridge, _native
 from ._oauth import OAuth
@@ -67,6 +68,13 @@ def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
         return result
 
     return invoke
+
+
+def _ms(v: int | datetime.timedelta) -> int:
+    """A duration option: milliseconds as they are, a ``timedelta`` in milliseconds."""
+    if isinstance(v, datetime.timedelta):
+        return int(v / datetime.timedelta(milliseconds=1))
+    return v
 
 
 def _progress(fn: Callable[[ProgressNotificationParams], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
@@ -112,28 +120,18 @@ class Client:
         self._closed = False
 
     @staticmethod
-    def _options(
-        headers: Mapping[str, str] | None,
-        timeout: float | None,
-        elicitation: InputHandler | None,
-        sampling: InputHandler | None,
-        roots: InputHandler | None,
-        protocol_versions: Sequence[str] | None,
-        cache: bool,
-        client_name: str | None,
-        client_version: str | None,
-    ) -> dict[str, Any]:
-        o: dict[str, Any] = {"cache": cache}
-        if headers:
-            o["headers"] = dict(headers)
-        if timeout is not None:
-            o["timeout"] = float(timeout)
-        if protocol_versions is not None:
-            o["protocol_versions"] = list(protocol_versions)
-        if client_name is not None:
-            o["client_name"] = client_name
-        if client_version is not None:
-            o["client_version"] = client_version
+    def _options(options: Mapping[str, Any], elicitation: InputHandler | None, sampling: InputHandler | None, roots: InputHandler | None) -> dict[str, Any]:
+        """The native options: the core's client options by their Python names (``*_ms``
+        durations as milliseconds or ``timedelta``, ``None`` left out: the core's default),
+        beside the input handlers."""
+        o = {k: (_ms(v) if k.endswith("_ms") else v) for k, v in options.items() if v is not None}
+        for key in ("headers", "env"):
+            if key in o:
+                o[key] = dict(o[key])
+        if "protocol_versions" in o:
+            o["protocol_versions"] = list(o["protocol_versions"])
+        if "cwd" in o:
+            o["cwd"] = str(o["cwd"])
         for key, fn in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
             if fn is not None:
                 o[key] = _async(fn)
@@ -157,20 +155,27 @@ class Client:
     def connect_http(
         cls,
         url: str,
+        *,
         headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
         elicitation: InputHandler | None = None,
         sampling: InputHandler | None = None,
         roots: InputHandler | None = None,
-        *,
-        protocol_versions: Sequence[str] | None = None,
-        cache: bool = True,
-        client_name: str | None = None,
-        client_version: str | None = None,
         oauth: OAuth | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        protocol_versions: Sequence[str] | None = None,
+        request_timeout_ms: int | datetime.timedelta | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_request_timeout_ms: int | datetime.timedelta | None = None,
+        cache: bool | None = None,
+        max_input_rounds: int | None = None,
+        log_level: str | None = None,
+        legacy_get_stream: bool | None = None,
+        max_message_size: int | None = None,
     ) -> _Connect:
-        """Connects to the Streamable HTTP endpoint ``url``. ``timeout``: seconds a request may
-        wait for its response (default 60). ``oauth``: how to obtain access tokens when the
+        """Connects to the Streamable HTTP endpoint ``url``. The options are the core's client
+        options (see the README: units and defaults, the same in every binding), e.g.
+        ``request_timeout_ms`` (default 60000). ``oauth``: how to obtain access tokens when the
         server requires authorization (see :class:`~mcpaxle.OAuth`); a failed authorization
         fails the call that needed it (often the connect). Await it, or use it with
         ``async with``.
@@ -178,7 +183,13 @@ class Client:
         >>> oauth = OAuth(redirect_uri="http://127.0.0.1:8765/callback", authorize=open_browser)  # doctest: +SKIP
         >>> client = await Client.connect_http("https://mcp.example.com/mcp", oauth=oauth)  # doctest: +SKIP
         """
-        options = cls._options(headers, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
+        data = {
+            "headers": headers, "client_info": client_info, "capabilities": capabilities, "protocol_versions": protocol_versions,
+            "request_timeout_ms": request_timeout_ms, "reset_timeout_on_progress": reset_timeout_on_progress,
+            "max_request_timeout_ms": max_request_timeout_ms, "cache": cache, "max_input_rounds": max_input_rounds,
+            "log_level": log_level, "legacy_get_stream": legacy_get_stream, "max_message_size": max_message_size,
+        }
+        options = cls._options(data, elicitation, sampling, roots)
         if oauth is not None:
             if not isinstance(oauth, OAuth):
                 raise UsageError(f"connect_http's oauth must be an mcpaxle.OAuth, not {type(oauth).__name__}")
@@ -189,32 +200,44 @@ class Client:
     def connect_stdio(
         cls,
         command: Sequence[str],
+        *,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-        timeout: float | None = None,
+        inherit_env: bool | None = None,
+        stderr: Literal["inherit", "null", "tracing"] | None = None,
+        probe_timeout_ms: int | datetime.timedelta | None = None,
+        shutdown_timeout_ms: int | datetime.timedelta | None = None,
         elicitation: InputHandler | None = None,
         sampling: InputHandler | None = None,
         roots: InputHandler | None = None,
-        *,
+        client_info: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
         protocol_versions: Sequence[str] | None = None,
-        cache: bool = True,
-        client_name: str | None = None,
-        client_version: str | None = None,
-        inherit_env: bool = False,
+        request_timeout_ms: int | datetime.timedelta | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_request_timeout_ms: int | datetime.timedelta | None = None,
+        cache: bool | None = None,
+        max_input_rounds: int | None = None,
+        log_level: str | None = None,
+        max_message_size: int | None = None,
     ) -> _Connect:
         """Starts ``command`` (``[program, *args]``) as the server and connects over stdio.
         The server gets a small environment: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``
         and ``USER`` from this process (as the official MCP SDKs do), plus ``env`` (whose values
         win), so that secrets in this process's environment do not leak into every server it
-        starts; ``inherit_env=True`` passes the whole environment instead. :meth:`close` shuts
-        the server down."""
-        options = cls._options(None, timeout, elicitation, sampling, roots, protocol_versions, cache, client_name, client_version)
-        if env:
-            options["env"] = dict(env)
-        if inherit_env:
-            options["inherit_env"] = True
-        if cwd is not None:
-            options["cwd"] = str(cwd)
+        starts; ``inherit_env=True`` passes the whole environment instead. ``stderr``: the
+        server's standard error is inherited (default), discarded (``"null"``) or logged
+        through the core's ``tracing`` (``"tracing"``). :meth:`close` shuts the server down
+        (waiting ``shutdown_timeout_ms`` after closing stdin, and after SIGTERM). The other
+        options as :meth:`connect_http`."""
+        data = {
+            "env": env, "cwd": cwd, "inherit_env": inherit_env, "stderr": stderr, "probe_timeout_ms": probe_timeout_ms,
+            "shutdown_timeout_ms": shutdown_timeout_ms, "client_info": client_info, "capabilities": capabilities,
+            "protocol_versions": protocol_versions, "request_timeout_ms": request_timeout_ms,
+            "reset_timeout_on_progress": reset_timeout_on_progress, "max_request_timeout_ms": max_request_timeout_ms,
+            "cache": cache, "max_input_rounds": max_input_rounds, "log_level": log_level, "max_message_size": max_message_size,
+        }
+        options = cls._options(data, elicitation, sampling, roots)
         return _Connect(lambda: cls._connect("stdio", [str(c) for c in command], options))
 
     # -- properties ---------------------------------------------------------------------------

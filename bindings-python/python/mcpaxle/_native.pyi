@@ -24,6 +24,12 @@ def protocol_versions() -> list[str]:
 def error_kinds() -> list[tuple[str, int]]:
     """Every kind of the core's errors as (name, JSON-RPC code), in the core's order."""
 
+def options_schema() -> str:
+    """The core's option names per options struct, as JSON text (camelCase; Python takes their snake_case forms)."""
+
+def options_examples() -> str:
+    """A valid value for every option of ``options_schema()``, by the same areas, as JSON text."""
+
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 
@@ -82,37 +88,26 @@ class Running:
 class Server:
     """An MCP server whose handlers are Python callables."""
 
-    def __init__(
-        self,
-        name: str,
-        version: str,
-        *,
-        title: str | None = None,
-        instructions: str | None = None,
-        cache: dict[str, tuple[int, str]] | None = None,
-        state_key: bytes | None = None,
-        state_ttl_ms: int | None = None,
-        page_size: int | None = None,
-        server_info_in_results: bool = True,
-        logging: bool = False,
-        legacy: bool = True,
-        legacy_max_sessions: int | None = None,
-        legacy_idle_timeout_ms: int | None = None,
-        legacy_request_timeout_ms: int | None = None,
-        legacy_max_sessions_per_principal: int | None = None,
-        legacy_max_sessions_per_peer: int | None = None,
-        legacy_uninitialized_timeout_ms: int | None = None,
-        handler_timeout_ms: int | None = None,
-    ) -> None: ...
+    def __init__(self, name: str, version: str, options: dict[str, Any] | None = None, state_key: bytes | None = None) -> None:
+        """``options``: the core's server options by their Python names (``title``,
+        ``instructions``, ``page_size``, ``server_info_in_results``, ``enable``,
+        ``state_ttl_ms``, ``cache`` (kind -> ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool,
+        or ``{"enabled", "max_sessions", "max_sessions_per_principal", "max_sessions_per_peer",
+        "idle_timeout_ms", "uninitialized_timeout_ms", "request_timeout_ms"}``),
+        ``handler_timeout_ms``); ``None`` values keep the defaults. ``state_key``: 32 bytes,
+        or any bytes a key is derived from."""
     @property
     def name(self) -> str: ...
     @property
     def version(self) -> str: ...
-    def add_tool(self, definition: JsonObject, handler: Invoke, timeout_ms: int | None = None) -> None: ...
+    def add_tool(self, definition: JsonObject, handler: Invoke, options: dict[str, Any] | None = None) -> None:
+        """``options``: the core's tool options (``timeout_ms``)."""
     def remove_tool(self, name: str) -> bool: ...
-    def add_resource(self, definition: JsonObject, handler: Invoke, cache: tuple[int, str] | None = None) -> None: ...
+    def add_resource(self, definition: JsonObject, handler: Invoke, cache: dict[str, Any] | None = None) -> None:
+        """``cache``: the core's cache hint, ``{"ttl_ms": int, "cache_scope": "public" | "private"}`` (scope default private)."""
     def remove_resource(self, uri: str) -> bool: ...
-    def add_resource_template(self, definition: JsonObject, handler: Invoke, cache: tuple[int, str] | None = None, allow_path_traversal: bool = False) -> None: ...
+    def add_resource_template(self, definition: JsonObject, handler: Invoke, cache: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> None:
+        """``cache`` as in ``add_resource``; ``options``: the core's template options (``allow_path_traversal``)."""
     def remove_resource_template(self, uri_template: str) -> bool: ...
     def add_prompt(self, definition: JsonObject, handler: Invoke) -> None: ...
     def remove_prompt(self, name: str) -> bool: ...
@@ -133,7 +128,8 @@ class Server:
         ``resource``, ``authorization_servers``, ``scopes_supported``, ``required_scopes``,
         ``tool_scopes`` and ``verify`` (``async def (token: str) -> {"subject": str,
         "scopes": list[str]} | None``, called on the bridge's loop; raising means 503)."""
-    def start_stdio(self, redirect_stdout: bool = True, drain_timeout_ms: int | None = None, max_outbound_queue: int | None = None) -> Running: ...
+    def start_stdio(self, redirect_stdout: bool = True, options: dict[str, Any] | None = None) -> Running:
+        """``options``: the core's stdio options (``max_message_size``, ``drain_timeout_ms``, ``max_outbound_queue``)."""
 
 def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Connects to a Streamable HTTP endpoint (an awaitable on the bridge's loop).

@@ -122,7 +122,7 @@ class Pool:
         logger.warning(
             "mcpaxle: all %d handler threads are busy (%s, running for up to %.1f s), so the %s waits for one. "
             "A plain def handler holds its thread until it returns: give slow or stuck ones a timeout "
-            "(Server(handler_timeout=...) or @server.tool(timeout=...)), make them async, or raise max_workers.",
+            "(Server(handler_timeout_ms=...) or @server.tool(timeout_ms=...)), make them async, or raise max_workers.",
             self.max_workers,
             names,
             longest,

@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 import typing
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Literal, TypeVar
 
 from . import _bridge, _native
@@ -34,44 +35,45 @@ class CacheHint:
     """A caching hint of a cacheable result: ``ttlMs`` and ``cacheScope``."""
 
     ttl_ms: int
-    scope: Scope = "public"
+    #: Who may share the result (default ``"private"``, the core's: a cache may serve a public
+    #: result across authorization contexts, so a hint is public only when you say so).
+    scope: Scope = "private"
 
 
-CacheSpec = typing.Union[int, datetime.timedelta, tuple[int, Scope], CacheHint]
+CacheSpec = typing.Union[int, datetime.timedelta, tuple[int, Scope], CacheHint, Mapping[str, Any]]
 _CACHE_KEYS = ("discover", "tools", "prompts", "resources", "templates", "read")
 
 
-def _hint(v: CacheSpec, default_scope: Scope) -> tuple[int, str]:
+def _hint(v: CacheSpec) -> dict[str, Any]:
+    """The core's cache hint (``ttl_ms``, ``cache_scope``); without a scope, the core's default
+    (private) applies."""
     if isinstance(v, CacheHint):
-        return (int(v.ttl_ms), v.scope)
+        return {"ttl_ms": int(v.ttl_ms), "cache_scope": v.scope}
     if isinstance(v, datetime.timedelta):
-        return (int(v.total_seconds() * 1000), default_scope)
+        return {"ttl_ms": int(v.total_seconds() * 1000)}
     if isinstance(v, tuple):
-        return (int(v[0]), v[1])
+        return {"ttl_ms": int(v[0]), "cache_scope": v[1]}
     if isinstance(v, int):
-        return (v, default_scope)
-    raise UsageError(f"a cache hint is an int (ms), a timedelta, (ttl_ms, scope) or CacheHint, not {v!r}")
+        return {"ttl_ms": v}
+    if isinstance(v, Mapping):
+        return dict(v)
+    raise UsageError(f"a cache hint is an int (ms), a timedelta, (ttl_ms, scope), a CacheHint or a dict, not {v!r}")
 
 
-def _cache(cache: CacheSpec | dict[str, CacheSpec] | None) -> dict[str, tuple[int, str]] | None:
+def _cache(cache: CacheSpec | dict[str, CacheSpec] | None) -> dict[str, dict[str, Any]] | None:
     if cache is None:
         return None
     if not isinstance(cache, dict):
-        h = _hint(cache, "public")
+        h = _hint(cache)
         return {k: h for k in _CACHE_KEYS if k != "read"}
-    out = {}
-    for k, v in cache.items():
-        if k not in _CACHE_KEYS:
-            raise UsageError(f"unknown cache entry {k!r}: use {', '.join(_CACHE_KEYS)}")
-        out[k] = _hint(v, "private" if k == "read" else "public")
-    return out
+    return {k: _hint(v) for k, v in cache.items()}
 
 
 @dataclasses.dataclass(frozen=True)
 class ConnectionLimits:
     """The limits of an HTTP server's connections (``start_http(connections=...)``); durations
-    in seconds (or ``timedelta``), like ``keep_alive`` and ``drain_timeout``. ``None`` keeps the
-    core's default, which needs no tuning.
+    in milliseconds (or a ``timedelta``), named ``*_ms`` like every duration option. ``None``
+    keeps the core's default, which needs no tuning.
 
     A connection is *busy* while a request of it is handled (its handler runs, or its response
     or ``subscriptions/listen`` stream is open) and *idle* otherwise, including while it is
@@ -85,16 +87,16 @@ class ConnectionLimits:
     max_connections: int | None = None
     #: How long a request's headers may take to arrive (default 10 s), from the connect for a
     #: connection's first request; past it the connection is closed.
-    header_read_timeout: float | datetime.timedelta | None = None
+    header_read_timeout_ms: int | datetime.timedelta | None = None
     #: How long a request's body may take once its headers are in (default 30 s); past it the
     #: request gets 408 with a JSON-RPC error.
-    body_read_timeout: float | datetime.timedelta | None = None
+    body_read_timeout_ms: int | datetime.timedelta | None = None
     #: How long a keep-alive connection may wait for its next request (default 60 s).
-    idle_timeout: float | datetime.timedelta | None = None
+    idle_timeout_ms: int | datetime.timedelta | None = None
     #: The interval of HTTP/2 PING frames (default 30 s; ``0`` for none).
-    http2_keep_alive_interval: float | datetime.timedelta | None = None
+    http2_keep_alive_interval_ms: int | datetime.timedelta | None = None
     #: How long an HTTP/2 PING may go unanswered before the connection is closed (default 20 s).
-    http2_keep_alive_timeout: float | datetime.timedelta | None = None
+    http2_keep_alive_timeout_ms: int | datetime.timedelta | None = None
     #: The most bytes of request headers (default 64 KiB, at least 8 KiB).
     max_header_bytes: int | None = None
     #: The most requests at once on one HTTP/2 connection (default 100).
@@ -103,33 +105,28 @@ class ConnectionLimits:
     #: (default 128 MiB); past it a body gets 503 with ``Retry-After``.
     max_body_bytes_in_flight: int | None = None
 
-    def _native(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if v is None:
-                continue
-            if f.name.endswith(("_timeout", "_interval")):
-                out[f.name + "_ms"] = _ms(v)  # type: ignore[assignment]
-            else:
-                out[f.name] = v
-        return out
+    def _native(self) -> dict[str, Any]:
+        return _ms_options(dataclasses.asdict(self))
 
 
-def _ms(v: float | datetime.timedelta | None) -> int | None:
-    """Seconds (or a timedelta) to milliseconds."""
-    if v is None:
-        return None
+def _ms(v: int | datetime.timedelta | None) -> int | None:
+    """A duration option: milliseconds as they are, a ``timedelta`` in milliseconds."""
     if isinstance(v, datetime.timedelta):
-        return int(v.total_seconds() * 1000)
-    return int(v * 1000)
+        return int(v / datetime.timedelta(milliseconds=1))
+    return v
 
 
-def _positive_ms(v: float | datetime.timedelta | None, what: str) -> int | None:
-    """A timeout in seconds (or a timedelta) to milliseconds, at least 1 ms."""
+def _ms_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with each ``*_ms`` value that is a ``timedelta`` in milliseconds and the
+    ``None`` values left out (the core's defaults)."""
+    return {k: (_ms(v) if k.endswith("_ms") else v) for k, v in options.items() if v is not None}
+
+
+def _positive_ms(v: int | datetime.timedelta | None, what: str) -> int | None:
+    """A timeout in milliseconds (or a timedelta), at least 1 ms."""
     ms = _ms(v)
     if ms is not None and ms <= 0:
-        raise UsageError(f"{what} must be a positive number of seconds (or None for no limit), not {v!r}")
+        raise UsageError(f"{what} must be a positive number of milliseconds (or None for no limit), not {v!r}")
     return ms
 
 
@@ -204,33 +201,37 @@ class Server:
     ``cache`` sets the caching hints of results: one value for every list, or a dict with
     the keys ``discover``, ``tools``, ``prompts``, ``resources``, ``templates``, ``read``;
     each an int (ms), a ``timedelta``, ``(ttl_ms, "public" | "private")`` or a
-    :class:`CacheHint`. ``state_key`` (str or bytes) is the secret sealing MRTR
-    ``requestState``: set the same one on every instance behind a load balancer.
-    ``logging`` advertises the (deprecated) logging capability. ``legacy=False`` serves
-    2026-07-28 clients only.
+    :class:`CacheHint` or a dict of the core's hint (``ttl_ms``, ``cache_scope``); a hint
+    without a scope is private. ``state_secret`` (str or bytes) is the secret sealing MRTR
+    ``requestState``: set the same one on every instance behind a load
+    balancer. ``state_ttl_ms`` (default 600000) is how long a sealed state stays valid.
+    ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
+    logs (also ``"tools"``, ``"resources"``, ``"prompts"``). ``legacy=False`` serves 2026-07-28
+    clients only.
 
-    Legacy (2025-11-25) HTTP sessions, each bound to the principal that opened it, are limited
-    by ``legacy_max_sessions`` (default 10,000 per endpoint), ``legacy_max_sessions_per_principal``
-    (default 100) and, for clients without a principal, ``legacy_max_sessions_per_peer``
-    (default 1,000 per IPv4 address or IPv6 /64); where a limit is reached, a new session ends
-    the least recently used idle one (no request in flight, no open stream). A session ends
-    when idle for ``legacy_idle_timeout`` (default 30 min), or ``legacy_uninitialized_timeout``
-    (default 30 s) if its client never went past ``initialize``; ``legacy_request_timeout``
-    (default 5 min) bounds the wait for a client's answer to an elicitation, sampling or roots
-    request. Durations are seconds (or a ``timedelta``), as ``state_ttl``.
+    ``legacy`` may also be a dict of the legacy session options: legacy (2025-11-25) HTTP
+    sessions, each bound to the principal that opened it, are limited by ``max_sessions``
+    (default 10,000 per endpoint), ``max_sessions_per_principal`` (default 100) and, for
+    clients without a principal, ``max_sessions_per_peer`` (default 1,000 per IPv4 address or
+    IPv6 /64); where a limit is reached, a new session ends the least recently used idle one
+    (no request in flight, no open stream). A session ends when idle for ``idle_timeout_ms``
+    (default 30 min), or ``uninitialized_timeout_ms`` (default 30 s) if its client never went
+    past ``initialize``; ``request_timeout_ms`` (default 5 min) bounds the wait for a client's
+    answer to an elicitation, sampling or roots request. Durations are milliseconds (or a
+    ``timedelta``), their names ending in ``_ms``, in every option.
 
     Handlers cannot take the server down. Whatever a handler raises, ``SystemExit`` and
-    ``KeyboardInterrupt`` included, fails that call only. ``handler_timeout`` (seconds or a
-    ``timedelta``; default ``None``, no limit) bounds every call of every handler, and
-    ``@server.tool(timeout=...)`` one tool's: the call then ends with an error naming the
+    ``KeyboardInterrupt`` included, fails that call only. ``handler_timeout_ms`` (default
+    ``None``, no limit) bounds every call of every handler, and
+    ``@server.tool(timeout_ms=...)`` one tool's: the call then ends with an error naming the
     handler and the limit, an ``async def`` is cancelled, and the thread of a plain ``def``
     (which cannot be stopped; it sees ``ctx.is_cancelled``) is abandoned and replaced.
     ``max_workers`` bounds the threads running plain ``def`` handlers (default
     ``min(32, cpu_count + 4)``; when all are busy a warning names the handlers holding them);
     ``max_abandoned_threads`` bounds the threads left running calls that were given up
     (default: ``max_workers``; past it a stuck thread keeps its place in the pool). Threads
-    never delay the exit of the process. ``loop_block_warning`` (seconds; default 0.5,
-    ``None`` for off) warns when an ``async def`` handler blocks the event loop that long,
+    never delay the exit of the process. ``loop_block_warning_ms`` (default 500, ``None`` for
+    off) warns when an ``async def`` handler blocks the event loop that long,
     naming it and how long it blocked.
     """
 
@@ -242,51 +243,39 @@ class Server:
         title: str | None = None,
         instructions: str | None = None,
         cache: CacheSpec | dict[str, CacheSpec] | None = None,
-        state_key: str | bytes | None = None,
-        state_ttl: float | datetime.timedelta | None = None,
+        state_secret: str | bytes | None = None,
+        state_ttl_ms: int | datetime.timedelta | None = None,
         page_size: int | None = None,
         max_workers: int | None = None,
-        logging: bool = False,
-        legacy: bool = True,
-        legacy_max_sessions: int | None = None,
-        legacy_max_sessions_per_principal: int | None = None,
-        legacy_max_sessions_per_peer: int | None = None,
-        legacy_idle_timeout: float | datetime.timedelta | None = None,
-        legacy_uninitialized_timeout: float | datetime.timedelta | None = None,
-        legacy_request_timeout: float | datetime.timedelta | None = None,
+        enable: Sequence[Literal["tools", "resources", "prompts", "logging"]] | None = None,
+        legacy: bool | Mapping[str, Any] = True,
         server_info_in_results: bool = True,
-        handler_timeout: float | datetime.timedelta | None = None,
+        handler_timeout_ms: int | datetime.timedelta | None = None,
         max_abandoned_threads: int | None = None,
-        loop_block_warning: float | datetime.timedelta | None = 0.5,
+        loop_block_warning_ms: int | datetime.timedelta | None = 500,
     ) -> None:
-        key = state_key.encode() if isinstance(state_key, str) else state_key
-        self._native = _native.Server(
-            name,
-            version,
-            title=title,
-            instructions=instructions,
-            cache=_cache(cache),
-            state_key=key,
-            state_ttl_ms=_ms(state_ttl),
-            page_size=page_size,
-            server_info_in_results=server_info_in_results,
-            logging=logging,
-            legacy=legacy,
-            legacy_max_sessions=legacy_max_sessions,
-            legacy_idle_timeout_ms=_ms(legacy_idle_timeout),
-            legacy_request_timeout_ms=_ms(legacy_request_timeout),
-            legacy_max_sessions_per_principal=legacy_max_sessions_per_principal,
-            legacy_max_sessions_per_peer=legacy_max_sessions_per_peer,
-            legacy_uninitialized_timeout_ms=_ms(legacy_uninitialized_timeout),
-            handler_timeout_ms=_positive_ms(handler_timeout, "handler_timeout"),
-        )
+        key = state_secret.encode() if isinstance(state_secret, str) else state_secret
+        # The core's server options by their Python names (the core reads them and applies
+        # their defaults; None keeps the default).
+        options = {
+            "title": title,
+            "instructions": instructions,
+            "cache": _cache(cache),
+            "state_ttl_ms": _ms(state_ttl_ms),
+            "page_size": page_size,
+            "server_info_in_results": server_info_in_results,
+            "enable": None if enable is None else list(enable),
+            "legacy": legacy if isinstance(legacy, bool) else _ms_options(legacy),
+            "handler_timeout_ms": _positive_ms(handler_timeout_ms, "handler_timeout_ms"),
+        }
+        self._native = _native.Server(name, version, options, key)
         self.name = name
         self.version = version
         try:
             self._pool = Pool(max_workers, max_abandoned_threads)
         except ValueError as e:
             raise UsageError(str(e)) from None
-        block = _ms(loop_block_warning)
+        block = _ms(loop_block_warning_ms)
         self._block_warning = None if block is None else block / 1000
         self._watchdog: Watchdog | None = None
         self._tools: dict[str, dict[str, Any]] = {}
@@ -311,7 +300,7 @@ class Server:
         structured_output: bool | None = None,
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
-        timeout: float | datetime.timedelta | None = None,
+        timeout_ms: int | datetime.timedelta | None = None,
     ) -> Any:
         """Registers a function as a tool (``@server.tool()`` or ``@server.tool``).
 
@@ -322,15 +311,16 @@ class Server:
         (plus its JSON as text); an int, list... as ``{"result": value}``; ``str`` and
         content (Image, Audio, EmbeddedResource) as content. A parameter annotated
         ``Context`` receives the request context. ``annotations`` are behaviour hints:
-        ``{"read_only": True, "idempotent": True}``. ``timeout`` (seconds or a ``timedelta``)
-        is the longest one call may run, overriding the server's ``handler_timeout``. Returns
+        ``{"read_only": True, "idempotent": True}``. ``timeout_ms`` (milliseconds or a
+        ``timedelta``) is the longest one call may run, overriding the server's
+        ``handler_timeout_ms``. Returns
         the function unchanged."""
         if callable(name):
             self.add_tool(name, localns=_caller())
             return name
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, timeout=timeout, localns=_caller())
+            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, timeout_ms=timeout_ms, localns=_caller())
             return fn
 
         return register
@@ -347,12 +337,12 @@ class Server:
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
         input_schema: dict[str, Any] | None = None,
-        timeout: float | datetime.timedelta | None = None,
+        timeout_ms: int | datetime.timedelta | None = None,
         localns: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Adds or replaces a tool at any time (listeners get ``tools/list_changed``);
         returns its definition. ``input_schema`` replaces the generated schema (the function
-        then receives the arguments as keyword arguments as they are). ``timeout`` as in
+        then receives the arguments as keyword arguments as they are). ``timeout_ms`` as in
         :meth:`tool`."""
         localns = localns if localns is not None else _caller()
         params = params_of(fn, localns=localns)
@@ -378,7 +368,7 @@ class Server:
             return tool_result(result, mode)
 
         invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), finish, self._pool, tool=True)
-        self._native.add_tool(definition, invoke, _positive_ms(timeout, f"the timeout of tool {tool_name!r}"))
+        self._native.add_tool(definition, invoke, {"timeout_ms": _positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}")})
         self._tools[tool_name] = definition
         return definition
 
@@ -459,7 +449,7 @@ class Server:
             definition["size"] = size
         if annotations:
             definition["annotations"] = annotations
-        hint = _hint(cache, "private") if cache is not None else None
+        hint = _hint(cache) if cache is not None else None
         bind = binder(fn, params, from_strings=True)
 
         def prepare(payload: tuple[str, dict[str, Any]]) -> dict[str, Any]:
@@ -473,7 +463,7 @@ class Server:
 
         invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, finish, self._pool, tool=False)
         if variables:
-            self._native.add_resource_template(definition, invoke, hint, allow_path_traversal)
+            self._native.add_resource_template(definition, invoke, hint, {"allow_path_traversal": allow_path_traversal})
             self._templates[uri] = definition
         else:
             self._native.add_resource(definition, invoke, hint)
@@ -659,8 +649,8 @@ class Server:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         max_body: int | None = None,
-        keep_alive: float | None = None,
-        drain_timeout: float | None = None,
+        keep_alive_ms: int | datetime.timedelta | None = None,
+        drain_timeout_ms: int | datetime.timedelta | None = None,
         auth: BearerAuth | None = None,
         connections: ConnectionLimits | dict[str, Any] | None = None,
     ) -> Running:
@@ -674,7 +664,10 @@ class Server:
         ``ctx.principal``.
 
         ``connections`` (a :class:`ConnectionLimits`, or a dict of its fields) bounds the
-        connections: header, body and idle timeouts, HTTP/2 pings, how many are open at once."""
+        connections: header, body and idle timeouts, HTTP/2 pings, how many are open at once.
+        ``path`` (default ``/mcp``), ``max_body`` (bytes, default 4 MiB), ``allowed_hosts``,
+        ``allowed_origins``, ``keep_alive_ms`` (default 15000) and ``drain_timeout_ms``
+        (default 10000) are the core's HTTP options, as in every binding."""
         if isinstance(connections, dict):
             try:
                 connections = ConnectionLimits(**connections)
@@ -689,8 +682,8 @@ class Server:
             "allowed_hosts": allowed_hosts,
             "allowed_origins": allowed_origins,
             "max_body": max_body,
-            "keep_alive_ms": _ms(keep_alive),
-            "drain_timeout_ms": _ms(drain_timeout),
+            "keep_alive_ms": _ms(keep_alive_ms),
+            "drain_timeout_ms": _ms(drain_timeout_ms),
             "auth": auth._native(self._pool) if auth is not None else None,
             "connections": connections._native() if connections is not None else None,
         }
@@ -713,13 +706,20 @@ class Server:
         await running.serve_forever()
 
     async def serve_stdio(
-        self, *, redirect_stdout: bool = True, drain_timeout: float | None = None, max_outbound_queue: int | None = None
+        self,
+        *,
+        redirect_stdout: bool = True,
+        drain_timeout_ms: int | datetime.timedelta | None = None,
+        max_outbound_queue: int | None = None,
+        max_message_size: int | None = None,
     ) -> None:
         """Serves stdio (newline-delimited JSON-RPC on stdin/stdout) until stdin closes or
         the awaiting task is cancelled. With ``redirect_stdout`` (the default), anything
         else written to stdout while serving, a ``print()`` included, goes to stderr.
         ``max_outbound_queue`` (default 1024) bounds the messages waiting to be written: a
-        client that stops reading stdout is not read from until it reads again."""
+        client that stops reading stdout is not read from until it reads again.
+        ``max_message_size`` (bytes, default 4 MiB) and ``drain_timeout_ms`` (default 5000)
+        are the core's other stdio options."""
         loop = asyncio.get_running_loop()
         bridge = self._acquire(loop)
         saved = sys.stdout
@@ -729,7 +729,8 @@ class Server:
                     sys.stdout.flush()
                 except Exception:
                     pass
-            native = self._native.start_stdio(redirect_stdout, _ms(drain_timeout), max_outbound_queue)
+            options = _ms_options({"drain_timeout_ms": drain_timeout_ms, "max_outbound_queue": max_outbound_queue, "max_message_size": max_message_size})
+            native = self._native.start_stdio(redirect_stdout, options)
         except BaseException:
             self._release(loop)
             raise

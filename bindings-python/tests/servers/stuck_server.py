@@ -22,6 +22,6 @@ def stuck() -> str:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     if sys.argv[1:2] == ["--http"]:
-        server.run("http", port=0, drain_timeout=1)
+        server.run("http", port=0, drain_timeout_ms=1000)
     else:
-        server.run(drain_timeout=1)
+        server.run(drain_timeout_ms=1000)

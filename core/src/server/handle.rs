@@ -1,7 +1,7 @@
 //! The [`Server`] handle every transport holds, its [`ServerBuilder`] and options, and the
 //! registration of tools, resources, templates and prompts at run time.
 
-use super::options::{CacheDefaults, CacheHint, ToolOptions};
+use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 use super::registry::Registries;
 use super::{
     CompletionHandler, CompletionRef, LocalBus, NotificationBus, PromptHandler, ResourceHandler, ServerEvent, StateKey,
@@ -376,5 +376,53 @@ impl WeakServer {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("name", &self.inner.config.info.name).finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// Applies every option of `options` (those left at their defaults included).
+    pub fn options(mut self, options: ServerOptions) -> Self {
+        if let Some(t) = options.title {
+            self = self.title(t);
+        }
+        if let Some(i) = options.instructions {
+            self = self.instructions(i);
+        }
+        for cap in options.enable {
+            self = match cap {
+                Capability::Tools => self.enable_tools(),
+                Capability::Resources => self.enable_resources(),
+                Capability::Prompts => self.enable_prompts(),
+                Capability::Logging => self.enable_logging(),
+            };
+        }
+        if let Some(s) = options.state_secret {
+            self = self.state_key(StateKey::derive(s.as_bytes()));
+        }
+        self.config.handler_timeout = options.handler_timeout;
+        self.page_size(options.page_size)
+            .server_info_in_results(options.server_info_in_results)
+            .state_ttl(options.state_ttl)
+            .cache_defaults(options.cache)
+            .legacy(options.legacy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builder_takes_the_options() {
+        let o: ServerOptions = crate::options::from_json(
+            "server options",
+            serde_json::json!({ "title": "T", "pageSize": 0, "handlerTimeoutMs": 9, "legacy": false }),
+        )
+        .unwrap();
+        let server = Server::builder("n", "1").options(o).build();
+        let c = &server.inner.config;
+        assert_eq!((c.info.title.as_deref(), c.page_size), (Some("T"), 1), "page size is at least 1");
+        assert_eq!(c.handler_timeout, Some(Duration::from_millis(9)));
+        assert!(!c.legacy.enabled);
     }
 }

@@ -44,7 +44,7 @@ pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
-pub use options::{CacheDefaults, CacheHint, ToolOptions};
+pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};

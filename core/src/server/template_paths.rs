@@ -33,6 +33,7 @@ pub struct TemplateOptions {
     /// traversal check of this module (default `false`: values holding `..` segments, encoded
     /// slashes, backslashes, absolute paths or NUL are refused with "Resource not found").
     /// Turn it on only for a handler that never uses a variable as a path, or checks it itself.
+    #[serde(alias = "allow_path_traversal")]
     pub allow_path_traversal: bool,
 }
 
@@ -150,8 +151,10 @@ mod tests {
         let o: TemplateOptions = serde_json::from_str(r#"{"allowPathTraversal": true}"#).unwrap();
         assert!(o.allow_path_traversal);
         assert_eq!(serde_json::from_str::<TemplateOptions>("{}").unwrap(), TemplateOptions::default());
+        let python: TemplateOptions = serde_json::from_str(r#"{"allow_path_traversal": true}"#).unwrap();
+        assert!(python.allow_path_traversal, "the Python name is the same option");
         assert!(
-            serde_json::from_str::<TemplateOptions>(r#"{"allow_path_traversal": true}"#).is_err(),
+            serde_json::from_str::<TemplateOptions>(r#"{"allowTraversal": true}"#).is_err(),
             "unknown names are refused"
         );
     }

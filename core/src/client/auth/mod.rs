@@ -27,6 +27,7 @@ use crate::transport::http::hyper_client::{HttpClient, new_http_client};
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use metadata::{Challenge, ResourceMetadata, ServerMetadata, TokenAuth};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -76,7 +77,13 @@ impl fmt::Debug for PreRegisteredClient {
 /// let client = Client::connect_http("https://mcp.example.com/mcp", ClientOptions::new("app", "1.0").oauth(oauth)).await?;
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
+///
+/// As data (every binding's `oauth` option): `redirectUri` (required), `clientId`,
+/// `clientSecret` and `issuer` (pre-registered credentials), `clientMetadataUrl`, `clientName`,
+/// `maxAuthorizations`. The user-agent step is the binding's callback; until one is set, the
+/// options authorize without a user ([`OAuthOptions::without_user`]).
+#[derive(Clone, Deserialize)]
+#[serde(try_from = "OAuthData")]
 pub struct OAuthOptions {
     /// Where the authorization server sends the user back (registered with the client).
     pub redirect_uri: String,
@@ -103,6 +110,46 @@ impl fmt::Debug for OAuthOptions {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("max_authorizations", &self.max_authorizations)
             .finish_non_exhaustive()
+    }
+}
+
+/// The data form of [`OAuthOptions`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct OAuthData {
+    #[serde(alias = "redirect_uri")]
+    redirect_uri: String,
+    #[serde(alias = "client_id")]
+    client_id: Option<String>,
+    #[serde(alias = "client_secret")]
+    client_secret: Option<String>,
+    issuer: Option<String>,
+    #[serde(alias = "client_metadata_url")]
+    client_metadata_url: Option<String>,
+    #[serde(alias = "client_name")]
+    client_name: Option<String>,
+    #[serde(alias = "max_authorizations")]
+    max_authorizations: Option<u32>,
+}
+
+impl TryFrom<OAuthData> for OAuthOptions {
+    type Error = String;
+
+    fn try_from(d: OAuthData) -> std::result::Result<Self, String> {
+        let mut o = OAuthOptions::without_user(d.redirect_uri).map_err(|e| e.message().to_owned())?;
+        match d.client_id {
+            Some(id) => o = o.pre_registered(id, d.client_secret, d.issuer),
+            None if d.client_secret.is_some() || d.issuer.is_some() => {
+                return Err("clientSecret and issuer describe pre-registered credentials: give clientId too".into());
+            }
+            None => {}
+        }
+        o.client_metadata_url = d.client_metadata_url;
+        o.client_name = d.client_name;
+        if let Some(n) = d.max_authorizations {
+            o.max_authorizations = n;
+        }
+        Ok(o)
     }
 }
 

@@ -20,6 +20,7 @@
 use crate::error::Result;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, StatusCode, header};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -52,21 +53,41 @@ impl TokenInfo {
 pub type TokenVerifier = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Option<TokenInfo>>> + Send + Sync>;
 
 /// How the endpoint is protected (see the module docs).
-#[derive(Clone)]
+///
+/// As data (the `auth` HTTP option): `resource`, `authorizationServers`, `scopesSupported`,
+/// `requiredScopes`, `toolScopes`; the verifier is a callback the binding sets (until it does,
+/// every request is answered `503`).
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BearerAuth {
     /// The canonical URI of this MCP server (`https://mcp.example.com/mcp`): the
     /// metadata's `resource`, the audience tokens must be issued for.
     pub resource: String,
     /// The issuers of the authorization servers that issue tokens for it.
+    #[serde(alias = "authorization_servers")]
     pub authorization_servers: Vec<String>,
-    /// `scopes_supported` of the metadata: the scopes a client asks for by default.
+    /// `scopes_supported` of the metadata: the scopes a client asks for by default (default:
+    /// the required scopes, when any).
+    #[serde(default)]
+    #[serde(alias = "scopes_supported")]
     pub scopes_supported: Option<Vec<String>>,
-    /// Scopes every request needs.
+    /// Scopes every request needs (default none).
+    #[serde(default)]
+    #[serde(alias = "required_scopes")]
     pub required_scopes: Vec<String>,
-    /// Scopes a `tools/call` of a given tool needs besides the required ones.
+    /// Scopes a `tools/call` of a given tool needs besides the required ones (default none).
+    #[serde(default)]
+    #[serde(alias = "tool_scopes")]
     pub tool_scopes: HashMap<String, Vec<String>>,
     /// Checks tokens.
+    #[serde(skip, default = "no_verifier")]
     pub verifier: TokenVerifier,
+}
+
+/// The verifier of a [`BearerAuth`] read from data before its binding sets one: it cannot
+/// decide (`503`), so no request gets through unchecked.
+fn no_verifier() -> TokenVerifier {
+    Arc::new(|_| Box::pin(async { Err(crate::Error::internal("the bearer auth options have no token verifier")) }))
 }
 
 impl fmt::Debug for BearerAuth {

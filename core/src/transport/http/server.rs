@@ -32,6 +32,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
+use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -59,21 +60,37 @@ pub struct Principal(pub String);
 pub struct PeerAddr(pub SocketAddr);
 
 /// Options of the Streamable HTTP server.
-#[derive(Debug, Clone)]
+///
+/// As data (every binding's HTTP serve options): camelCase names, durations in milliseconds
+/// (`keepAliveMs`, `drainTimeoutMs`), absent fields keep their defaults; `auth` and
+/// `connections` are the objects of [`BearerAuth`] (its verifier set by the binding) and
+/// [`ConnectionLimits`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct HttpOptions {
     /// The MCP endpoint path (default `/mcp`).
     pub path: String,
-    /// The largest request body accepted (default 4 MiB); larger bodies get `413`.
+    /// The largest request body accepted, in bytes (default 4194304: 4 MiB); larger bodies
+    /// get `413`.
+    #[serde(alias = "max_body")]
     pub max_body: usize,
     /// Host header values accepted (names, without port). `None` (the default): loopback
     /// names (`localhost`, `127.0.0.1`, `[::1]`) plus the address the server is bound to.
+    #[serde(alias = "allowed_hosts")]
     pub allowed_hosts: Option<Vec<String>>,
     /// Origins accepted besides loopback ones, exactly as browsers send them
     /// (`https://app.example.com`); `"*"` accepts any. Requests without `Origin` are accepted.
+    #[serde(alias = "allowed_origins")]
     pub allowed_origins: Vec<String>,
-    /// Interval of keep-alive comments on long-lived streams (default 15 s).
+    /// Interval of keep-alive comments on long-lived streams (JSON `keepAliveMs`, default
+    /// 15000: 15 s).
+    #[serde(rename = "keepAliveMs", with = "crate::options::positive_ms")]
+    #[serde(alias = "keep_alive_ms")]
     pub keep_alive: Duration,
-    /// How long shutdown waits for requests in flight (default 10 s).
+    /// How long shutdown waits for requests in flight (JSON `drainTimeoutMs`, default 10000:
+    /// 10 s; 0 does not wait).
+    #[serde(rename = "drainTimeoutMs", with = "crate::options::ms")]
+    #[serde(alias = "drain_timeout_ms")]
     pub drain_timeout: Duration,
     /// Bearer-token protection (see [`BearerAuth`]); `None` (the default): none.
     pub auth: Option<BearerAuth>,

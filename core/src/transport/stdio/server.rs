@@ -15,6 +15,7 @@ use crate::server::dispatch::ServedIn;
 use crate::server::{Outgoing, Server, TransportContext};
 use crate::transport::outgoing_bytes;
 use futures_util::StreamExt;
+use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,22 +24,40 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Options of the stdio transport.
-#[derive(Debug, Clone)]
+///
+/// As data (every binding's stdio serve options): `maxMessageSize`, `drainTimeoutMs`,
+/// `maxOutboundQueue`; absent fields keep their defaults. `shutdown` is the binding's to set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct StdioOptions {
-    /// The largest message accepted, in bytes (default 4 MiB); a longer line is answered with
-    /// a -32700 error and skipped.
+    /// The largest message accepted, in bytes (default 4194304: 4 MiB); a longer line is
+    /// answered with a -32700 error and skipped.
+    #[serde(alias = "max_message_size")]
     pub max_message_size: usize,
     /// Cancelled to stop serving: open `subscriptions/listen` streams end gracefully, then the
     /// transport waits up to `drain_timeout` for requests in flight.
+    #[serde(skip)]
     pub shutdown: CancellationToken,
-    /// How long to wait for requests in flight after `shutdown` (default 5 s).
+    /// How long to wait for requests in flight after `shutdown` (JSON `drainTimeoutMs`,
+    /// default 5000: 5 s).
+    #[serde(rename = "drainTimeoutMs", with = "crate::options::ms")]
+    #[serde(alias = "drain_timeout_ms")]
     pub drain_timeout: Duration,
     /// The most messages owed to the client at once (default 1024, at least 1): messages
     /// queued but not yet written to the output, plus requests read whose first message (a
     /// notification or the answer) is not queued yet. At the limit, no request is read until
     /// the client reads its output, so memory stays bounded when a client stops reading;
     /// notifications and responses from the client are still acted on as they are read.
+    #[serde(deserialize_with = "at_least_one")]
+    #[serde(alias = "max_outbound_queue")]
     pub max_outbound_queue: usize,
+}
+
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<usize, D::Error> {
+    match usize::deserialize(d)? {
+        0 => Err(serde::de::Error::custom("must be at least 1, not 0")),
+        n => Ok(n),
+    }
 }
 
 impl Default for StdioOptions {

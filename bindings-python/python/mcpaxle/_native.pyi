@@ -19,6 +19,10 @@ def ensure_runtime() -> None:
 def protocol_versions() -> list[str]:
     """The protocol revisions the core serves, newest first."""
 
+def template_variables(uri: str) -> list[str]:
+    """The distinct variable names of the URI template ``uri`` (empty without ``{``); raises
+    UsageError for a malformed template."""
+
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 

@@ -1,8 +1,10 @@
 # Stubs of the native module mcpaxle._native (bindings-python/src). Checked against the built
-# module by scripts/check_stubs.py: keep names, parameters and defaults in step with the Rust.
+# module by mypy's stubtest (scripts/test.sh, allowlist scripts/stubtest-allowlist.txt): keep
+# names, parameters and defaults in step with the Rust. Native classes are constructed by
+# `__new__` and cannot be subclassed (`@final`).
 
 import asyncio
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, final
 
 __version__: str
 
@@ -23,10 +25,11 @@ def template_variables(uri: str) -> list[str]:
     """The distinct variable names of the URI template ``uri`` (empty without ``{``); raises
     UsageError for a malformed template."""
 
+@final
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 
-    def __init__(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
+    def __new__(cls, event_loop: asyncio.AbstractEventLoop) -> Bridge: ...
     def fileno(self) -> int:
         """The file descriptor the loop watches."""
     def drain(self) -> None:
@@ -36,6 +39,7 @@ class Bridge:
     @property
     def closed(self) -> bool: ...
 
+@final
 class RequestContext:
     """The context of one request."""
 
@@ -68,6 +72,7 @@ class RequestContext:
     def set_request_state(self, state: Any) -> None: ...
     def cancelled(self) -> Awaitable[None]: ...
 
+@final
 class Running:
     """A running transport."""
 
@@ -78,11 +83,12 @@ class Running:
     def shutdown(self) -> None: ...
     def wait(self, bridge: Bridge) -> Awaitable[None]: ...
 
+@final
 class Server:
     """An MCP server whose handlers are Python callables."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         name: str,
         version: str,
         *,
@@ -102,7 +108,7 @@ class Server:
         legacy_max_sessions_per_peer: int | None = None,
         legacy_uninitialized_timeout_ms: int | None = None,
         handler_timeout_ms: int | None = None,
-    ) -> None: ...
+    ) -> Server: ...
     @property
     def name(self) -> str: ...
     @property
@@ -144,6 +150,7 @@ def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None
 def connect_stdio(bridge: Bridge, command: list[str], options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Spawns ``command[0]`` with the rest as arguments and connects over stdio."""
 
+@final
 class Client:
     """A connected MCP client (the core's client). Every call returns an awaitable on the
     bridge's loop; results are JSON objects."""
@@ -189,6 +196,7 @@ class Client:
     def subscribe(self, bridge: Bridge, filter: JsonObject) -> Awaitable[Subscription]: ...
     def close(self, bridge: Bridge) -> Awaitable[None]: ...
 
+@final
 class Subscription:
     """An open subscription."""
 

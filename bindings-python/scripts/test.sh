@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Python package: venv with the pinned dev tools, the extension built into the
 # workspace's target/ and installed into the venv, the stub drift check, the pytest suite (the
-# OAuth tests run against the Rust oauth_server example, built here), the demo against the
+# client tests drive the Rust everything_server example and the OAuth tests the Rust
+# oauth_server fixture, both built here: a test whose binary is missing fails), the demo against the
 # Python notes server, and the official conformance suite (both protocol eras against one
 # server process, and every scored client scenario of both revisions, authorization included,
 # against examples/everything_client.py).
@@ -27,8 +28,9 @@ echo "== python: stub drift check (mypy's stubtest of mcpaxle._native against _n
 mkdir -p "$root/target/stubtest"
 (cd "$root/target/stubtest" && "$py" -m mypy.stubtest mcpaxle._native --allowlist "$here/scripts/stubtest-allowlist.txt")
 
-echo "== python: building the OAuth test server (core/examples/oauth_server.rs)"
-cargo build --release -p mcpaxle --example oauth_server --quiet
+echo "== python: building the Rust servers the tests drive (the core's examples, the OAuth fixture)"
+cargo build --release -p mcpaxle --examples --quiet
+cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 echo "== python: pytest"
 "$py" -m pytest "$here/tests" -q -p no:cacheprovider

@@ -2,9 +2,10 @@
 # Builds the C tests against the installed prefix (target/c-prefix, from bindings-c/build.sh)
 # and runs each under valgrind: any memory error or definite/indirect leak fails the run.
 # The tokio runtime keeps some "still reachable" memory for the life of the process by design.
-# The client tests authorize against the Rust OAuth fixture core/examples/oauth_server, built
-# here (release) unless MCPAXLE_OAUTH_SERVER already names one.
+# The client tests authorize against the Rust OAuth fixture (fixtures/src/oauth_server.rs, the
+# crate mcpaxle-fixtures), built here (release) unless MCPAXLE_OAUTH_SERVER already names one.
 # Prints "mcpaxle-c: N passed, N failed" (tests of all programs summed) last.
+# valgrind is required: without it the run fails, unless the one opt-out is set:
 #   MCPAXLE_NO_VALGRIND=1 bindings-c/tests/run.sh   runs them without valgrind
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -15,15 +16,19 @@ CC="${CC:-cc}"
 mkdir -p "$out"
 flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpaxle)" || exit 2
 if [[ -z "${MCPAXLE_OAUTH_SERVER:-}" ]]; then
-  "${CARGO:-cargo}" build --release --quiet -p mcpaxle --example oauth_server || exit 2
-  export MCPAXLE_OAUTH_SERVER="$root/target/release/examples/oauth_server"
+  "${CARGO:-cargo}" build --release --quiet -p mcpaxle-fixtures --bins || exit 2
+  export MCPAXLE_OAUTH_SERVER="$root/target/release/oauth_server"
 fi
 valgrind=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
   --show-leak-kinds=definite,indirect --child-silent-after-fork=yes --trace-children=no
   --suppressions="$here/valgrind.supp" --num-callers=30)
-if [[ "${MCPAXLE_NO_VALGRIND:-}" == 1 ]] || ! command -v valgrind >/dev/null; then
-  [[ "${MCPAXLE_NO_VALGRIND:-}" == 1 ]] || echo "run.sh: valgrind not found: running without it" >&2
+if [[ "${MCPAXLE_NO_VALGRIND:-}" == 1 ]]; then
+  echo "run.sh: MCPAXLE_NO_VALGRIND=1: running without valgrind (memory errors and leaks go unseen)" >&2
   valgrind=()
+elif ! command -v valgrind >/dev/null; then
+  echo "run.sh: valgrind is required for the C tests and was not found: install it (apt-get install valgrind)," >&2
+  echo "        or set MCPAXLE_NO_VALGRIND=1 to run them without it on a machine that cannot have it" >&2
+  exit 2
 fi
 total_pass=0 total_fail=0 status=0
 for src in "$here"/test_*.c; do

@@ -2,7 +2,7 @@
  * C tests of the client side of include/mcpaxle.h, against a C server in the same process
  * (HTTP) and in a child process (stdio): every client function, blocking and async, the input
  * handlers, subscriptions, call options, cancellation, and bad input. OAuth runs against the
- * Rust fixture core/examples/oauth_server (a child process; its path in MCPAXLE_OAUTH_SERVER,
+ * Rust fixture fixtures/src/oauth_server.rs (a child process; its path in MCPAXLE_OAUTH_SERVER,
  * which bindings-c/tests/run.sh builds and sets).
  *
  * The last line printed is "N passed, N failed" (one count per test function).
@@ -536,7 +536,7 @@ TEST(stdio_client_against_a_c_server) {
     mcpaxle_client_free(c);
 }
 
-/* ---- OAuth, against core/examples/oauth_server -------------------------------------------- */
+/* ---- OAuth, against fixtures/src/oauth_server.rs ------------------------------------------ */
 
 static pid_t oauth_pid;
 static uint16_t oauth_port;
@@ -867,7 +867,7 @@ int main(int argc, char **argv) {
         RUN(oauth_bad_input);
     } else {
         tests_failed++;
-        printf("not ok - oauth (the fixture core/examples/oauth_server did not start)\n");
+        printf("not ok - oauth (the fixture target/release/oauth_server did not start)\n");
     }
     stop_oauth_server();
     mcpaxle_http_server_free(http);

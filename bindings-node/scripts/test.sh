@@ -20,8 +20,9 @@ cd "$root"
 
 bash "$here/scripts/build.sh" --deps
 
-echo "== node: the Rust servers the tests drive (cargo build --release -p mcpaxle --examples)"
+echo "== node: the Rust servers the tests drive (the core's examples and the OAuth fixture)"
 cargo build --release -p mcpaxle --examples --quiet
+cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 # Build the native module into the package first: the drift check loads the package.
 bash "$here/scripts/build.sh"

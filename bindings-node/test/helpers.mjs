@@ -17,8 +17,8 @@ export const mcpaxle = require('../index.js')
 /** The Rust everything server (`cargo build --release -p mcpaxle --examples`). */
 export const EVERYTHING = process.env.MCPAXLE_EVERYTHING_SERVER ?? path.join(root, 'target', 'release', 'examples', 'everything_server')
 export const JS_SERVER = path.join(here, 'fixtures', 'js_server.mjs')
-/** The Rust OAuth-protected server with its own authorization server. */
-export const OAUTH_SERVER = process.env.MCPAXLE_OAUTH_SERVER ?? path.join(root, 'target', 'release', 'examples', 'oauth_server')
+/** The Rust OAuth-protected server with its own authorization server (`cargo build --release -p mcpaxle-fixtures`). */
+export const OAUTH_SERVER = process.env.MCPAXLE_OAUTH_SERVER ?? path.join(root, 'target', 'release', 'oauth_server')
 
 if (!fs.existsSync(EVERYTHING)) {
   throw new Error(`${EVERYTHING} is missing: run \`cargo build --release -p mcpaxle --examples\``)
@@ -69,7 +69,7 @@ export async function startEverything() {
  */
 export async function startOAuthServer({ tokenTtl } = {}) {
   if (!fs.existsSync(OAUTH_SERVER)) {
-    throw new Error(`${OAUTH_SERVER} is missing: run \`cargo build --release -p mcpaxle --examples\``)
+    throw new Error(`${OAUTH_SERVER} is missing: run \`cargo build --release -p mcpaxle-fixtures\``)
   }
   const port = await freePort()
   const args = ['--http', `127.0.0.1:${port}`]

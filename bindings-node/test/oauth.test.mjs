@@ -1,5 +1,5 @@
 // The client's OAuth 2.1 support (`connectHttp(url, {oauth})`) against the Rust OAuth server
-// (core/examples/oauth_server.rs): a protected MCP server with an authorization server that
+// (fixtures/src/oauth_server.rs): a protected MCP server with an authorization server that
 // approves without a user. The user-agent step runs in JavaScript (`authorize`) or, omitted, in
 // the core; what `authorize` throws fails the request that needed authorization.
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the Python package: venv with the pinned dev tools, the extension built into the
 # workspace's target/ and installed into the venv, the stub and types.py drift checks, mypy
-# --strict on a typed client example, the pytest suite (the
-# OAuth tests run against the Rust oauth_server example, built here), the demo against the
+# --strict on a typed client example, the pytest suite (the client tests drive the Rust
+# everything_server example and the OAuth tests the Rust oauth_server fixture, both built
+# here: a test whose binary is missing fails), the demo against the
 # Python notes server, and the official conformance suite (both protocol eras against one
 # server process, and every scored client scenario of both revisions, authorization included,
 # against examples/everything_client.py).
@@ -23,8 +24,10 @@ cd "$root"
 
 bash "$here/scripts/develop.sh"
 
-echo "== python: stub drift check"
-"$py" "$here/scripts/check_stubs.py"
+echo "== python: stub drift check (mypy's stubtest of mcpaxle._native against _native.pyi)"
+# Run from target/stubtest so that mypy's cache stays out of the work tree.
+mkdir -p "$root/target/stubtest"
+(cd "$root/target/stubtest" && "$py" -m mypy.stubtest mcpaxle._native --allowlist "$here/scripts/stubtest-allowlist.txt")
 
 echo "== python: types.py drift check (generated from spec/2026-07-28/schema.json)"
 "$py" "$here/scripts/gen_types.py" --check
@@ -32,8 +35,9 @@ echo "== python: types.py drift check (generated from spec/2026-07-28/schema.jso
 echo "== python: mypy --strict on a client using the typed results (examples/typed_client.py)"
 "$py" -m mypy --strict --cache-dir=/dev/null "$here/examples/typed_client.py"
 
-echo "== python: building the OAuth test server (core/examples/oauth_server.rs)"
-cargo build --release -p mcpaxle --example oauth_server --quiet
+echo "== python: building the Rust servers the tests drive (the core's examples, the OAuth fixture)"
+cargo build --release -p mcpaxle --examples --quiet
+cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 echo "== python: pytest"
 "$py" -m pytest "$here/tests" -q -p no:cacheprovider

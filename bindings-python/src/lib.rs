@@ -50,6 +50,19 @@ fn options_examples() -> String {
     mcpaxle::catalog::examples().to_string()
 }
 
+/// The distinct variable names of the RFC 6570 URI template `uri`, in order of first appearance
+/// (the core's reading); empty for a URI without `{`, which is a plain resource. Raises
+/// `UsageError` when `uri` has a `{` but is not a valid template.
+#[pyfunction]
+fn template_variables(uri: &str) -> PyResult<Vec<String>> {
+    if !uri.contains('{') {
+        return Ok(Vec::new());
+    }
+    let template = mcpaxle::server::uri_template::UriTemplate::parse(uri)
+        .map_err(|e| errors::new_py_err("UsageError", format!("resource {uri:?} is not a valid URI template: {e}")))?;
+    Ok(template.variable_names().into_iter().map(str::to_owned).collect())
+}
+
 #[pymodule(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -67,5 +80,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(options_schema, m)?)?;
     m.add_function(wrap_pyfunction!(options_examples, m)?)?;
+    m.add_function(wrap_pyfunction!(template_variables, m)?)?;
     Ok(())
 }

@@ -4,7 +4,7 @@ token's subject as ctx.principal, mcpaxle.Client with a bearer header in both er
 sync verifiers, a verifier that fails, and option checking.
 
 Getting tokens through a real OAuth flow needs an authorization server, which a Python server
-is not: test_oauth.py runs the client's flows against the Rust oauth_server example."""
+is not: test_oauth.py runs the client's flows against the Rust oauth_server fixture."""
 
 from __future__ import annotations
 

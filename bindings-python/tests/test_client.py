@@ -23,7 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RUST_SERVER = ROOT / "target" / "release" / "examples" / "everything_server"
 SERVERS = Path(__file__).resolve().parent / "servers"
 
-pytestmark = pytest.mark.skipif(not RUST_SERVER.exists(), reason="the Rust everything server is not built (cargo build --release --examples)")
+
+@pytest.fixture(autouse=True, scope="module")
+def _rust_server_built() -> None:
+    """Fails (never skips) the module's tests when the Rust server was not built."""
+    if not RUST_SERVER.exists():
+        pytest.fail(f"{RUST_SERVER} is missing: build it with `cargo build --release -p mcpaxle --examples` (scripts/test.sh does)", pytrace=False)
 
 
 def free_port() -> int:

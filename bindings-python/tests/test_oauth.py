@@ -1,4 +1,4 @@
-"""OAuth (mcpaxle.OAuth) against the Rust oauth_server example, a protected MCP server with an
+"""OAuth (mcpaxle.OAuth) against the Rust oauth_server fixture, a protected MCP server with an
 authorization server that approves at once: the authorize callback (async, sync, none), its
 errors, pre-registered credentials, step-up, refresh, cancellation, and option checking."""
 
@@ -20,12 +20,18 @@ from mcpaxle import Client, OAuth
 from mcpaxle.errors import TransportError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-OAUTH_SERVER = ROOT / "target" / "release" / "examples" / "oauth_server"
+OAUTH_SERVER = ROOT / "target" / "release" / "oauth_server"
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
-needs_server = pytest.mark.skipif(
-    not OAUTH_SERVER.exists(), reason="the Rust oauth_server example is not built (cargo build --release -p mcpaxle --example oauth_server)"
-)
+
+@pytest.fixture
+def _oauth_server_built() -> None:
+    """Fails (never skips) a test that needs the fixture when it was not built."""
+    if not OAUTH_SERVER.exists():
+        pytest.fail(f"{OAUTH_SERVER} is missing: build it with `cargo build --release -p mcpaxle-fixtures` (scripts/test.sh does)", pytrace=False)
+
+
+needs_server = pytest.mark.usefixtures("_oauth_server_built")
 
 
 class OAuthServer:

@@ -220,3 +220,25 @@ async def test_cache_hints(serve: Any) -> None:
     assert (read["ttlMs"], read["cacheScope"]) == (1_000, "private")
     read = (await call("resources/read", {"uri": "test://short"})).result
     assert (read["ttlMs"], read["cacheScope"]) == (10, "private")
+
+
+def test_template_variables_are_the_cores_reading() -> None:
+    # The names come from the core's RFC 6570 parser: operators, modifiers and repeats are read
+    # as the matcher reads them, and a malformed template is refused with the core's message.
+    server = Server("templates")
+
+    @server.resource("repo://{owner}/{+path}{?ref,owner}{&opts*}")
+    def read(owner: str, path: str, ref: str = "", opts: Any = None) -> str:
+        return owner
+
+    with pytest.raises(UsageError, match="not a valid URI template.*never closed"):
+
+        @server.resource("repo://{owner")
+        def broken(owner: str) -> str:
+            return owner
+
+    with pytest.raises(UsageError, match="parameter.*missing.*not variables"):
+
+        @server.resource("repo://{owner:3}/{+path}")
+        def missing(owner: str, path: str, missing: str) -> str:
+            return owner

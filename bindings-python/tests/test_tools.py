@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any, TypedDict
 
+import pytest
 from conftest import threaded
 
 from mcpaxle import Audio, Context, EmbeddedResource, Image, ResourceLink, Server, ToolError, ToolResult
@@ -248,3 +249,47 @@ async def test_tool_without_arguments_member(serve: Any) -> None:
 
     client = await serve(server)
     assert (await threaded(client.call_tool)("simple"))["content"][0]["text"] == "fine"
+
+
+async def test_python_values_become_json_by_one_rule(serve: Any) -> None:
+    # Values cross into the core through convert.rs (pythonize plus the binding's JSON rules):
+    # int keys as text, non-finite floats as null, tuples as lists, ints of at most 64 bits.
+    server = Server("values")
+    meta = {
+        "ints": [1, -2, 2**64 - 1, -(2**63)],
+        7: "an int key",
+        "floats": [1.5, float("nan"), float("inf")],
+        "tuple": (1, "a", None),
+        "nested": {"t": True, "f": False},
+    }
+
+    @server.tool(meta=meta)
+    def shown() -> str:
+        return ""
+
+    for bad, error, words in [
+        (2**64, OverflowError, "does not fit in 64 bits"),
+        (-(2**63) - 1, OverflowError, "does not fit in 64 bits"),
+        (2**200, OverflowError, "does not fit in 64 bits"),
+        (b"bytes", TypeError, "cannot be sent as JSON"),
+        (object(), TypeError, "cannot be sent as JSON"),
+        ({(1, 2): "a tuple key"}, TypeError, "cannot be sent as JSON"),
+        ({True: "a bool key"}, TypeError, "dict keys must be strings"),
+    ]:
+        with pytest.raises(error, match=words):
+            server.tool(name="refused", meta={"bad": bad})(shown)
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        server.tool(name="cyclic", meta={"bad": cyclic})(shown)
+
+    client = await serve(server)
+    tools = (await threaded(client.call)("tools/list")).result["tools"]
+    assert [t["name"] for t in tools] == ["shown"]
+    assert tools[0]["_meta"] == {
+        "ints": [1, -2, 2**64 - 1, -(2**63)],
+        "7": "an int key",
+        "floats": [1.5, None, None],
+        "tuple": [1, "a", None],
+        "nested": {"t": True, "f": False},
+    }

@@ -1,12 +1,14 @@
-//! The client's OAuth 2.1 against the `oauth_server` example (an MCP server with its own
+//! The client's OAuth 2.1 against the `oauth_server` fixture (an MCP server with its own
 //! authorization server): the whole flow with a host's authorize handler and without a user,
 //! pre-registered credentials, refresh on expiry, step-up on `insufficient_scope`, one flow
 //! for concurrent challenges, refused authorization responses, and a server that needs OAuth
 //! from a client without it. The server's own checks (PKCE, code reuse, rotation,
 //! challenges) have a test of their own, since the binding suites use it as their fixture.
 
+// The fixture crate's binary, compiled in as a module (a dev-dependency on mcpaxle-fixtures
+// would be a cycle that builds the core twice).
 #[allow(dead_code)]
-#[path = "../examples/oauth_server.rs"]
+#[path = "../../fixtures/src/oauth_server.rs"]
 mod oauth_server;
 
 use bytes::Bytes;

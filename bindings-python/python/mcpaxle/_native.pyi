@@ -1,8 +1,10 @@
 # Stubs of the native module mcpaxle._native (bindings-python/src). Checked against the built
-# module by scripts/check_stubs.py: keep names, parameters and defaults in step with the Rust.
+# module by mypy's stubtest (scripts/test.sh, allowlist scripts/stubtest-allowlist.txt): keep
+# names, parameters and defaults in step with the Rust. Native classes are constructed by
+# `__new__` and cannot be subclassed (`@final`).
 
 import asyncio
-from typing import Any, Awaitable, Callable, Literal, Mapping
+from typing import Any, Awaitable, Callable, Literal, Mapping, final
 
 from . import types
 
@@ -30,10 +32,15 @@ def options_schema() -> str:
 def options_examples() -> str:
     """A valid value for every option of ``options_schema()``, by the same areas, as JSON text."""
 
+def template_variables(uri: str) -> list[str]:
+    """The distinct variable names of the URI template ``uri`` (empty without ``{``); raises
+    UsageError for a malformed template."""
+
+@final
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 
-    def __init__(self, event_loop: asyncio.AbstractEventLoop) -> None: ...
+    def __new__(cls, event_loop: asyncio.AbstractEventLoop) -> Bridge: ...
     def fileno(self) -> int:
         """The file descriptor the loop watches."""
     def drain(self) -> None:
@@ -43,6 +50,7 @@ class Bridge:
     @property
     def closed(self) -> bool: ...
 
+@final
 class RequestContext:
     """The context of one request."""
 
@@ -75,6 +83,7 @@ class RequestContext:
     def set_request_state(self, state: Any) -> None: ...
     def cancelled(self) -> Awaitable[None]: ...
 
+@final
 class Running:
     """A running transport."""
 
@@ -85,10 +94,11 @@ class Running:
     def shutdown(self) -> None: ...
     def wait(self, bridge: Bridge) -> Awaitable[None]: ...
 
+@final
 class Server:
     """An MCP server whose handlers are Python callables."""
 
-    def __init__(self, name: str, version: str, options: dict[str, Any] | None = None, state_key: bytes | None = None) -> None:
+    def __new__(cls, name: str, version: str, options: dict[str, Any] | None = None, state_key: bytes | None = None) -> Server:
         """``options``: the core's server options by their Python names (``title``,
         ``instructions``, ``page_size``, ``server_info_in_results``, ``enable``,
         ``state_ttl_ms``, ``cache`` (kind -> ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool,
@@ -141,6 +151,7 @@ def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None
 def connect_stdio(bridge: Bridge, command: list[str], options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Spawns ``command[0]`` with the rest as arguments and connects over stdio."""
 
+@final
 class Client:
     """A connected MCP client (the core's client). Every call returns an awaitable on the
     bridge's loop; results are JSON objects."""
@@ -192,6 +203,7 @@ class Client:
     def subscribe(self, bridge: Bridge, filter: Mapping[str, Any]) -> Awaitable[Subscription]: ...
     def close(self, bridge: Bridge) -> Awaitable[None]: ...
 
+@final
 class Subscription:
     """An open subscription."""
 

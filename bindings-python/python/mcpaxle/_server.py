@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import datetime
 import logging
-import re
 import signal
 import sys
 import typing
@@ -157,16 +156,10 @@ def _common(d: dict[str, Any], title: str | None, description: str | None, meta:
     return d
 
 
-_TEMPLATE_EXPR = re.compile(r"\{([+#./;?&]?)([^}]+)\}")
-
-
 def template_variables(uri_template: str) -> list[str]:
-    """The variable names of an RFC 6570 URI template."""
-    out = []
-    for _, names in _TEMPLATE_EXPR.findall(uri_template):
-        for n in names.split(","):
-            out.append(n.strip().rstrip("*").split(":")[0])
-    return out
+    """The variable names of an RFC 6570 URI template, as the core reads them (empty for a URI
+    without ``{``); raises UsageError for a malformed template."""
+    return _native.template_variables(uri_template)
 
 
 def _return_hint(fn: Callable[..., Any], localns: dict[str, Any] | None) -> Any:
@@ -473,7 +466,7 @@ class Server:
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or a resource template (by its URI template); returns whether
         it existed."""
-        if uri in self._templates or template_variables(uri):
+        if uri in self._templates or "{" in uri:
             self._templates.pop(uri, None)
             return self._native.remove_resource_template(uri)
         self._resources.pop(uri, None)

@@ -2,6 +2,12 @@
 //! (`resources/templates/list`): parsing, expansion, and the server's question "does this
 //! concrete URI of a `resources/read` match this template, and with which variables?".
 //!
+//! Expressions are [`iri_string::template`]'s: each `{…}` is valid when that crate accepts it,
+//! and [`UriTemplate::expand`] expands each with it. What is ours is the matcher (the inverse of
+//! expansion, which no crate offers), the structural reading of the template it needs (which
+//! also says where a rejected template goes wrong), and literal text: RFC 6570 allows non-ASCII
+//! characters there (`ucschar`), which the crate refuses, so literals are checked and copied here.
+//!
 //! Matching is the inverse of expansion, which is ambiguous in general, so it follows these
 //! rules, chosen so that a URI a server hands out matches back to the same variables:
 //!
@@ -27,6 +33,9 @@ use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
+use iri_string::spec::UriSpec;
+use iri_string::template::context::{AssocVisitor, ListVisitor, Visitor};
+use iri_string::template::{Context, UriTemplateStr};
 use serde_json::{Map, Value};
 
 /// Longest URI that [`UriTemplate::match_uri`] considers (8 KiB); longer ones do not match.
@@ -79,6 +88,20 @@ enum Operator {
 }
 
 impl Operator {
+    /// The operator as written after `{` (empty for a simple expression).
+    fn symbol(self) -> &'static str {
+        match self {
+            Operator::Simple => "",
+            Operator::Reserved => "+",
+            Operator::Fragment => "#",
+            Operator::Label => ".",
+            Operator::Path => "/",
+            Operator::PathParam => ";",
+            Operator::Query => "?",
+            Operator::QueryContinuation => "&",
+        }
+    }
+
     fn from_char(c: char) -> Option<Operator> {
         Some(match c {
             '+' => Operator::Reserved,
@@ -117,13 +140,6 @@ impl Operator {
 
     fn named(self) -> bool {
         matches!(self, Operator::PathParam | Operator::Query | Operator::QueryContinuation)
-    }
-
-    fn if_empty(self) -> &'static str {
-        match self {
-            Operator::Query | Operator::QueryContinuation => "=",
-            _ => "",
-        }
     }
 
     fn allows_reserved(self) -> bool {
@@ -199,8 +215,10 @@ impl UriTemplate {
     ///
     /// # Errors
     /// A [`TemplateError`] with the byte position of an unbalanced brace, an empty expression,
-    /// a reserved operator (`= , ! @ |`), an invalid variable name, or a bad modifier; or when
-    /// the template passes [`MAX_TEMPLATE_LENGTH`] or [`MAX_EXPRESSIONS`].
+    /// a reserved operator (`= , ! @ |`), an invalid variable name, a bad modifier, or a
+    /// character that RFC 6570 does not allow in literal text (space, `"'<>\^`|`, a `%` that
+    /// starts no `%XX` triplet, control characters); or when the template passes
+    /// [`MAX_TEMPLATE_LENGTH`] or [`MAX_EXPRESSIONS`].
     pub fn parse(template: &str) -> Result<UriTemplate, TemplateError> {
         let error =
             |position: usize, message: String| TemplateError { template: template.to_owned(), position, message };
@@ -212,6 +230,7 @@ impl UriTemplate {
         let mut expressions = 0;
         let mut pos = 0;
         while let Some(open) = template[pos..].find(['{', '}']).map(|i| i + pos) {
+            check_literal(&template[pos..open], pos).map_err(|(position, message)| error(position, message))?;
             literal.push_str(&template[pos..open]);
             if template.as_bytes()[open] == b'}' {
                 return Err(error(open, "'}' without a matching '{'".to_owned()));
@@ -229,12 +248,17 @@ impl UriTemplate {
             }
             let expression = parse_expression(&template[open + 1..close], open + 1)
                 .map_err(|(position, message)| error(position, message))?;
+            // The reading above explains a bad expression; the crate is the authority on a good one.
+            if let Err(e) = UriTemplateStr::new(&template[open..=close]) {
+                return Err(error(open, format!("not an RFC 6570 expression: {e}")));
+            }
             if !literal.is_empty() {
                 parts.push(Part::Literal(std::mem::take(&mut literal)));
             }
             parts.push(Part::Expression(expression));
             pos = close + 1;
         }
+        check_literal(&template[pos..], pos).map_err(|(position, message)| error(position, message))?;
         literal.push_str(&template[pos..]);
         if !literal.is_empty() {
             parts.push(Part::Literal(literal));
@@ -262,14 +286,15 @@ impl UriTemplate {
         &self.template
     }
 
-    /// The distinct variable names, in order of first appearance.
+    /// The distinct variable names, in order of first appearance, as written (a name may hold
+    /// `%XX` triplets: `{%41}` is named `%41`). These are the keys of
+    /// [`match_uri`](Self::match_uri)'s variables; bindings that map them to handler parameters
+    /// take them from here rather than reading the template themselves.
     pub fn variable_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
-        for expression in self.expressions() {
-            for var in &expression.vars {
-                if !names.contains(&var.name.as_str()) {
-                    names.push(&var.name);
-                }
+        for var in self.expressions().flat_map(|e| &e.vars) {
+            if !names.contains(&var.name.as_str()) {
+                names.push(&var.name);
             }
         }
         names
@@ -345,7 +370,7 @@ impl UriTemplate {
 
 impl fmt::Display for UriTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.template)
+        f.write_str(self.as_str())
     }
 }
 
@@ -419,6 +444,24 @@ fn parse_varspec(spec: &str, at: usize) -> Result<VarSpec, (usize, String)> {
     Ok(VarSpec { name: name.to_owned(), modifier })
 }
 
+/// The first character of `literal` (at byte `at` of the template) that RFC 6570 does not
+/// allow in literal text, if any.
+fn check_literal(literal: &str, at: usize) -> Result<(), (usize, String)> {
+    let bytes = literal.as_bytes();
+    for (i, c) in literal.char_indices() {
+        let bad = match c {
+            '%' => !is_pct_triplet(bytes, i),
+            ' ' | '"' | '\'' | '<' | '>' | '\\' | '^' | '`' | '|' => true,
+            c => c.is_control(),
+        };
+        if bad {
+            let what = if c == '%' { "a '%' that starts no %XX triplet".to_owned() } else { format!("{c:?}") };
+            return Err((at + i, format!("{what} is not allowed in literal text (percent-encode it)")));
+        }
+    }
+    Ok(())
+}
+
 fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
@@ -448,112 +491,52 @@ fn scalar_text(value: &Value) -> Cow<'_, str> {
     }
 }
 
+/// Expands one expression with the crate. RFC 6570 says a prefix does not apply to a composite
+/// value and the crate refuses to expand one; here such a prefix is left out, as if the
+/// expression had none.
 fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &mut String) {
-    let op = expression.operator;
-    let reserved = op.allows_reserved();
-    let mut first = true;
-    for var in &expression.vars {
-        let Some(value) = vars.get(&var.name).filter(|v| is_defined(v)) else {
-            continue;
-        };
-        if first {
-            out.extend(op.prefix());
-            first = false;
-        } else {
-            out.push(op.separator());
+    let mut text = String::from("{");
+    text.push_str(expression.operator.symbol());
+    for (i, var) in expression.vars.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
         }
-        // A list's items have no key; an object's members do.
-        let members: Vec<(Option<&str>, Cow<'_, str>)> = match value {
-            Value::Array(items) => {
-                items.iter().filter(|v| !v.is_null()).map(|item| (None, scalar_text(item))).collect()
-            }
-            Value::Object(members) => members
-                .iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(key, member)| (Some(key.as_str()), scalar_text(member)))
-                .collect(),
-            _ => Vec::new(),
-        };
-        match value {
-            Value::Array(_) | Value::Object(_) if var.modifier == Modifier::Explode => {
-                for (i, (key, text)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(op.separator());
-                    }
-                    match key {
-                        Some(key) => encode(key, reserved, out),
-                        None if op.named() => out.push_str(&var.name),
-                        None => {}
-                    }
-                    if op.named() && text.is_empty() {
-                        out.push_str(op.if_empty());
-                        continue;
-                    }
-                    if op.named() || key.is_some() {
-                        out.push('=');
-                    }
-                    encode(text, reserved, out);
-                }
-            }
-            Value::Array(_) | Value::Object(_) => {
-                if op.named() {
-                    out.push_str(&var.name);
-                    out.push('=');
-                }
-                for (i, (key, text)) in members.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    if let Some(key) = key {
-                        encode(key, reserved, out);
-                        out.push(',');
-                    }
-                    encode(text, reserved, out);
-                }
-            }
-            scalar => {
-                let text = scalar_text(scalar);
-                if op.named() {
-                    out.push_str(&var.name);
-                    if text.is_empty() {
-                        out.push_str(op.if_empty());
-                        continue;
-                    }
-                    out.push('=');
-                }
-                let text = match var.modifier {
-                    Modifier::Prefix(max) => match text.char_indices().nth(max) {
-                        Some((cut, _)) => &text[..cut],
-                        None => &text[..],
-                    },
-                    _ => &text[..],
-                };
-                encode(text, reserved, out);
-            }
+        text.push_str(&var.name);
+        match var.modifier {
+            Modifier::Explode => text.push('*'),
+            Modifier::Prefix(_) if matches!(vars.get(&var.name), Some(Value::Array(_) | Value::Object(_))) => {}
+            Modifier::Prefix(max) => text.push_str(&format!(":{max}")),
+            Modifier::None => {}
         }
+    }
+    text.push('}');
+    // Cannot fail: `parse` checked the expression with the crate, and no prefix is left on a
+    // composite value.
+    let context = JsonContext(vars);
+    if let Ok(expanded) = UriTemplateStr::new(&text).and_then(|t| t.expand::<UriSpec, _>(&context)) {
+        out.push_str(&expanded.to_string());
     }
 }
 
-/// Percent-encodes `text` into `out`, keeping unreserved characters, and with `reserved` also
-/// reserved characters and existing `%XX` triplets.
-fn encode(text: &str, reserved: bool, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if is_unreserved(b) || (reserved && is_reserved(b)) {
-            out.push(b as char);
-        } else if reserved && b == b'%' && is_pct_triplet(bytes, i) {
-            out.push_str(&text[i..i + 3]);
-            i += 3;
-            continue;
-        } else {
-            out.push('%');
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 0xF)] as char);
+/// The variables of [`UriTemplate::expand`] as the crate's expansion context: JSON scalars are
+/// strings, arrays lists and objects key/value pairs; `null` (as a value, an item or a member)
+/// and empty composites are undefined.
+struct JsonContext<'a>(&'a Map<String, Value>);
+
+impl Context for JsonContext<'_> {
+    fn visit<V: Visitor>(&self, visitor: V) -> V::Result {
+        let Some(value) = self.0.get(visitor.var_name().as_str()).filter(|v| is_defined(v)) else {
+            return visitor.visit_undefined();
+        };
+        match value {
+            Value::Array(items) => {
+                visitor.visit_list().visit_items_and_finish(items.iter().filter(|v| !v.is_null()).map(scalar_text))
+            }
+            Value::Object(members) => visitor.visit_assoc().visit_entries_and_finish(
+                members.iter().filter(|(_, v)| !v.is_null()).map(|(key, member)| (key, scalar_text(member))),
+            ),
+            scalar => visitor.visit_string(scalar_text(scalar)),
         }
-        i += 1;
     }
 }
 
@@ -1214,6 +1197,22 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_on_a_composite_value_is_left_out() {
+        // RFC 6570 section 2.4.1: a prefix does not apply to lists and pairs; the rest expands.
+        let v = vars(json!({"list": ["red", "green"], "keys": {"a": "1"}, "var": "value"}));
+        assert_eq!(template("{list:3}/{var:3}").expand(&v), "red,green/val");
+        assert_eq!(template("x{?var:2,keys:1}{&list:1}").expand(&v), "x?var=va&keys=a,1&list=red,green");
+        assert_eq!(template("{var:3}{list:1}").expand(&v), "valred,green");
+    }
+
+    #[test]
+    fn variable_names_keep_percent_triplets_and_come_once() {
+        let t = template("n://{%41}/{a.b}{?a.b,c_1}{&%41*}");
+        assert_eq!(t.variable_names(), vec!["%41", "a.b", "c_1"]);
+        assert_eq!(t.match_uri("n://x/y?c_1=z").map(Value::Object), Some(json!({"%41": "x", "a.b": "y", "c_1": "z"})));
+    }
+
+    #[test]
     fn variable_names_and_accessors() {
         let t = template("x{a}{+b}{?c,a}{&d*}");
         assert_eq!(t.variable_names(), vec!["a", "b", "c", "d"]);
@@ -1242,6 +1241,10 @@ mod tests {
             ("{x:10000}", 3, "prefix length"),
             ("{x:3*}", 3, "prefix length"),
             ("{x.}", 2, "invalid character '.'"),
+            ("file:///a b/{x}", 9, "' ' is not allowed in literal text"),
+            ("x/{a}/<{b}>", 6, "'<' is not allowed in literal text"),
+            ("x/50%/{a}", 4, "'%' that starts no %XX triplet"),
+            ("x/{a}^", 5, "'^' is not allowed"),
         ];
         for (text, position, words) in cases {
             let error = UriTemplate::parse(text).unwrap_err();
@@ -1250,6 +1253,10 @@ mod tests {
             assert!(error.to_string().contains(text), "{error}");
         }
         assert!(UriTemplate::parse("{a.b,c_1,%41}").is_ok());
+        assert!(UriTemplate::parse("x/{a}\t").unwrap_err().message().contains("'\\t' is not allowed"));
+        for ok in ["x://%41/é(1)!$&*+,;=:@~/{a}", "x://%41/(1)!$&*+,;=:@~/{a}", "x://é/{a}"] {
+            assert!(UriTemplate::parse(ok).is_ok(), "{ok}: {:?}", UriTemplate::parse(ok));
+        }
         let many = "{x}".repeat(MAX_EXPRESSIONS + 1);
         assert!(UriTemplate::parse(&many).unwrap_err().message().contains("expressions"));
         let long = "a".repeat(MAX_TEMPLATE_LENGTH + 1);

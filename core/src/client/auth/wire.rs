@@ -22,62 +22,39 @@ pub(crate) fn auth_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Transport, message)
 }
 
-/// `application/x-www-form-urlencoded` (RFC 6749 appendix B): unreserved characters as they
-/// are, space as `+`, everything else `%XX`.
+/// `application/x-www-form-urlencoded` (RFC 6749 appendix B), by `form_urlencoded`: `*-._`
+/// and alphanumerics as they are, space as `+`, everything else `%XX`.
 pub(crate) fn form_encode(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        encode_component(k, &mut out);
-        out.push('=');
-        encode_component(v, &mut out);
-    }
-    out
+    form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
 }
 
-fn encode_component(s: &str, out: &mut String) {
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
+/// One form-encoded component (a client id or secret of HTTP Basic credentials).
+fn encode_component(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// Decodes one form-encoded component (`+` is a space); `None` when it is not UTF-8.
-fn decode_component(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
+/// Whether a raw `name=value` pair decodes cleanly: every `%` starts a `%XX` triplet and the
+/// decoded bytes are UTF-8 (`form_urlencoded` would keep a bad escape as text and replace bad
+/// UTF-8, which for a redirect's `code` or `state` only hides the fault).
+fn decodes_cleanly(pair: &str) -> bool {
+    let bytes = pair.as_bytes();
+    let triplets = bytes
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b != b'%' || bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)));
+    triplets && percent_encoding::percent_decode(bytes).decode_utf8().is_ok()
 }
 
-/// The parameters of a URL's query (for a redirect's `code`, `state`, `iss`, `error`).
+/// The parameters of a URL's query (for a redirect's `code`, `state`, `iss`, `error`); a
+/// parameter that does not decode cleanly is left out.
 pub(crate) fn query_params(url: &str) -> Vec<(String, String)> {
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or("");
     let query = query.split_once('#').map(|(q, _)| q).unwrap_or(query);
     query
         .split('&')
-        .filter(|p| !p.is_empty())
-        .filter_map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            Some((decode_component(k)?, decode_component(v)?))
-        })
+        .filter(|p| decodes_cleanly(p))
+        .flat_map(|p| form_urlencoded::parse(p.as_bytes()))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
 }
 
@@ -95,10 +72,7 @@ pub(crate) fn pkce_challenge(verifier: &str) -> String {
 
 /// HTTP Basic credentials for a token request (RFC 6749 §2.3.1: each part form-encoded).
 pub(crate) fn basic_credentials(client_id: &str, secret: &str) -> String {
-    let mut pair = String::new();
-    encode_component(client_id, &mut pair);
-    pair.push(':');
-    encode_component(secret, &mut pair);
+    let pair = format!("{}:{}", encode_component(client_id), encode_component(secret));
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
 }
 
@@ -195,6 +169,7 @@ mod tests {
         let parsed = query_params(&format!("http://cb/?{body}"));
         assert_eq!(parsed[0], ("scope".into(), "mcp:read mcp:write".into()));
         assert_eq!(parsed[1].1, "http://localhost:3000/cb?x=1&y=é");
+        assert_eq!(form_encode(&[("k", "a~b*c")]), "k=a%7Eb*c");
     }
 
     #[test]
@@ -209,8 +184,9 @@ mod tests {
             ]
         );
         assert!(query_params("http://x/cb").is_empty());
-        // A truncated escape is not a parameter.
+        // A truncated escape is not a parameter, nor is one that is not UTF-8 once decoded.
         assert!(query_params("http://x/cb?code=%4").is_empty());
+        assert_eq!(query_params("http://x/cb?code=%FF&state=a+b%2Bc&"), vec![("state".into(), "a b+c".into())]);
     }
 
     #[test]

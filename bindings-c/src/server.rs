@@ -7,13 +7,11 @@ use crate::ffi::{
 };
 use crate::owner::Owner;
 use mcpaxle_core::legacy::LegacyOptions;
-use mcpaxle_core::schema::{
-    CacheScope, CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
-};
+use mcpaxle_core::schema::{CacheScope, Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle_core::server::{
     BoxFuture, CacheDefaults, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler,
-    ResourceHandler, ResourceRequest, Server, ServerEvent, StateKey, TemplateOptions, ToolHandler, ToolOptions,
+    ResourceHandler, ResourceRequest, Returned, Server, ServerEvent, StateKey, TemplateOptions, ToolHandler,
+    ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
@@ -112,11 +110,11 @@ fn mismatch() -> Error {
 }
 
 impl ToolHandler for CHandler {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<CallToolResult>> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(arguments, ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Tool(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -124,11 +122,11 @@ impl ToolHandler for CHandler {
 }
 
 impl ResourceHandler for CHandler {
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<ReadResourceResult>> {
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Resource(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -136,11 +134,11 @@ impl ResourceHandler for CHandler {
 }
 
 impl PromptHandler for CHandler {
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<GetPromptResult>> {
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(Value::Object(arguments), ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Prompt(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -148,7 +146,7 @@ impl PromptHandler for CHandler {
 }
 
 impl CompletionHandler for CHandler {
-    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>> {
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let req = json!({
             "argument": { "name": request.argument, "value": request.value },
             "context": { "arguments": request.context },
@@ -156,7 +154,7 @@ impl CompletionHandler for CHandler {
         let f = self.run(req, ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Completion(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })

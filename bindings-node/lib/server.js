@@ -180,38 +180,46 @@ function rethrowable(e) {
 }
 
 /** Wraps a user handler as the native side's `(inputJson, ctx) => Promise<envelope>`. */
-function wrap(handler, call, normalize, fallback) {
+function wrap(handler, call) {
   if (typeof handler !== 'function') throw usage('a handler must be a function')
   return async (inputJson, nativeCtx) => {
     try {
       const ctx = new RequestContext(nativeCtx)
       const input = JSON.parse(inputJson)
-      return okEnvelope(normalize(await call(handler, input, ctx), input))
+      return okEnvelope(tagged(await call(handler, input, ctx)))
     } catch (e) {
-      return errorEnvelope(e, fallback)
+      return errorEnvelope(e, ErrorCode.INTERNAL)
     }
   }
 }
 
-function toolResult(r) {
-  if (typeof r === 'string') return { content: [{ type: 'text', text: r }] }
-  if (r == null) return { content: [] }
-  return r
+/**
+ * A handler's value in the tagged form the core reads (`Returned::from_tagged`): JSON as it is,
+ * bytes (`Uint8Array`, `Buffer`) kept apart so that the core's shaping rule (one for every
+ * binding) makes them an image, audio or blob. Nothing here decides what a result looks like.
+ */
+function tagged(v) {
+  if (v instanceof Uint8Array) return { bytes: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') }
+  if (!holdsBytes(v, 0)) return { json: v === undefined ? null : v }
+  if (Array.isArray(v)) return { list: v.map(tagged) }
+  const members = {}
+  for (const [k, x] of Object.entries(v)) if (x !== undefined) members[k] = tagged(x)
+  return { object: members }
 }
 
-function readResult(r, input) {
-  if (typeof r === 'string') return { contents: [{ uri: input.uri, text: r }] }
-  return r
+function isPlain(v) {
+  if (v === null || typeof v !== 'object') return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
 }
 
-function promptResult(r) {
-  if (typeof r === 'string') return { messages: [{ role: 'user', content: { type: 'text', text: r } }] }
-  return r
-}
-
-function completeResult(r) {
-  if (Array.isArray(r)) return { completion: { values: r.map(String) } }
-  return r
+/** Whether bytes sit in `v`, in arrays and plain objects (what JSON.stringify would descend into). */
+function holdsBytes(v, depth) {
+  if (v instanceof Uint8Array) return true
+  if (depth > 64) return false
+  if (Array.isArray(v)) return v.some((x) => holdsBytes(x, depth + 1))
+  if (isPlain(v)) return Object.values(v).some((x) => holdsBytes(x, depth + 1))
+  return false
 }
 
 function toolDefinition(d) {
@@ -282,7 +290,7 @@ class Server {
    * `isError` result naming the tool and the limit, and `ctx.signal` aborts.
    */
   tool(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     const timeoutMs = options && options.timeoutMs != null ? options.timeoutMs : null
     sync(() => this.#native.addTool(toolDefinition(definition), timeoutMs, h))
     return this
@@ -298,7 +306,7 @@ class Server {
    * `async (uri, ctx) => ReadResourceResult | string`; `options.cache` is `{ttlMs, cacheScope}`.
    */
   resource(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx))
     sync(() => this.#native.addResource(JSON.stringify(definition), cacheJson(options), h))
     return this
   }
@@ -316,7 +324,7 @@ class Server {
    * handler runs; `options.allowPathTraversal: true` hands them over as matched.
    */
   resourceTemplate(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx))
     const templateOptions = options && options.allowPathTraversal != null ? JSON.stringify({ allowPathTraversal: options.allowPathTraversal }) : undefined
     sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h, templateOptions))
     return this
@@ -332,7 +340,7 @@ class Server {
    * is `async (args, ctx) => GetPromptResult | string`.
    */
   prompt(definition, handler) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), promptResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     sync(() => this.#native.addPrompt(JSON.stringify(definition), h))
     return this
   }
@@ -349,7 +357,7 @@ class Server {
    */
   completion(ref, handler) {
     const [kind, name] = completionRef(ref)
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), completeResult, ErrorCode.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     sync(() => this.#native.setCompletion(kind, name, h))
     return this
   }

@@ -239,7 +239,7 @@ impl NativeServer {
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
         let options = ToolOptions { timeout: positive_ms(timeout_ms, "timeoutMs")? };
-        self.server.add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult")).map_err(errors::to_napi)
+        self.server.add_tool_with(tool, options, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a tool; whether it existed.
@@ -258,9 +258,7 @@ impl NativeServer {
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let resource: Resource = definition(&definition_json, "resource")?;
-        self.server
-            .add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler, "ReadResourceResult"))
-            .map_err(errors::to_napi)
+        self.server.add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a resource by URI; whether it existed.
@@ -286,12 +284,7 @@ impl NativeServer {
             None => TemplateOptions::default(),
         };
         self.server
-            .add_resource_template_with(
-                template,
-                cache_hint(cache_json)?,
-                options,
-                JsHandler::new(handler, "ReadResourceResult"),
-            )
+            .add_resource_template_with(template, cache_hint(cache_json)?, options, JsHandler::new(handler))
             .map_err(errors::to_napi)
     }
 
@@ -309,7 +302,7 @@ impl NativeServer {
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let prompt: Prompt = definition(&definition_json, "prompt")?;
-        self.server.add_prompt(prompt, JsHandler::new(handler, "GetPromptResult")).map_err(errors::to_napi)
+        self.server.add_prompt(prompt, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a prompt; whether it existed.
@@ -327,7 +320,7 @@ impl NativeServer {
         name: String,
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
-        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler, "CompleteResult"));
+        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler));
         Ok(())
     }
 

@@ -1,9 +1,11 @@
 //! JSON values between Rust (`serde_json::Value`) and Python (`dict`, `list`, `str`, `int`,
-//! `float`, `bool`, `None`). Hand-written: one pass, no intermediate text.
+//! `float`, `bool`, `None`), and a handler's value as the core's [`Returned`] (JSON with its
+//! `bytes` kept apart). Hand-written: one pass, no intermediate text.
 
+use mcpaxle::server::Returned;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
 /// Nesting deeper than this is refused (a cycle, or a value no client would accept).
@@ -78,17 +80,7 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut m = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
-            let key = if let Ok(s) = k.cast::<PyString>() {
-                s.to_str()?.to_owned()
-            } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<PyBool>() {
-                k.str()?.to_str()?.to_owned()
-            } else {
-                return Err(PyTypeError::new_err(format!(
-                    "dict keys must be strings to send as JSON, not {}",
-                    k.get_type().name()?
-                )));
-            };
-            m.insert(key, from_py_at(&v, depth + 1)?);
+            m.insert(dict_key(&k)?, from_py_at(&v, depth + 1)?);
         }
         return Ok(Value::Object(m));
     }
@@ -102,4 +94,54 @@ fn from_py_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         "a {} cannot be sent as JSON: use dict, list, tuple, str, int, float, bool or None",
         obj.get_type().name()?
     )))
+}
+
+/// A dict key as a JSON member name: a string, or an int as its decimal text.
+fn dict_key(k: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(s) = k.cast::<PyString>() {
+        Ok(s.to_str()?.to_owned())
+    } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<PyBool>() {
+        Ok(k.str()?.to_str()?.to_owned())
+    } else {
+        Err(PyTypeError::new_err(format!("dict keys must be strings to send as JSON, not {}", k.get_type().name()?)))
+    }
+}
+
+/// A handler's value as the core's [`Returned`]: JSON types as by [`from_py`], and `bytes`,
+/// `bytearray` and `memoryview` (at any depth) kept as bytes for the core's shaping rule.
+pub fn returned_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Returned> {
+    match from_py(obj) {
+        Ok(v) => Ok(Returned::Json(v)),
+        Err(_) => returned_at(obj, 0),
+    }
+}
+
+fn returned_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Returned> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("value nested too deeply to send as JSON (a reference cycle?)"));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Returned::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Returned::Bytes(b.to_vec()));
+    }
+    if obj.is_instance_of::<PyMemoryView>() {
+        let b = obj.py().get_type::<PyBytes>().call1((obj,))?;
+        return Ok(Returned::Bytes(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut members = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            members.push((dict_key(&k)?, returned_at(&v, depth + 1)?));
+        }
+        return Ok(Returned::object(members));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|x| returned_at(&x, depth + 1)).collect::<PyResult<Vec<_>>>().map(Returned::list);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|x| returned_at(&x, depth + 1)).collect::<PyResult<Vec<_>>>().map(Returned::list);
+    }
+    from_py_at(obj, depth).map(Returned::Json)
 }

@@ -36,6 +36,14 @@ fn protocol_versions() -> Vec<&'static str> {
     v
 }
 
+/// One content block made from a value by the core's shaping rule (a str is text, bytes an
+/// image, audio or blob block, a dict with "type" itself, anything else its JSON as text).
+#[pyfunction]
+fn content_block<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let block = mcpaxle::server::shaping::content_block(convert::returned_from_py(value)?);
+    convert::to_py(value.py(), &block)
+}
+
 #[pymodule(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -50,5 +58,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(ensure_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_versions, m)?)?;
+    m.add_function(wrap_pyfunction!(content_block, m)?)?;
     Ok(())
 }

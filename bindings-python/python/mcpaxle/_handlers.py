@@ -1,7 +1,8 @@
 """Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
 the serving loop: arguments bound and converted, the Context added when asked for, ``def``
 functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`), the
-return value converted to the protocol's shape, and exceptions sorted: ``mcpaxle.errors``
+return value converted to JSON types (the core shapes it into the result), and exceptions
+sorted: ``mcpaxle.errors``
 exceptions, cancellation and ``InputRequired`` pass through; anything else, ``SystemExit``,
 ``KeyboardInterrupt`` and every other ``BaseException`` included, is logged with its traceback
 and becomes a short internal error of that call only (for a tool: an ``isError`` result): a
@@ -19,6 +20,7 @@ from typing import Any, Awaitable, Callable
 
 from . import _watchdog as watchdog
 from ._context import Context
+from ._convert import to_returned
 from ._pool import Pool
 from ._schema import Params, converter, fields_with_defaults
 from .errors import InputRequired, InternalError, McpError, ToolError
@@ -27,7 +29,7 @@ __all__ = ["Pool", "binder", "is_async", "make_invoker"]
 
 logger = logging.getLogger("mcpaxle")
 
-Invoke = Callable[[Any, Any], Awaitable[dict[str, Any]]]
+Invoke = Callable[[Any, Any], Awaitable[Any]]
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
@@ -77,7 +79,6 @@ def make_invoker(
     params: Params,
     what: str,
     prepare: Callable[[Any], dict[str, Any]],
-    finish: Callable[[Any, Any], dict[str, Any]],
     pool: Pool,
     tool: bool,
 ) -> Invoke:
@@ -86,18 +87,18 @@ def make_invoker(
     if is_async(fn):
         watchdog.name_handler(fn, what)
 
-        async def invoke(payload: Any, nctx: Any) -> dict[str, Any]:
+        async def invoke(payload: Any, nctx: Any) -> Any:
             kwargs = prepare(payload)
             if ctx_name is not None:
                 kwargs[ctx_name] = Context(nctx, asyncio.get_running_loop())
             try:
-                return finish(await fn(**kwargs), payload)
+                return to_returned(await fn(**kwargs))
             except BaseException as e:
                 raise _failure(e, what, tool) from None
 
         return invoke
 
-    async def invoke_sync(payload: Any, nctx: Any) -> dict[str, Any]:
+    async def invoke_sync(payload: Any, nctx: Any) -> Any:
         kwargs = prepare(payload)
         loop = asyncio.get_running_loop()
         if ctx_name is not None:
@@ -106,7 +107,7 @@ def make_invoker(
             result = await pool.run(what, functools.partial(fn, **kwargs))
             if inspect.isawaitable(result):
                 result = await result
-            return finish(result, payload)
+            return to_returned(result)
         except BaseException as e:
             raise _failure(e, what, tool) from None
 

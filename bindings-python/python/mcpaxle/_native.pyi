@@ -7,14 +7,18 @@ from typing import Any, Awaitable, Callable, Literal
 __version__: str
 
 JsonObject = dict[str, Any]
-#: What the Python layer registers: ``async def invoke(payload, ctx) -> dict``.
-Invoke = Callable[[Any, RequestContext], Awaitable[JsonObject]]
+#: What the Python layer registers: ``async def invoke(payload, ctx) -> value`` (the core
+#: shapes the value into the result).
+Invoke = Callable[[Any, RequestContext], Awaitable[Any]]
 
 def runtime_started() -> bool:
     """Whether this process's runtime has started (and was started by this process)."""
 
 def ensure_runtime() -> None:
     """Starts the runtime now; raises ForkError in a child forked after it started."""
+
+def content_block(value: Any) -> JsonObject:
+    """One content block made from a value by the core's shaping rule."""
 
 def protocol_versions() -> list[str]:
     """The protocol revisions the core serves, newest first."""

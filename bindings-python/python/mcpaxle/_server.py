@@ -15,7 +15,6 @@ from typing import Any, Callable, Literal, TypeVar
 
 from . import _bridge, _native
 from ._auth import BearerAuth
-from ._convert import AUTO, STRUCTURED, WRAPPED, completion_result, prompt_result, resource_result, tool_result
 from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
 from ._watchdog import Watchdog
@@ -358,12 +357,11 @@ class Server:
         params = params_of(fn, localns=localns)
         tool_name = name or fn.__name__
         if structured_output is False:
-            schema, wrapped = None, False
+            schema = None
         else:
-            schema, wrapped = output_schema(_return_hint(fn, localns), localns)
+            schema, _ = output_schema(_return_hint(fn, localns), localns)
             if structured_output and schema is None:
                 raise UsageError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a JSON type")
-        mode = WRAPPED if wrapped else STRUCTURED if schema is not None else AUTO
         definition: dict[str, Any] = {"name": tool_name, "inputSchema": input_schema or params.schema}
         _common(definition, title, description if description is not None else params.description, meta, icons)
         if schema is not None:
@@ -374,10 +372,7 @@ class Server:
         if input_schema is not None:
             params = dataclasses.replace(params, var_kw=True, converters={})
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return tool_result(result, mode)
-
-        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), finish, self._pool, tool=True)
+        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool, tool=True)
         self._native.add_tool(definition, invoke, _positive_ms(timeout, f"the timeout of tool {tool_name!r}"))
         self._tools[tool_name] = definition
         return definition
@@ -468,10 +463,7 @@ class Server:
                 values["uri"] = read_uri
             return bind(values)
 
-        def finish(result: Any, payload: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-            return resource_result(result, payload[0], mime_type)
-
-        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, self._pool, tool=False)
         if variables:
             self._native.add_resource_template(definition, invoke, hint, allow_path_traversal)
             self._templates[uri] = definition
@@ -552,10 +544,7 @@ class Server:
         if arguments:
             definition["arguments"] = arguments
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return prompt_result(result, None)
-
-        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), self._pool, tool=False)
         self._native.add_prompt(definition, invoke)
         self._prompts[prompt_name] = definition
         return definition
@@ -593,11 +582,8 @@ class Server:
             values = dict(zip(order, payload))
             return {param: values[field] for field, param in mapping.items()}
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return completion_result(result)
-
         kind, target = ("prompt", prompt) if prompt is not None else ("resource", resource)
-        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, self._pool, tool=False)
         self._native.set_completion(kind, target, invoke)
 
     def remove_completion(self, *, prompt: str | None = None, resource: str | None = None) -> bool:

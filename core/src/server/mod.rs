@@ -31,6 +31,7 @@ mod pagination;
 mod registry;
 pub mod request_meta;
 pub mod seal;
+pub mod shaping;
 pub mod subscriptions;
 mod template_paths;
 pub mod uri_template;
@@ -43,6 +44,7 @@ pub use handlers::{
 };
 pub use registry::CompletionRef;
 pub use seal::StateKey;
+pub use shaping::Returned;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
 pub use template_paths::TemplateOptions;
 

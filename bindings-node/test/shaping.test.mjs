@@ -1,0 +1,62 @@
+// Shorthand return values, shaped by the core's one rule: every case of the table shared with
+// the core, Python and C (tests/shaping_cases.json) served by a JavaScript handler and read back.
+
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { test } from 'node:test'
+import { mcpaxle, root } from './helpers.mjs'
+
+const { Client, Server } = mcpaxle
+const { cases } = JSON.parse(fs.readFileSync(path.join(root, 'tests', 'shaping_cases.json'), 'utf8'))
+
+/** A case's value as a JavaScript handler returns it (bytes as a `Uint8Array`). */
+function host(tagged) {
+  if ('json' in tagged) return tagged.json
+  if ('bytes' in tagged) return new Uint8Array(Buffer.from(tagged.bytes, 'base64'))
+  if ('list' in tagged) return tagged.list.map(host)
+  return Object.fromEntries(Object.entries(tagged.object).map(([k, v]) => [k, host(v)]))
+}
+
+function bare(result) {
+  const out = { ...result }
+  for (const k of ['resultType', '_meta', 'ttlMs', 'cacheScope']) delete out[k]
+  return out
+}
+
+/** Registers a handler returning the case's value; the request that reads it back. */
+function register(server, c) {
+  const value = host(c.returned)
+  const handler = async () => value
+  switch (c.kind) {
+    case 'tool':
+      server.tool({ name: 't', ...(c.outputSchema ? { outputSchema: c.outputSchema } : {}) }, handler)
+      return ['tools/call', { name: 't' }]
+    case 'resource':
+      server.resource({ uri: c.uri, name: 'r', ...(c.mimeType ? { mimeType: c.mimeType } : {}) }, handler)
+      return ['resources/read', { uri: c.uri }]
+    case 'prompt':
+      server.prompt({ name: 'p' }, handler)
+      return ['prompts/get', { name: 'p' }]
+    default:
+      server.prompt({ name: 'p', arguments: [{ name: 'a' }] }, async () => 'x')
+      server.completion({ type: 'ref/prompt', name: 'p' }, handler)
+      return ['completion/complete', { ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' } }]
+  }
+}
+
+test('every shared case gives the same result as in the core', async () => {
+  assert.ok(cases.length >= 20)
+  for (const c of cases) {
+    const server = new Server({ name: 'shaping', version: '1' })
+    const [method, params] = register(server, c)
+    const handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+    const client = await Client.connectHttp(handle.url)
+    try {
+      assert.deepEqual(bare(await client.request(method, params)), c.expected, c.name)
+    } finally {
+      await client.close()
+      await handle.close()
+    }
+  }
+})

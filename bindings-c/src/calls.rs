@@ -360,11 +360,27 @@ fn error_of(code: c_int, message: Option<&str>, data: Option<Value>) -> Result<E
     if valid { Ok(e) } else { Err(e) }
 }
 
+/// A server handler's `MCPAXLE_ERR_INTERNAL` is its unexpected failure: what a client sees of
+/// it is the server's `maskErrorDetails` policy.
+fn unexpected_if_internal(call: &Call, e: Error) -> Error {
+    if e.kind() != ErrorKind::Internal || !call.kind.has_rounds() {
+        return e;
+    }
+    let data = e.data().cloned();
+    let u = Error::unexpected(e.message());
+    match data {
+        Some(d) => u.with_data(d),
+        None => u,
+    }
+}
+
 /// Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
 ///
 /// How the request fails depends on `kind`: `MCPAXLE_ERR_TOOL` (or any non-protocol kind such
 /// as `MCPAXLE_ERR_INTERNAL`) in a tool becomes a `CallToolResult` with `isError: true` and
-/// the message as text, which the model reads; the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
+/// the message as text, which the model reads (`MCPAXLE_ERR_INTERNAL` is the handler's
+/// unexpected failure: with the server option `maskErrorDetails` the client sees
+/// `Internal error in tool "name"` instead); the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
 /// `MCPAXLE_ERR_MISSING_CAPABILITY`, ...) become that JSON-RPC error. `message` may be NULL
 /// (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
 /// completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
@@ -409,7 +425,7 @@ pub unsafe extern "C" fn mcpaxle_completion_error_data(
         }
         match error_of(kind, message, data) {
             Ok(e) => {
-                call.send(Err(e));
+                call.send(Err(unexpected_if_internal(&call, e)));
                 Ok(())
             }
             Err(e) => {

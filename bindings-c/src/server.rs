@@ -220,6 +220,7 @@ struct ServerOptions {
     cache: Option<CacheJson>,
     legacy: Option<LegacyJson>,
     handler_timeout_ms: Option<u64>,
+    mask_error_details: Option<bool>,
 }
 
 /// The options of one tool (`mcpaxle_server_add_tool_with_options`).
@@ -317,6 +318,7 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
     if let Some(d) = timeout_ms(options.handler_timeout_ms, "options_json: handlerTimeoutMs")? {
         b = b.handler_timeout(d);
     }
+    b = b.mask_error_details(options.mask_error_details.unwrap_or(false));
     Ok(b.build())
 }
 
@@ -337,7 +339,10 @@ fn build(name: &str, version: &str, options: ServerOptions) -> FfiResult<Server>
 /// request; a full table or quota ends its least recently used idle session to make room) and
 /// `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
 /// call then fails with an error naming the handler and the limit, an `isError` result for a
-/// tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+/// tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`) and
+/// `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` completion,
+/// its unexpected failure, shows the client `Internal error in tool "name"` (and the like)
+/// instead of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Unknown
 /// members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with

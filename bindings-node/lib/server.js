@@ -267,14 +267,21 @@ class Server {
    * `enableLogging`, `stateSecret`, `stateTtlMs`, `legacy`, the legacy session limits
    * (`legacyMaxSessions`, `legacyMaxSessionsPerPrincipal`, `legacyMaxSessionsPerPeer`,
    * `legacyIdleTimeoutMs`, `legacyUninitializedTimeoutMs`, `legacyRequestTimeoutMs`), `cache`
-   * (default caching hints).
+   * (default caching hints), `handlerTimeoutMs`, `maskErrorDetails`.
+   *
+   * A handler that throws something other than an `McpError` fails that call only; the
+   * client sees the thrown error's message (a tool's as an `isError` result the model reads,
+   * other requests' as an internal error, -32603), or with `maskErrorDetails: true` a generic
+   * `Internal error in tool "name"` (and the like). A `ToolError` and the protocol errors
+   * (`McpError` with e.g. `INVALID_PARAMS`) are sent as thrown either way.
    */
   constructor(options) {
     const o = options || {}
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
     const config = { name: o.name, version: o.version }
     for (const key of ['title', 'instructions', 'pageSize', 'enableLogging', 'stateSecret', 'stateTtlMs', 'legacy', 'legacyMaxSessions',
-      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs', 'handlerTimeoutMs']) {
+      'legacyMaxSessionsPerPrincipal', 'legacyMaxSessionsPerPeer', 'legacyIdleTimeoutMs', 'legacyUninitializedTimeoutMs', 'legacyRequestTimeoutMs', 'handlerTimeoutMs',
+      'maskErrorDetails']) {
       if (o[key] != null) config[key] = o[key]
     }
     if (o.cache != null) config.cacheJson = JSON.stringify(o.cache)

@@ -99,11 +99,13 @@ pub fn usage(message: impl Into<String>) -> napi::Error {
     to_napi(Error::usage(message))
 }
 
-/// A core error from the `error` member of a JavaScript envelope.
+/// A core error from the `error` member of a JavaScript envelope (`"unexpected": true` marks a
+/// thrown value that is not an `McpError`: [`Error::unexpected`]).
 pub fn from_json(v: &Value) -> Error {
     let kind = kind_from_name(v.get("code").and_then(Value::as_str).unwrap_or_default());
     let message = v.get("message").and_then(Value::as_str).unwrap_or("the JavaScript handler failed");
-    let mut e = Error::new(kind, message);
+    let unexpected = kind == ErrorKind::Internal && v.get("unexpected") == Some(&Value::Bool(true));
+    let mut e = if unexpected { Error::unexpected(message) } else { Error::new(kind, message) };
     if let Some(d) = v.get("data").filter(|d| !d.is_null()) {
         e = e.with_data(d.clone());
     }

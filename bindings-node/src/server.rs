@@ -62,6 +62,9 @@ pub struct ServerConfig {
     /// The longest one call of any handler may run, in milliseconds (default: no limit); the
     /// call then fails with an error naming the handler and the limit.
     pub handler_timeout_ms: Option<f64>,
+    /// Whether a handler's unexpected exception (a thrown value that is not an `McpError`)
+    /// shows the client a generic text instead of its message (default false).
+    pub mask_error_details: Option<bool>,
 }
 
 /// How the stdio transport is configured.
@@ -225,6 +228,7 @@ impl NativeServer {
         if let Some(d) = positive_ms(config.handler_timeout_ms, "handlerTimeoutMs")? {
             b = b.handler_timeout(d);
         }
+        b = b.mask_error_details(config.mask_error_details.unwrap_or(false));
         Ok(NativeServer { server: b.build() })
     }
 

@@ -67,7 +67,7 @@ impl PyServer {
     #[pyo3(signature = (name, version, *, title=None, instructions=None, cache=None, state_key=None, state_ttl_ms=None, page_size=None,
         server_info_in_results=true, logging=false, legacy=true, legacy_max_sessions=None, legacy_idle_timeout_ms=None, legacy_request_timeout_ms=None,
         legacy_max_sessions_per_principal=None, legacy_max_sessions_per_peer=None, legacy_uninitialized_timeout_ms=None,
-        handler_timeout_ms=None))]
+        handler_timeout_ms=None, mask_error_details=false))]
     #[allow(clippy::too_many_arguments)] // keyword-only options of a Python constructor
     fn new(
         name: String,
@@ -88,9 +88,12 @@ impl PyServer {
         legacy_max_sessions_per_peer: Option<usize>,
         legacy_uninitialized_timeout_ms: Option<u64>,
         handler_timeout_ms: Option<u64>,
+        mask_error_details: bool,
     ) -> PyResult<Self> {
         check_fork()?;
-        let mut b = Server::builder(name, version).server_info_in_results(server_info_in_results);
+        let mut b = Server::builder(name, version)
+            .server_info_in_results(server_info_in_results)
+            .mask_error_details(mask_error_details);
         if let Some(t) = title {
             b = b.title(t);
         }

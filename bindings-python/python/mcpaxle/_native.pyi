@@ -102,6 +102,7 @@ class Server:
         legacy_max_sessions_per_peer: int | None = None,
         legacy_uninitialized_timeout_ms: int | None = None,
         handler_timeout_ms: int | None = None,
+        mask_error_details: bool = False,
     ) -> None: ...
     @property
     def name(self) -> str: ...

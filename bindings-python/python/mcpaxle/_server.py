@@ -219,7 +219,12 @@ class Server:
     request. Durations are seconds (or a ``timedelta``), as ``state_ttl``.
 
     Handlers cannot take the server down. Whatever a handler raises, ``SystemExit`` and
-    ``KeyboardInterrupt`` included, fails that call only. ``handler_timeout`` (seconds or a
+    ``KeyboardInterrupt`` included, fails that call only; it is logged with its traceback. An
+    exception that is not an ``mcpaxle.errors`` one shows its message to the client (a tool's
+    as an ``isError`` result the model reads, other requests' as an internal error, -32603);
+    ``mask_error_details=True`` replaces that message with ``Internal error in tool "name"``
+    (and the like). A ``ToolError`` and the protocol errors (``InvalidParams``, ...) are sent
+    as raised either way. ``handler_timeout`` (seconds or a
     ``timedelta``; default ``None``, no limit) bounds every call of every handler, and
     ``@server.tool(timeout=...)`` one tool's: the call then ends with an error naming the
     handler and the limit, an ``async def`` is cancelled, and the thread of a plain ``def``
@@ -255,6 +260,7 @@ class Server:
         legacy_request_timeout: float | datetime.timedelta | None = None,
         server_info_in_results: bool = True,
         handler_timeout: float | datetime.timedelta | None = None,
+        mask_error_details: bool = False,
         max_abandoned_threads: int | None = None,
         loop_block_warning: float | datetime.timedelta | None = 0.5,
     ) -> None:
@@ -278,6 +284,7 @@ class Server:
             legacy_max_sessions_per_peer=legacy_max_sessions_per_peer,
             legacy_uninitialized_timeout_ms=_ms(legacy_uninitialized_timeout),
             handler_timeout_ms=_positive_ms(handler_timeout, "handler_timeout"),
+            mask_error_details=mask_error_details,
         )
         self.name = name
         self.version = version
@@ -372,7 +379,7 @@ class Server:
         if input_schema is not None:
             params = dataclasses.replace(params, var_kw=True, converters={})
 
-        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool, tool=True)
+        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool)
         self._native.add_tool(definition, invoke, _positive_ms(timeout, f"the timeout of tool {tool_name!r}"))
         self._tools[tool_name] = definition
         return definition
@@ -463,7 +470,7 @@ class Server:
                 values["uri"] = read_uri
             return bind(values)
 
-        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, self._pool)
         if variables:
             self._native.add_resource_template(definition, invoke, hint, allow_path_traversal)
             self._templates[uri] = definition
@@ -544,7 +551,7 @@ class Server:
         if arguments:
             definition["arguments"] = arguments
 
-        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), self._pool)
         self._native.add_prompt(definition, invoke)
         self._prompts[prompt_name] = definition
         return definition
@@ -583,7 +590,7 @@ class Server:
             return {param: values[field] for field, param in mapping.items()}
 
         kind, target = ("prompt", prompt) if prompt is not None else ("resource", resource)
-        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, self._pool)
         self._native.set_completion(kind, target, invoke)
 
     def remove_completion(self, *, prompt: str | None = None, resource: str | None = None) -> bool:

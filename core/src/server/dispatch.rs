@@ -733,23 +733,41 @@ impl Server {
     }
 }
 
-/// The handler timeout of one call and where it comes from (for the error message).
+/// The handler timeout of one call and where it comes from (for the error message), and
+/// whether the message of an unexpected exception is masked.
 struct Limit {
     after: Option<Duration>,
     own: bool,
+    mask: bool,
 }
 
 impl Limit {
     /// The server's [`ServerBuilder::handler_timeout`](crate::server::ServerBuilder::handler_timeout).
     fn of_server(server: &Server) -> Limit {
-        Limit { after: server.inner.config.handler_timeout, own: false }
+        let config = &server.inner.config;
+        Limit { after: config.handler_timeout, own: false, mask: config.mask_error_details }
     }
 
     /// A tool's own timeout, else the server's.
     fn of_tool(server: &Server, tool: &crate::server::registry::ToolEntry) -> Limit {
         match tool.timeout {
-            Some(d) => Limit { after: Some(d), own: true },
+            Some(d) => Limit { after: Some(d), own: true, ..Limit::of_server(server) },
             None => Limit::of_server(server),
+        }
+    }
+
+    /// The policy for what an unexpected exception shows the client
+    /// ([`ServerBuilder::mask_error_details`](crate::server::ServerBuilder::mask_error_details)):
+    /// its message, or when masked a generic text naming the handler (`what`). The exception's
+    /// message is logged either way.
+    fn mask<T>(&self, r: Result<T>, what: impl FnOnce() -> String) -> Result<T> {
+        match r {
+            Err(e) if e.is_unexpected() => {
+                let what = what();
+                tracing::error!(handler = %what, "a handler raised an unexpected exception: {}", e.message());
+                if self.mask { Err(Error::unexpected(format!("Internal error in {what}"))) } else { Err(e) }
+            }
+            r => r,
         }
     }
 
@@ -762,15 +780,24 @@ impl Limit {
         fut: impl Future<Output = Result<T>>,
     ) -> Result<T> {
         match self.after {
-            None => fut.await,
+            None => {
+                let r = fut.await;
+                self.mask(r, || format!("{kind} {name:?}"))
+            }
             Some(_) => self.run_named(&format!("{kind} {name:?}"), ctx, fut).await,
         }
+    }
+
+    /// [`Limit::limit`], then [`Limit::mask`].
+    async fn run_named<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        let r = self.limit(what, ctx, fut).await;
+        self.mask(r, || what.to_owned())
     }
 
     /// Runs a handler future within the limit: when it is reached the future is dropped, the
     /// request's cancellation token cancelled (a handler polling it, say on a host thread that
     /// cannot be stopped, sees it), and the call fails with [`ErrorKind::Timeout`].
-    async fn run_named<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    async fn limit<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
         let Some(after) = self.after else { return fut.await };
         // Pinned here, so that the token is cancelled before the future is dropped.
         let mut fut = std::pin::pin!(fut);

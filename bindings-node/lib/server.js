@@ -103,7 +103,7 @@ class RequestContext {
   #ask(kind, key, params) {
     let r
     try {
-      r = this.#native.ask(kind, String(key), params == null ? undefined : JSON.stringify(params))
+      r = this.#native.ask(kind, key == null ? undefined : String(key), params == null ? undefined : JSON.stringify(params))
     } catch (e) {
       return Promise.reject(rethrowable(e))
     }
@@ -119,9 +119,10 @@ class RequestContext {
 
   /**
    * Asks the client for input through elicitation (`params` an `ElicitRequestParams`), under a
-   * `key` unique within the request. Resolves with the `ElicitResult`, or rejects with code
-   * `INPUT_REQUIRED`: let that propagate (the handler is run again, from the start, with the
-   * answer). Asks made together (`Promise.all`) go in the same round.
+   * `key` unique within the request (null or undefined: `elicitation_1`, `elicitation_2`... in
+   * the order of the asks, numbered by the core). Resolves with the `ElicitResult`, or rejects
+   * with code `INPUT_REQUIRED`: let that propagate (the handler is run again, from the start,
+   * with the answer). Asks made together (`Promise.all`) go in the same round.
    */
   elicit(key, params) {
     return this.#ask('elicitation', key, params)
@@ -132,8 +133,8 @@ class RequestContext {
     return this.#ask('sampling', key, params)
   }
 
-  /** Asks the client for its roots. */
-  listRoots(key = 'roots') {
+  /** Asks the client for its roots (key default: `roots_1`, `roots_2`...). */
+  listRoots(key) {
     return this.#ask('roots', key, undefined)
   }
 

@@ -60,3 +60,39 @@ test('every shared case gives the same result as in the core', async () => {
     }
   }
 })
+
+test('asks without a key take the core automatic keys, in the order of the asks', async () => {
+  const server = new Server({ name: 'keys', version: '1' })
+  server.tool({ name: 'asks' }, async (_args, ctx) => {
+    await Promise.all([ctx.elicit(undefined, { mode: 'form', message: 'a', requestedSchema: { type: 'object', properties: {} } }),
+      ctx.elicit(null, { mode: 'form', message: 'b', requestedSchema: { type: 'object', properties: {} } }), ctx.listRoots()])
+    return 'never'
+  })
+  const handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+  try {
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'asks',
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, roots: {} },
+        },
+      },
+    }
+    const r = await fetch(handle.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'asks' },
+      body: JSON.stringify(body),
+    })
+    const text = await r.text()
+    const json = JSON.parse(text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data:')).pop().slice(5))
+    assert.equal(json.result.resultType, 'input_required')
+    assert.deepEqual(Object.keys(json.result.inputRequests).sort(), ['elicitation_1', 'elicitation_2', 'roots_1'])
+    assert.equal(json.result.inputRequests.elicitation_2.params.message, 'b')
+  } finally {
+    await handle.close()
+  }
+})

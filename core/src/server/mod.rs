@@ -36,7 +36,7 @@ pub mod subscriptions;
 mod template_paths;
 pub mod uri_template;
 
-pub use context::RequestContext;
+pub use context::{Ask, AskKind, RequestContext};
 pub use dispatch::{RequestHeaders, TransportContext};
 pub use exchange::{Exchange, Outgoing};
 pub use handlers::{

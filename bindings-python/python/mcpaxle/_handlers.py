@@ -51,7 +51,7 @@ def _failure(e: BaseException, what: str) -> BaseException:
     # SystemExit, KeyboardInterrupt, GeneratorExit...: raised by one call's code, they end that
     # call only (left to propagate, they would stop the event loop, the server with it).
     logger.error("%s raised %s; only this call fails, the server goes on", what, type(e).__name__, exc_info=e)
-    return RuntimeError(f"{what} raised {type(e).__name__}")
+    return RuntimeError(f"Internal error in {what} (it raised {type(e).__name__})")
 
 
 def _from_str(tp: Any) -> Callable[[Any], Any] | None:

@@ -151,12 +151,13 @@ export declare class RequestCtx {
    */
   closeStream(retryMs: number): void
   /**
-   * An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key`, answered with an
-   * envelope: at once (a string) when the answer is known or the ask was recorded for the
-   * next round (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real
-   * request to the client) a `Promise` of it.
+   * An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key` (none: the
+   * core's next automatic key, `elicitation_1`...), answered with an envelope: at once (a
+   * string) when the answer is known or the ask was recorded for the next round
+   * (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real request to the
+   * client) a `Promise` of it.
    */
-  ask(kind: string, key: string, paramsJson?: string | undefined | null): string | Promise<string>
+  ask(kind: string, key?: string | undefined | null, paramsJson?: string | undefined | null): string | Promise<string>
   /** The state the handler saved in an earlier round (JSON), if any. */
   requestState(): string | null
   /** Saves state (JSON) for the next round. */
@@ -360,6 +361,11 @@ export interface ServerConfig {
    * call then fails with an error naming the handler and the limit.
    */
   handlerTimeoutMs?: number
+  /**
+   * Whether a handler's unexpected exception (a thrown value that is not an `McpError`)
+   * shows the client a generic text instead of its message (default false).
+   */
+  maskErrorDetails?: boolean
 }
 
 /** How the stdio transport is configured. */

@@ -324,11 +324,16 @@ extern "C" {
 /**
  * Completes a call with its result.
  *
- * `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
- * `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
- * `CompleteResult` for a completion, the answer object for a client input handler, and for a
- * token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
- * one). `resultType` and the caching hints may be left out: the server fills them in. (An
+ * `result_json` is the result: for a tool a `CallToolResult` (`{"content": [...]}`), for a
+ * resource or template a `ReadResourceResult`, for a prompt a `GetPromptResult`, for a
+ * completion a `CompleteResult`, or for any of those a shorthand the server shapes into that
+ * result by the rule every binding shares (`core/src/server/shaping.rs`): a JSON string is a
+ * text block, a resource's text contents with the resource's URI and `mimeType`, a user
+ * message, one completion value; an object without `content` is a tool's
+ * `structuredContent`; a list gives several blocks, contents, messages or values. For a client
+ * input handler it is the answer object, and for a token verifier `{"subject": "...",
+ * "scopes": [...]}` (a valid token) or `null` (an invalid one). `resultType` and the caching
+ * hints may be left out: the server fills them in. (An
  * OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
  * fails with `MCPAXLE_ERR_USAGE`.)
  *
@@ -367,7 +372,9 @@ enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *compl
  *
  * How the request fails depends on `kind`: `MCPAXLE_ERR_TOOL` (or any non-protocol kind such
  * as `MCPAXLE_ERR_INTERNAL`) in a tool becomes a `CallToolResult` with `isError: true` and
- * the message as text, which the model reads; the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
+ * the message as text, which the model reads (`MCPAXLE_ERR_INTERNAL` is the handler's
+ * unexpected failure: with the server option `maskErrorDetails` the client sees
+ * `Internal error in tool "name"` instead); the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
  * `MCPAXLE_ERR_MISSING_CAPABILITY`, ...) become that JSON-RPC error. `message` may be NULL
  * (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
  * completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
@@ -1289,7 +1296,10 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * request; a full table or quota ends its least recently used idle session to make room) and
  * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
  * call then fails with an error naming the handler and the limit, an `isError` result for a
- * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`). Unknown
+ * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`) and
+ * `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` completion,
+ * its unexpected failure, shows the client `Internal error in tool "name"` (and the like)
+ * instead of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Unknown
  * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with

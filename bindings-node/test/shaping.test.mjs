@@ -96,3 +96,39 @@ test('asks without a key take the core automatic keys, in the order of the asks'
     await handle.close()
   }
 })
+
+test('a thrown error shows its message unless maskErrorDetails; ToolError and McpError never masked', async () => {
+  for (const mask of [false, true]) {
+    const server = new Server({ name: 'policy', version: '1', maskErrorDetails: mask })
+    server
+      .tool({ name: 'broken' }, async () => {
+        throw new Error('the file is missing')
+      })
+      .tool({ name: 'refuses' }, async () => {
+        throw new mcpaxle.ToolError('no such city')
+      })
+      .prompt({ name: 'p' }, async () => {
+        throw new TypeError('bad prompt')
+      })
+      .prompt({ name: 'explicit' }, async () => {
+        throw new mcpaxle.McpError('INTERNAL', 'meant to say this')
+      })
+    const handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+    const client = await Client.connectHttp(handle.url)
+    try {
+      const r = await client.request('tools/call', { name: 'broken' })
+      assert.equal(r.isError, true)
+      assert.equal(r.content[0].text, mask ? 'Internal error in tool "broken"' : 'the file is missing')
+      assert.equal((await client.request('tools/call', { name: 'refuses' })).content[0].text, 'no such city')
+      await assert.rejects(client.request('prompts/get', { name: 'p' }), (e) => {
+        assert.equal(e.rpcCode, -32603)
+        assert.equal(e.message, mask ? 'Internal error in prompt "p"' : 'bad prompt')
+        return true
+      })
+      await assert.rejects(client.request('prompts/get', { name: 'explicit' }), (e) => e.message === 'meant to say this')
+    } finally {
+      await client.close()
+      await handle.close()
+    }
+  }
+})

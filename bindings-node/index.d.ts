@@ -46,6 +46,13 @@ export type * from './protocol'
 
 /** Any JSON object. */
 export type JsonObject = { [key: string]: unknown }
+/**
+ * A shorthand a handler may return instead of the full result: the core shapes it by one rule,
+ * the same in every binding (core/src/server/shaping.rs). A string is text (a resource's text
+ * contents, with its `mimeType`); bytes an image, audio or blob; an object without `content` a
+ * tool's `structuredContent`; a list several blocks, contents, messages or values.
+ */
+export type Shorthand = string | Uint8Array | number | boolean | null | undefined | JsonObject | unknown[]
 
 /** `_meta` of a request or result. */
 export type Meta = MetaObject
@@ -380,6 +387,12 @@ export interface ServerOptions {
    * and the handler's `ctx.signal` aborts.
    */
   handlerTimeoutMs?: number
+  /**
+   * Whether a thrown error that is not an `McpError` shows the client a generic text
+   * (`Internal error in tool "name"`) instead of its message (default false: the model reads
+   * the message). A `ToolError` and protocol errors are sent as thrown either way.
+   */
+  maskErrorDetails?: boolean
 }
 
 /** A caching hint: how long a result is fresh, and who may share it (default `'private'`: not across authorization contexts). */
@@ -542,19 +555,19 @@ export interface ConnectionLimits {
 export declare class Server {
   constructor(options: ServerOptions)
   /**
-   * Adds or replaces a tool. A thrown `ToolError` (or any plain `Error`) becomes an `isError`
-   * result the model reads; an `McpError` with a protocol code (e.g. `INVALID_PARAMS`) becomes
+   * Adds or replaces a tool. A thrown `ToolError` (or any plain `Error`, its message masked
+   * with `maskErrorDetails`) becomes an `isError` result the model reads; an `McpError` with a protocol code (e.g. `INVALID_PARAMS`) becomes
    * that JSON-RPC error. `options.timeoutMs` is the longest one call may run, overriding the
    * server's `handlerTimeoutMs`.
    */
   tool(
     definition: Omit<Tool, 'inputSchema'> & { inputSchema?: JsonObject },
-    handler: (args: JsonObject, ctx: RequestContext) => Awaitable<CallToolResult | string>,
+    handler: (args: JsonObject, ctx: RequestContext) => Awaitable<CallToolResult | Shorthand>,
     options?: { timeoutMs?: number },
   ): this
   removeTool(name: string): boolean
   /** Adds or replaces a resource. */
-  resource(definition: Resource, handler: (uri: string, ctx: RequestContext) => Awaitable<ReadResourceResult | string>, options?: { cache?: CacheHint }): this
+  resource(definition: Resource, handler: (uri: string, ctx: RequestContext) => Awaitable<ReadResourceResult | Shorthand>, options?: { cache?: CacheHint }): this
   removeResource(uri: string): boolean
   /**
    * Adds or replaces a resource template (RFC 6570); `variables` are extracted from the URI.
@@ -563,17 +576,17 @@ export declare class Server {
    */
   resourceTemplate(
     definition: ResourceTemplate,
-    handler: (uri: string, variables: Record<string, string | string[]>, ctx: RequestContext) => Awaitable<ReadResourceResult | string>,
+    handler: (uri: string, variables: Record<string, string | string[]>, ctx: RequestContext) => Awaitable<ReadResourceResult | Shorthand>,
     options?: { cache?: CacheHint; allowPathTraversal?: boolean },
   ): this
   removeResourceTemplate(uriTemplate: string): boolean
   /** Adds or replaces a prompt. */
-  prompt(definition: Prompt, handler: (args: Record<string, string>, ctx: RequestContext) => Awaitable<GetPromptResult | string>): this
+  prompt(definition: Prompt, handler: (args: Record<string, string>, ctx: RequestContext) => Awaitable<GetPromptResult | Shorthand>): this
   removePrompt(name: string): boolean
   /** Completes the arguments of a prompt or of a resource template. */
   completion(
     ref: CompletionReference,
-    handler: (request: { argument: string; value: string; context: Record<string, string> }, ctx: RequestContext) => Awaitable<string[] | CompleteResult>,
+    handler: (request: { argument: string; value: string; context: Record<string, string> }, ctx: RequestContext) => Awaitable<string[] | CompleteResult | Shorthand>,
   ): this
   removeCompletion(ref: CompletionReference): boolean
   /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */

@@ -15,8 +15,7 @@
 
 use crate::ffi::{FfiError, FfiResult, SendPtr, ffi_boundary, mcpaxle_result, parse_json};
 use crate::owner::Owner;
-use mcpaxle_core::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
-use mcpaxle_core::server::RequestContext;
+use mcpaxle_core::server::{RequestContext, Returned, shaping};
 use mcpaxle_core::transport::auth::TokenInfo;
 use mcpaxle_core::{Error, ErrorKind};
 use serde::Deserialize;
@@ -68,13 +67,12 @@ impl Kind {
     }
 }
 
-/// A completed call's value, already checked against its kind's result type.
+/// A completed call's value, already checked against its kind's result type (a server
+/// handler's: that the core's shaping rule accepts it).
 #[derive(Debug)]
 pub(crate) enum Payload {
-    Tool(CallToolResult),
-    Resource(ReadResourceResult),
-    Prompt(GetPromptResult),
-    Completion(CompleteResult),
+    /// A server handler's value, which the core shapes into its kind's result.
+    Returned(Returned),
     Input(Value),
     Authorization(String),
     /// A token verifier's answer: what a valid token grants, `None` for an invalid one.
@@ -226,11 +224,28 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
     let bad = |e: serde_json::Error, what: &str| {
         FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json is not a valid {what}: {e}"))
     };
+    // A server handler's value is checked now, by the core's own rule, so that C learns at once
+    // that it completed wrongly; the core shapes it again with what only it knows (the tool's
+    // outputSchema, the resource's URI and MIME type), which gives a result just as valid.
+    let shaped = |kind: Kind, v: &Value| -> Result<(), (Error, &'static str)> {
+        let r = Returned::Json(v.clone());
+        match kind {
+            Kind::Tool => shaping::tool_result(r, None).map(drop).map_err(|e| (e, "CallToolResult")),
+            Kind::Resource => shaping::resource_result(r, "", None).map(drop).map_err(|e| (e, "ReadResourceResult")),
+            Kind::Prompt => shaping::prompt_result(r).map(drop).map_err(|e| (e, "GetPromptResult")),
+            _ => shaping::completion_result(r).map(drop).map_err(|e| (e, "CompleteResult")),
+        }
+    };
     Ok(match kind {
-        Kind::Tool => Payload::Tool(serde_json::from_value(v).map_err(|e| bad(e, "CallToolResult"))?),
-        Kind::Resource => Payload::Resource(serde_json::from_value(v).map_err(|e| bad(e, "ReadResourceResult"))?),
-        Kind::Prompt => Payload::Prompt(serde_json::from_value(v).map_err(|e| bad(e, "GetPromptResult"))?),
-        Kind::Completion => Payload::Completion(serde_json::from_value(v).map_err(|e| bad(e, "CompleteResult"))?),
+        Kind::Tool | Kind::Resource | Kind::Prompt | Kind::Completion => {
+            if let Err((e, what)) = shaped(kind, &v) {
+                return Err(FfiError::new(
+                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                    format!("result_json is not a valid {what}: {}", e.message()),
+                ));
+            }
+            Payload::Returned(Returned::Json(v))
+        }
         Kind::Input if v.is_object() => Payload::Input(v),
         Kind::Token if v.is_null() => Payload::Token(None),
         Kind::Token => {
@@ -253,11 +268,16 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 
 /// Completes a call with its result.
 ///
-/// `result_json` is the result object: a `CallToolResult` for a tool (`{"content": [...]}`), a
-/// `ReadResourceResult` for a resource or template, a `GetPromptResult` for a prompt, a
-/// `CompleteResult` for a completion, the answer object for a client input handler, and for a
-/// token verifier `{"subject": "...", "scopes": [...]}` (a valid token) or `null` (an invalid
-/// one). `resultType` and the caching hints may be left out: the server fills them in. (An
+/// `result_json` is the result: for a tool a `CallToolResult` (`{"content": [...]}`), for a
+/// resource or template a `ReadResourceResult`, for a prompt a `GetPromptResult`, for a
+/// completion a `CompleteResult`, or for any of those a shorthand the server shapes into that
+/// result by the rule every binding shares (`core/src/server/shaping.rs`): a JSON string is a
+/// text block, a resource's text contents with the resource's URI and `mimeType`, a user
+/// message, one completion value; an object without `content` is a tool's
+/// `structuredContent`; a list gives several blocks, contents, messages or values. For a client
+/// input handler it is the answer object, and for a token verifier `{"subject": "...",
+/// "scopes": [...]}` (a valid token) or `null` (an invalid one). `resultType` and the caching
+/// hints may be left out: the server fills them in. (An
 /// OAuth authorization handler's call completes with `mcpaxle_reply_redirect`; here it
 /// fails with `MCPAXLE_ERR_USAGE`.)
 ///
@@ -337,11 +357,27 @@ fn error_of(code: c_int, message: Option<&str>, data: Option<Value>) -> Result<E
     if valid { Ok(e) } else { Err(e) }
 }
 
+/// A server handler's `MCPAXLE_ERR_INTERNAL` is its unexpected failure: what a client sees of
+/// it is the server's `maskErrorDetails` policy.
+fn unexpected_if_internal(call: &Call, e: Error) -> Error {
+    if e.kind() != ErrorKind::Internal || !call.kind.has_rounds() {
+        return e;
+    }
+    let data = e.data().cloned();
+    let u = Error::unexpected(e.message());
+    match data {
+        Some(d) => u.with_data(d),
+        None => u,
+    }
+}
+
 /// Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
 ///
 /// How the request fails depends on `kind`: `MCPAXLE_ERR_TOOL` (or any non-protocol kind such
 /// as `MCPAXLE_ERR_INTERNAL`) in a tool becomes a `CallToolResult` with `isError: true` and
-/// the message as text, which the model reads; the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
+/// the message as text, which the model reads (`MCPAXLE_ERR_INTERNAL` is the handler's
+/// unexpected failure: with the server option `maskErrorDetails` the client sees
+/// `Internal error in tool "name"` instead); the protocol kinds (`MCPAXLE_ERR_INVALID_PARAMS`,
 /// `MCPAXLE_ERR_MISSING_CAPABILITY`, ...) become that JSON-RPC error. `message` may be NULL
 /// (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
 /// completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
@@ -386,7 +422,7 @@ pub unsafe extern "C" fn mcpaxle_reply_error_data(
         }
         match error_of(kind, message, data) {
             Ok(e) => {
-                call.send(Err(e));
+                call.send(Err(unexpected_if_internal(&call, e)));
                 Ok(())
             }
             Err(e) => {

@@ -6,12 +6,10 @@ use crate::ffi::{
     set_opt_out,
 };
 use crate::owner::Owner;
-use mcpaxle_core::schema::{
-    CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
-};
+use mcpaxle_core::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle_core::server::{
     BoxFuture, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler, ResourceHandler,
-    ResourceRequest, Server, ServerEvent, ServerOptions, TemplateOptions, ToolHandler, ToolOptions,
+    ResourceRequest, Returned, Server, ServerEvent, ServerOptions, TemplateOptions, ToolHandler, ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
@@ -109,11 +107,11 @@ fn mismatch() -> Error {
 }
 
 impl ToolHandler for CHandler {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<CallToolResult>> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(arguments, ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Tool(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -121,11 +119,11 @@ impl ToolHandler for CHandler {
 }
 
 impl ResourceHandler for CHandler {
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<ReadResourceResult>> {
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Resource(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -133,11 +131,11 @@ impl ResourceHandler for CHandler {
 }
 
 impl PromptHandler for CHandler {
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<GetPromptResult>> {
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let f = self.run(Value::Object(arguments), ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Prompt(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -145,7 +143,7 @@ impl PromptHandler for CHandler {
 }
 
 impl CompletionHandler for CHandler {
-    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>> {
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let req = json!({
             "argument": { "name": request.argument, "value": request.value },
             "context": { "arguments": request.context },
@@ -153,7 +151,7 @@ impl CompletionHandler for CHandler {
         let f = self.run(req, ctx);
         Box::pin(async move {
             match f.await? {
-                Payload::Completion(r) => Ok(r),
+                Payload::Returned(r) => Ok(r),
                 _ => Err(mismatch()),
             }
         })
@@ -193,10 +191,13 @@ fn build(name: &str, version: &str, options: ServerOptions) -> Server {
 /// request; a full table or quota ends its least recently used idle session to make room) and
 /// `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
 /// call then fails with an error naming the handler and the limit, an `isError` result for a
-/// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`). Durations
-/// are whole milliseconds (a timeout at least 1). The core reads the object (its
-/// `ServerOptions`: the same names as Node's options, snake_case in Python); unknown members
-/// are an error naming the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`) and
+/// `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` reply, its
+/// unexpected failure, shows the client `Internal error in tool "name"` (and the like) instead
+/// of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Durations are
+/// whole milliseconds (a timeout at least 1). The core reads the object (its `ServerOptions`:
+/// the same names as Node's options, snake_case in Python); unknown members are an error naming
+/// the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
 /// `mcpaxle_server_free`. Thread: any; the server is thread-safe.

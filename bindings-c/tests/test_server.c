@@ -94,7 +94,7 @@ static void modes_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
     } else if (strcmp(mode, "bad_json") == 0) {
         r->codes[0] = mcpaxle_reply_ok(c, "{not json");
     } else if (strcmp(mode, "bad_shape") == 0) {
-        r->codes[0] = mcpaxle_reply_ok(c, "{\"contents\":\"not a tool result\"}");
+        r->codes[0] = mcpaxle_reply_ok(c, "{\"content\":[],\"isError\":\"not a boolean\"}");
     } else if (strcmp(mode, "null_result") == 0) {
         r->codes[0] = mcpaxle_reply_ok(c, NULL);
     } else if (strcmp(mode, "bad_kind") == 0) {

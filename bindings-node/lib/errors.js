@@ -105,7 +105,8 @@ function describe(e, fallback) {
     return out
   }
   const message = e instanceof Error ? e.message : String(e)
-  return { kind: fallback, message: message || 'the handler failed' }
+  // Not an mcpaxle error: the core decides what a client sees of it (`maskErrorDetails`).
+  return { kind: fallback, message: message || 'the handler failed', unexpected: true }
 }
 
 /** A handler's outcome as the envelope the native side opens. */

@@ -104,7 +104,7 @@ class RequestContext {
   #ask(kind, key, params) {
     let r
     try {
-      r = this.#native.ask(kind, String(key), params == null ? undefined : JSON.stringify(params))
+      r = this.#native.ask(kind, key == null ? undefined : String(key), params == null ? undefined : JSON.stringify(params))
     } catch (e) {
       return Promise.reject(rethrowable(e))
     }
@@ -120,9 +120,10 @@ class RequestContext {
 
   /**
    * Asks the client for input through elicitation (`params` an `ElicitRequestParams`), under a
-   * `key` unique within the request. Resolves with the `ElicitResult`, or rejects with code
-   * `INPUT_REQUIRED`: let that propagate (the handler is run again, from the start, with the
-   * answer). Asks made together (`Promise.all`) go in the same round.
+   * `key` unique within the request (null or undefined: `elicitation_1`, `elicitation_2`... in
+   * the order of the asks, numbered by the core). Resolves with the `ElicitResult`, or rejects
+   * with code `INPUT_REQUIRED`: let that propagate (the handler is run again, from the start,
+   * with the answer). Asks made together (`Promise.all`) go in the same round.
    */
   elicit(key, params) {
     return this.#ask('elicitation', key, params)
@@ -133,8 +134,8 @@ class RequestContext {
     return this.#ask('sampling', key, params)
   }
 
-  /** Asks the client for its roots. */
-  listRoots(key = 'roots') {
+  /** Asks the client for its roots (key default: `roots_1`, `roots_2`...). */
+  listRoots(key) {
     return this.#ask('roots', key, undefined)
   }
 
@@ -181,38 +182,46 @@ function rethrowable(e) {
 }
 
 /** Wraps a user handler as the native side's `(inputJson, ctx) => Promise<envelope>`. */
-function wrap(handler, call, normalize, fallback) {
+function wrap(handler, call) {
   if (typeof handler !== 'function') throw usage('a handler must be a function')
   return async (inputJson, nativeCtx) => {
     try {
       const ctx = new RequestContext(nativeCtx)
       const input = JSON.parse(inputJson)
-      return okEnvelope(normalize(await call(handler, input, ctx), input))
+      return okEnvelope(tagged(await call(handler, input, ctx)))
     } catch (e) {
-      return errorEnvelope(e, fallback)
+      return errorEnvelope(e, ErrorCode.INTERNAL)
     }
   }
 }
 
-function toolResult(r) {
-  if (typeof r === 'string') return { content: [{ type: 'text', text: r }] }
-  if (r == null) return { content: [] }
-  return r
+/**
+ * A handler's value in the tagged form the core reads (`Returned::from_tagged`): JSON as it is,
+ * bytes (`Uint8Array`, `Buffer`) kept apart so that the core's shaping rule (one for every
+ * binding) makes them an image, audio or blob. Nothing here decides what a result looks like.
+ */
+function tagged(v) {
+  if (v instanceof Uint8Array) return { bytes: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') }
+  if (!holdsBytes(v, 0)) return { json: v === undefined ? null : v }
+  if (Array.isArray(v)) return { list: v.map(tagged) }
+  const members = {}
+  for (const [k, x] of Object.entries(v)) if (x !== undefined) members[k] = tagged(x)
+  return { object: members }
 }
 
-function readResult(r, input) {
-  if (typeof r === 'string') return { contents: [{ uri: input.uri, text: r }] }
-  return r
+function isPlain(v) {
+  if (v === null || typeof v !== 'object') return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
 }
 
-function promptResult(r) {
-  if (typeof r === 'string') return { messages: [{ role: 'user', content: { type: 'text', text: r } }] }
-  return r
-}
-
-function completeResult(r) {
-  if (Array.isArray(r)) return { completion: { values: r.map(String) } }
-  return r
+/** Whether bytes sit in `v`, in arrays and plain objects (what JSON.stringify would descend into). */
+function holdsBytes(v, depth) {
+  if (v instanceof Uint8Array) return true
+  if (depth > 64) return false
+  if (Array.isArray(v)) return v.some((x) => holdsBytes(x, depth + 1))
+  if (isPlain(v)) return Object.values(v).some((x) => holdsBytes(x, depth + 1))
+  return false
 }
 
 function toolDefinition(d) {
@@ -266,8 +275,14 @@ class Server {
    * `'tools'`, `'resources'`, `'prompts'`, `'logging'`), `stateSecret`, `stateTtlMs`, `cache`
    * (default caching hints), `legacy` (`false`, or the legacy session options
    * `{enabled, maxSessions, maxSessionsPerPrincipal, maxSessionsPerPeer, idleTimeoutMs,
-   * uninitializedTimeoutMs, requestTimeoutMs}`) and `handlerTimeoutMs`: the core's server
-   * options (see the README for units and defaults).
+   * uninitializedTimeoutMs, requestTimeoutMs}`), `handlerTimeoutMs` and `maskErrorDetails`: the
+   * core's server options (see the README for units and defaults).
+   *
+   * A handler that throws something other than an `McpError` fails that call only; the
+   * client sees the thrown error's message (a tool's as an `isError` result the model reads,
+   * other requests' as an internal error, -32603), or with `maskErrorDetails: true` a generic
+   * `Internal error in tool "name"` (and the like). A `ToolError` and the protocol errors
+   * (`McpError` with e.g. `INVALID_PARAMS`) are sent as thrown either way.
    */
   constructor(options) {
     const o = options || {}
@@ -285,7 +300,7 @@ class Server {
    * `isError` result naming the tool and the limit, and `ctx.signal` aborts.
    */
   tool(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), toolResult, ErrorKind.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     sync(() => this.#native.addTool(toolDefinition(definition), optionsJson(options, 'the tool options'), h))
     return this
   }
@@ -300,7 +315,7 @@ class Server {
    * `async (uri, ctx) => ReadResourceResult | string`; `options.cache` is `{ttlMs, cacheScope}`.
    */
   resource(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx), readResult, ErrorKind.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, ctx))
     if (options != null && Object.keys(options).some((k) => k !== 'cache')) throw usage(`the resource options are {cache}, not ${Object.keys(options).join(', ')}`)
     sync(() => this.#native.addResource(JSON.stringify(definition), cacheJson(options), h))
     return this
@@ -319,7 +334,7 @@ class Server {
    * handler runs; `options.allowPathTraversal: true` hands them over as matched.
    */
   resourceTemplate(definition, handler, options) {
-    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx), readResult, ErrorKind.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input.uri, input.variables, ctx))
     const templateOptions = resourceOptionsJson(options, 'the resource template options')
     sync(() => this.#native.addResourceTemplate(JSON.stringify(definition), cacheJson(options), h, templateOptions))
     return this
@@ -335,7 +350,7 @@ class Server {
    * is `async (args, ctx) => GetPromptResult | string`.
    */
   prompt(definition, handler) {
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), promptResult, ErrorKind.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     sync(() => this.#native.addPrompt(JSON.stringify(definition), h))
     return this
   }
@@ -352,7 +367,7 @@ class Server {
    */
   completion(ref, handler) {
     const [kind, name] = completionRef(ref)
-    const h = wrap(handler, (f, input, ctx) => f(input, ctx), completeResult, ErrorKind.INTERNAL)
+    const h = wrap(handler, (f, input, ctx) => f(input, ctx))
     sync(() => this.#native.setCompletion(kind, name, h))
     return this
   }

@@ -3,9 +3,9 @@
 
 use crate::errors::{self, parse_json, usage};
 use crate::runtime;
-use futures_util::future::BoxFuture;
 use mcpaxle::RequestContext;
 use mcpaxle::schema::LoggingLevel;
+use mcpaxle::server::{Ask, AskKind};
 use napi::bindgen_prelude::{Either, PromiseRaw};
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -103,35 +103,27 @@ impl RequestCtx {
         Ok(())
     }
 
-    /// An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key`, answered with an
-    /// envelope: at once (a string) when the answer is known or the ask was recorded for the
-    /// next round (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real
-    /// request to the client) a `Promise` of it.
+    /// An MRTR ask (`kind`: `elicitation`, `sampling` or `roots`) under `key` (none: the
+    /// core's next automatic key, `elicitation_1`...), answered with an envelope: at once (a
+    /// string) when the answer is known or the ask was recorded for the next round
+    /// (`INPUT_REQUIRED`), otherwise (a legacy session, where the ask is a real request to the
+    /// client) a `Promise` of it.
     #[napi(ts_return_type = "string | Promise<string>")]
     pub fn ask<'env>(
         &self,
         env: &'env Env,
         kind: String,
-        key: String,
+        key: Option<String>,
         params_json: Option<String>,
     ) -> Result<Either<String, PromiseRaw<'env, String>>> {
-        let ctx = self.ctx.clone();
+        let kind: AskKind = kind.parse().map_err(errors::to_napi)?;
         let params = match parse_json(params_json.as_deref(), "the ask params")? {
             Value::Null => json!({}),
             p => p,
         };
-        let ask: BoxFuture<'static, mcpaxle::Result<Value>> = match kind.as_str() {
-            "elicitation" => Box::pin(async move { ctx.elicit(&key, params).await }),
-            "sampling" => Box::pin(async move { ctx.sample(&key, params).await }),
-            "roots" => Box::pin(async move { ctx.list_roots(&key).await }),
-            other => {
-                return Err(usage(format!("unknown ask kind {other:?} (expected elicitation, sampling or roots)")));
-            }
-        };
-        runtime::check()?;
-        match runtime::poll_once(Box::pin(async move { envelope(ask.await) })) {
-            Ok(text) => Ok(Either::A(text)),
-            Err(pending) => Ok(Either::B(runtime::promise(env, async move { Ok(pending.await) })?)),
+        match self.ctx.ask_now(kind, key.as_deref(), params) {
+            Ask::Answered(r) => Ok(Either::A(envelope(r))),
+            Ask::Pending(fut) => Ok(Either::B(runtime::promise(env, async move { Ok(envelope(fut.await)) })?)),
         }
     }
 

@@ -53,11 +53,13 @@ pub fn usage(message: impl Into<String>) -> napi::Error {
 }
 
 /// A core error from the `error` member of a JavaScript envelope (an unknown `kind` is an
-/// internal error; `lib/errors.js` only sends the core's).
+/// internal error; `lib/errors.js` only sends the core's; `"unexpected": true` marks a thrown
+/// value that is not an `McpError`: [`Error::unexpected`]).
 pub fn from_json(v: &Value) -> Error {
     let kind = v.get("kind").and_then(Value::as_str).and_then(|k| k.parse().ok()).unwrap_or(ErrorKind::Internal);
     let message = v.get("message").and_then(Value::as_str).unwrap_or("the JavaScript handler failed");
-    let mut e = Error::new(kind, message);
+    let unexpected = kind == ErrorKind::Internal && v.get("unexpected") == Some(&Value::Bool(true));
+    let mut e = if unexpected { Error::unexpected(message) } else { Error::new(kind, message) };
     if let Some(d) = v.get("data").filter(|d| !d.is_null()) {
         e = e.with_data(d.clone());
     }

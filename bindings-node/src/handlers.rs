@@ -4,19 +4,19 @@
 //! user's function): the core's request runs the function on the JavaScript thread through a
 //! weak threadsafe function and awaits its promise. The input is the tool's arguments, the
 //! prompt's arguments, `{"uri", "variables"}` for a resource, or `{"argument", "value",
-//! "context"}` for a completion.
+//! "context"}` for a completion. The envelope's value is the handler's value in the core's
+//! tagged form ([`Returned::from_tagged`]), which the core shapes into the result.
 
 use crate::callbacks;
 use crate::context::RequestCtx;
-use mcpaxle::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
+use mcpaxle::RequestContext;
 use mcpaxle::server::{
-    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
+    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, Returned,
+    ToolHandler,
 };
-use mcpaxle::{Error, RequestContext};
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Promise};
 use napi::threadsafe_function::ThreadsafeFunction;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,17 +36,16 @@ pub type HandlerFn = ThreadsafeFunction<
 #[derive(Clone)]
 pub struct JsHandler {
     f: Arc<HandlerFn>,
-    what: &'static str,
 }
 
 impl JsHandler {
-    /// Wraps a JavaScript handler; `what` names its result type in errors.
-    pub fn new(f: HandlerFn, what: &'static str) -> Self {
-        JsHandler { f: Arc::new(f), what }
+    /// Wraps a JavaScript handler.
+    pub fn new(f: HandlerFn) -> Self {
+        JsHandler { f: Arc::new(f) }
     }
 
-    fn run<T: DeserializeOwned>(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<T>> {
-        let (f, what) = (self.f.clone(), self.what);
+    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+        let f = self.f.clone();
         Box::pin(async move {
             // `over` fires when this run ends, answered or dropped (a dropped run is a cancelled
             // request: the exchange drops the handler's future before firing its token).
@@ -56,35 +55,25 @@ impl JsHandler {
             let js_ctx = RequestCtx::new(ctx, over, answered.clone());
             let v = callbacks::answer(&f, FnArgs::from((input.to_string(), js_ctx))).await;
             answered.store(true, Ordering::Release);
-            let v = v?;
-            serde_json::from_value(v)
-                .map_err(|e| Error::internal(format!("the handler's result is not a valid {what}: {e}")))
+            Returned::from_tagged(v?)
         })
     }
 }
 
 impl ToolHandler for JsHandler {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<CallToolResult>> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         self.run(arguments, ctx)
     }
 }
 
 impl ResourceHandler for JsHandler {
-    fn read(
-        &self,
-        request: ResourceRequest,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<ReadResourceResult>> {
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx)
     }
 }
 
 impl PromptHandler for JsHandler {
-    fn get(
-        &self,
-        arguments: Map<String, Value>,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<GetPromptResult>> {
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         self.run(Value::Object(arguments), ctx)
     }
 }
@@ -94,7 +83,7 @@ impl CompletionHandler for JsHandler {
         &self,
         request: CompletionRequest,
         ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<CompleteResult>> {
+    ) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         self.run(json!({ "argument": request.argument, "value": request.value, "context": request.context }), ctx)
     }
 }

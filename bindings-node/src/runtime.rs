@@ -13,9 +13,7 @@ use crate::errors;
 use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
 use napi::{Env, Result};
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::OnceLock;
-use std::task::{Context, Poll, Waker};
 
 /// The PID of the process that first used the runtime.
 static PID: OnceLock<u32> = OnceLock::new();
@@ -53,19 +51,4 @@ where
 {
     check()?;
     Ok(napi::bindgen_prelude::spawn(fut))
-}
-
-/// Polls `fut` once, inside the runtime's context, on the calling (JavaScript) thread: its
-/// output when it is ready at once, otherwise the future itself, to be spawned. A server
-/// handler's MRTR ask is ready at once under the modern protocol, and answering it
-/// synchronously is what records concurrent asks (`Promise.all`) in the same round.
-pub fn poll_once<F>(mut fut: Pin<Box<F>>) -> std::result::Result<F::Output, Pin<Box<F>>>
-where
-    F: Future + ?Sized,
-{
-    let mut cx = Context::from_waker(Waker::noop());
-    match napi::bindgen_prelude::within_runtime_if_available(|| fut.as_mut().poll(&mut cx)) {
-        Poll::Ready(v) => Ok(v),
-        Poll::Pending => Err(fut),
-    }
 }

@@ -27,7 +27,7 @@ pub struct ServerConfig {
     /// `serverInfo.version`.
     pub version: String,
     /// The other options as JSON: the core's `ServerOptions` (`title`, `instructions`,
-    /// `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`, ...).
+    /// `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`, `maskErrorDetails`, ...).
     pub options_json: Option<String>,
 }
 
@@ -104,7 +104,7 @@ impl NativeServer {
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
         let options: ToolOptions = options(options_json.as_deref(), "the tool options")?;
-        self.server.add_tool_with(tool, options, JsHandler::new(handler, "CallToolResult")).map_err(errors::to_napi)
+        self.server.add_tool_with(tool, options, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a tool; whether it existed.
@@ -123,9 +123,7 @@ impl NativeServer {
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let resource: Resource = definition(&definition_json, "resource")?;
-        self.server
-            .add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler, "ReadResourceResult"))
-            .map_err(errors::to_napi)
+        self.server.add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a resource by URI; whether it existed.
@@ -147,12 +145,7 @@ impl NativeServer {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
         let options: TemplateOptions = options(options_json.as_deref(), "the resource template options")?;
         self.server
-            .add_resource_template_with(
-                template,
-                cache_hint(cache_json)?,
-                options,
-                JsHandler::new(handler, "ReadResourceResult"),
-            )
+            .add_resource_template_with(template, cache_hint(cache_json)?, options, JsHandler::new(handler))
             .map_err(errors::to_napi)
     }
 
@@ -170,7 +163,7 @@ impl NativeServer {
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
         let prompt: Prompt = definition(&definition_json, "prompt")?;
-        self.server.add_prompt(prompt, JsHandler::new(handler, "GetPromptResult")).map_err(errors::to_napi)
+        self.server.add_prompt(prompt, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
     /// Removes a prompt; whether it existed.
@@ -188,7 +181,7 @@ impl NativeServer {
         name: String,
         #[napi(ts_arg_type = "(inputJson: string, ctx: RequestCtx) => Promise<string>")] handler: HandlerFn,
     ) -> Result<()> {
-        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler, "CompleteResult"));
+        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler));
         Ok(())
     }
 

@@ -20,7 +20,7 @@
 use crate::context::PyRequestContext;
 use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
-use mcpaxle::server::RequestContext;
+use mcpaxle::server::{RequestContext, Returned};
 use mcpaxle::{Error, ErrorKind, Result};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -82,7 +82,7 @@ struct Slot {
 }
 
 struct SlotState {
-    tx: Option<oneshot::Sender<Result<Value>>>,
+    tx: Option<oneshot::Sender<Result<Returned>>>,
     task: Option<Py<PyAny>>,
     cancelled: bool,
 }
@@ -320,7 +320,7 @@ fn slot_key(slot: &Arc<Slot>) -> usize {
 impl Completer {
     fn __call__(&self, py: Python<'_>, task: &Bound<'_, PyAny>) {
         let outcome = match task.call_method0(intern!(py, "result")) {
-            Ok(v) => convert::from_py(&v).map_err(|e| {
+            Ok(v) => convert::returned_from_py(&v).map_err(|e| {
                 Error::internal(format!(
                     "Internal error: the handler returned a value that cannot be sent as JSON: {}",
                     e.value(py)
@@ -358,13 +358,13 @@ impl Drop for CancelOnDrop {
 }
 
 /// Calls a Python handler (`handler(payload, ctx)` returning a coroutine) on the bridge's
-/// loop and waits for its result without ever attaching to the interpreter.
+/// loop and waits for its value (bytes kept apart) without ever attaching to the interpreter.
 pub async fn call(
     bridge: Arc<BridgeInner>,
     handler: Arc<Py<PyAny>>,
     payload: Payload,
     ctx: RequestContext,
-) -> Result<Value> {
+) -> Result<Returned> {
     call_inner(bridge, handler, payload, Some(ctx)).await
 }
 
@@ -372,7 +372,12 @@ pub async fn call(
 /// client's input handler, progress callback or OAuth authorize step, a server's token
 /// verifier) on the bridge's loop, the same way as [`call`].
 pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, value: Value) -> Result<Value> {
-    call_inner(bridge, handler, Payload::Tool(value), None).await
+    match call_inner(bridge, handler, Payload::Tool(value), None).await? {
+        Returned::Json(v) => Ok(v),
+        _ => Err(Error::internal(
+            "Internal error: the callback returned a value that cannot be sent as JSON: bytes are not JSON",
+        )),
+    }
 }
 
 async fn call_inner(
@@ -380,7 +385,7 @@ async fn call_inner(
     handler: Arc<Py<PyAny>>,
     payload: Payload,
     ctx: Option<RequestContext>,
-) -> Result<Value> {
+) -> Result<Returned> {
     let (tx, rx) = oneshot::channel();
     let slot = Arc::new(Slot { state: Mutex::new(SlotState { tx: Some(tx), task: None, cancelled: false }) });
     if !bridge.push(Job::Call { handler, payload, ctx, slot: slot.clone() }) {

@@ -3,12 +3,11 @@
 //! cancellation. Values are converted only when read.
 
 use crate::bridge::{self, BridgeInner};
-use crate::runtime::{self, check_fork};
+use crate::runtime::check_fork;
 use crate::{convert, errors};
-use futures_util::FutureExt;
 use mcpaxle::jsonrpc::RequestId;
 use mcpaxle::schema::LoggingLevel;
-use mcpaxle::server::RequestContext;
+use mcpaxle::server::{Ask, AskKind, RequestContext};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -129,39 +128,31 @@ impl PyRequestContext {
         Ok(())
     }
 
-    /// An MRTR ask: `kind` is "elicit", "sample" or "roots". Returns `(True, answer)` when the
-    /// answer is known now (the usual case) or `(False, awaitable)` when it must be awaited
-    /// (a legacy session's real request to the client). Raises `InputRequired` when this
-    /// round must end so the client can answer, `MissingCapability` when the client cannot.
-    #[pyo3(signature = (kind, key, params=None))]
+    /// An MRTR ask: `kind` is "elicitation", "sampling" or "roots"; `key` None takes the
+    /// core's next automatic key. Returns `(True, answer)` when the answer is known now (the
+    /// usual case) or `(False, awaitable)` when it must be awaited (a legacy session's real
+    /// request to the client). Raises `InputRequired` when this round must end so the client
+    /// can answer, `MissingCapability` when the client cannot.
+    #[pyo3(signature = (kind, key=None, params=None))]
     fn ask<'py>(
         &self,
         py: Python<'py>,
         kind: &str,
-        key: String,
+        key: Option<String>,
         params: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         check_fork()?;
+        let kind: AskKind = kind.parse().map_err(|e: mcpaxle::Error| PyValueError::new_err(e.message().to_owned()))?;
         let params = match params {
             Some(p) => convert::from_py(p)?,
             None => Value::Object(Default::default()),
         };
-        let ctx = self.ctx.clone();
-        let fut = match kind {
-            "elicit" => async move { ctx.elicit(&key, params).await }.boxed(),
-            "sample" => async move { ctx.sample(&key, params).await }.boxed(),
-            "roots" => async move { ctx.list_roots(&key).await }.boxed(),
-            other => return Err(PyValueError::new_err(format!("unknown ask kind {other:?}"))),
-        };
-        let mut fut = fut;
-        let polled = {
-            let _enter = runtime::runtime()?.enter();
-            (&mut fut).now_or_never()
-        };
-        match polled {
-            Some(Ok(v)) => PyTuple::new(py, [true.into_pyobject(py)?.to_owned().into_any(), convert::to_py(py, &v)?]),
-            Some(Err(e)) => Err(errors::to_py_err(py, &e)),
-            None => {
+        match self.ctx.ask_now(kind, key.as_deref(), params) {
+            Ask::Answered(Ok(v)) => {
+                PyTuple::new(py, [true.into_pyobject(py)?.to_owned().into_any(), convert::to_py(py, &v)?])
+            }
+            Ask::Answered(Err(e)) => Err(errors::to_py_err(py, &e)),
+            Ask::Pending(fut) => {
                 let aw = bridge::awaitable(py, &self.bridge, fut, bridge::make_value)?;
                 PyTuple::new(py, [false.into_pyobject(py)?.to_owned().into_any(), aw])
             }

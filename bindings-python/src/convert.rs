@@ -2,14 +2,17 @@
 //! `float`, `bool`, `None`), through `pythonize`. Towards Python it is `pythonize` as is; from
 //! Python, `pythonize` walks the object and [`JsonSeed`] keeps the JSON rules of the binding:
 //! a depth limit (a cycle would otherwise recurse until the stack overflows), integers of at
-//! most 64 bits, non-finite floats as `null`, and integer dict keys as their decimal text.
+//! most 64 bits, non-finite floats as `null`, and integer dict keys as their decimal text. A
+//! handler's value becomes the core's [`Returned`] ([`returned_from_py`]): JSON with its `bytes`
+//! kept apart for the core's shaping rule.
 
 use std::cell::RefCell;
 use std::fmt;
 
+use mcpaxle::server::Returned;
 use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
@@ -203,4 +206,54 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<String, E> {
         Err(self.0.refuse(PyTypeError::new_err("dict keys must be strings to send as JSON, not bool")))
     }
+}
+
+/// A dict key as a JSON member name: a string, or an int as its decimal text.
+fn dict_key(k: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(s) = k.cast::<PyString>() {
+        Ok(s.to_str()?.to_owned())
+    } else if k.is_instance_of::<PyInt>() && !k.is_instance_of::<PyBool>() {
+        Ok(k.str()?.to_str()?.to_owned())
+    } else {
+        Err(PyTypeError::new_err(format!("dict keys must be strings to send as JSON, not {}", k.get_type().name()?)))
+    }
+}
+
+/// A handler's value as the core's [`Returned`]: JSON types as by [`from_py`], and `bytes`,
+/// `bytearray` and `memoryview` (at any depth) kept as bytes for the core's shaping rule.
+pub fn returned_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Returned> {
+    match from_py(obj) {
+        Ok(v) => Ok(Returned::Json(v)),
+        Err(_) => returned_at(obj, 0),
+    }
+}
+
+fn returned_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Returned> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("value nested too deeply to send as JSON (a reference cycle?)"));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Returned::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Returned::Bytes(b.to_vec()));
+    }
+    if obj.is_instance_of::<PyMemoryView>() {
+        let b = obj.py().get_type::<PyBytes>().call1((obj,))?;
+        return Ok(Returned::Bytes(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut members = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            members.push((dict_key(&k)?, returned_at(&v, depth + 1)?));
+        }
+        return Ok(Returned::object(members));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|x| returned_at(&x, depth + 1)).collect::<PyResult<Vec<_>>>().map(Returned::list);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|x| returned_at(&x, depth + 1)).collect::<PyResult<Vec<_>>>().map(Returned::list);
+    }
+    from_py(obj).map(Returned::Json)
 }

@@ -61,9 +61,20 @@ pub fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
     build().unwrap_or_else(|err| err)
 }
 
+/// An exception that is not an mcpaxle error, with its message (its type's name when it has
+/// none): the core decides what a client sees of it.
+fn unexpected(value: &Bound<'_, pyo3::exceptions::PyBaseException>) -> Error {
+    let text = value.to_string();
+    if text.is_empty() {
+        return Error::unexpected(value.get_type().name().map(|n| n.to_string()).unwrap_or_default());
+    }
+    Error::unexpected(text)
+}
+
 /// The core error for an exception a handler raised: an `mcpaxle.errors` exception keeps its
 /// kind (its `kind` names one of the core's, or it is internal), message, data and code; `asyncio.CancelledError` is a cancellation; anything else is
-/// an internal error (the Python layer has already logged it with its traceback).
+/// an unexpected exception ([`Error::unexpected`]; the Python layer has already logged it with
+/// its traceback).
 pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
     let value = err.value(py);
     if err.is_instance_of::<CancelledError>(py) {
@@ -76,7 +87,7 @@ pub fn from_py_err(py: Python<'_>, err: &PyErr) -> Error {
         return Error::input_required();
     }
     if !value.is_instance(cls.mcp_error.bind(py)).unwrap_or(false) {
-        return Error::internal(format!("Internal error: {value}"));
+        return unexpected(value);
     }
     let kind = value
         .getattr("kind")

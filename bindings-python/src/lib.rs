@@ -63,6 +63,14 @@ fn template_variables(uri: &str) -> PyResult<Vec<String>> {
     Ok(template.variable_names().into_iter().map(str::to_owned).collect())
 }
 
+/// One content block made from a value by the core's shaping rule (a str is text, bytes an
+/// image, audio or blob block, a dict with "type" itself, anything else its JSON as text).
+#[pyfunction]
+fn content_block<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let block = mcpaxle::server::shaping::content_block(convert::returned_from_py(value)?);
+    convert::to_py(value.py(), &block)
+}
+
 #[pymodule(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -81,5 +89,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options_schema, m)?)?;
     m.add_function(wrap_pyfunction!(options_examples, m)?)?;
     m.add_function(wrap_pyfunction!(template_variables, m)?)?;
+    m.add_function(wrap_pyfunction!(content_block, m)?)?;
     Ok(())
 }

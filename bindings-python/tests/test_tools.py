@@ -123,7 +123,7 @@ async def test_return_values(serve: Any) -> None:
     call = threaded(client.call_tool)
     r = await call("structured")
     assert r["structuredContent"] == {"city": "Paris", "celsius": 21.5}
-    assert r["content"] == [{"type": "text", "text": '{"city":"Paris","celsius":21.5}'}]
+    assert r["content"] == [{"type": "text", "text": '{"celsius":21.5,"city":"Paris"}'}]  # the core writes members in name order
     assert (await call("typed_dict"))["structuredContent"] == {"id": 7}
     assert (await call("untyped"))["structuredContent"] == {"a": [1, 2]}
     blocks = (await call("content"))["content"]
@@ -165,7 +165,7 @@ async def test_arguments_are_converted(serve: Any) -> None:
 
 
 async def test_exceptions_become_error_results(serve: Any, caplog: Any) -> None:
-    server = Server("errors")
+    server = Server("errors", mask_error_details=True)
 
     @server.tool()
     async def for_the_model() -> str:
@@ -190,15 +190,51 @@ async def test_exceptions_become_error_results(serve: Any, caplog: Any) -> None:
     with caplog.at_level(logging.ERROR, logger="mcpaxle"):
         r = await call("broken")
     assert r["isError"] is True
-    assert r["content"][0]["text"] == "Internal error in tool 'broken'"
+    assert r["content"][0]["text"] == 'Internal error in tool "broken"'
     assert "secret detail" not in r["content"][0]["text"]
     assert any("broken" in rec.getMessage() and rec.exc_info and "secret detail" in str(rec.exc_info[1]) for rec in caplog.records)
     r = await call("broken_sync")
-    assert r["isError"] is True and r["content"][0]["text"] == "Internal error in tool 'broken_sync'"
+    assert r["isError"] is True and r["content"][0]["text"] == 'Internal error in tool "broken_sync"'
     reply = await threaded(client.call)("tools/call", {"name": "bad_params"})
     assert reply.status == 400 and reply.final["error"]["code"] == -32602
     # The server goes on.
     assert (await call("for_the_model"))["isError"] is True
+
+
+async def test_unexpected_exceptions_show_their_message_unless_masked(serve: Any) -> None:
+    """The core's policy: the model reads what went wrong (it can correct itself); explicit
+    errors read the same whether details are masked or not."""
+    for mask in (False, True):
+        server = Server("policy", mask_error_details=mask)
+
+        @server.tool()
+        async def broken() -> str:
+            raise ValueError("the file is missing")
+
+        @server.tool()
+        def exits() -> str:
+            raise SystemExit(3)
+
+        @server.resource("test://broken")
+        def resource() -> str:
+            raise KeyError("k")
+
+        @server.tool()
+        async def refuses() -> str:
+            raise ToolError("no such city")
+
+        client = await serve(server)
+        call = threaded(client.call_tool)
+        r = await call("broken")
+        assert r["isError"] is True
+        assert r["content"][0]["text"] == ('Internal error in tool "broken"' if mask else "the file is missing")
+        r = await call("exits")
+        assert r["content"][0]["text"] == ('Internal error in tool "exits"' if mask else "Internal error in tool 'exits' (it raised SystemExit)")
+        reply = await threaded(client.call)("resources/read", {"uri": "test://broken"})
+        error = reply.final["error"]
+        assert error["code"] == -32603
+        assert error["message"] == ('Internal error in resource "test://broken"' if mask else "'k'")
+        assert (await call("refuses"))["content"][0]["text"] == "no such city"
 
 
 async def test_context_metadata_progress_and_logs(serve: Any) -> None:

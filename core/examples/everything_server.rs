@@ -79,7 +79,7 @@ fn add_content_tools(server: &Server) -> Result<()> {
         },
     )?;
     server.add_tool(Tool::new("test_error_handling", "Always fails with a tool error", no_args()), |_a, _c| async {
-        Err(Error::tool("This tool intentionally returns an error for testing"))
+        Err::<CallToolResult, _>(Error::tool("This tool intentionally returns an error for testing"))
     })?;
     server.add_tool(
         Tool::new("test_tool_with_progress", "Reports progress 0, 50, 100", no_args()),

@@ -52,7 +52,7 @@ pub fn examples() -> Value {
             "title": "Example", "instructions": "Say hello.", "pageSize": 50, "serverInfoInResults": true,
             "enable": ["tools"], "stateSecret": "s3cret", "stateTtlMs": 60000,
             "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
-            "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000
+            "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true
         },
         "legacy": {
             "enabled": true, "maxSessions": 10, "maxSessionsPerPrincipal": 5, "maxSessionsPerPeer": 5,

@@ -163,12 +163,14 @@ pub struct Error {
     message: String,
     data: Option<Value>,
     code: Option<i32>,
+    /// Raised by a handler that did not mean to fail (see [`Error::unexpected`]).
+    unexpected: bool,
 }
 
 impl Error {
     /// An error of a kind with a message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), data: None, code: None }
+        Error { kind, message: message.into(), data: None, code: None, unexpected: false }
     }
 
     /// Invalid params (-32602).
@@ -190,6 +192,22 @@ impl Error {
     /// message as text.
     pub fn tool(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Tool, message)
+    }
+
+    /// An exception a handler did not mean to raise (a bug in it, or a failure it did not
+    /// handle), with the exception's message: an internal error, whose message reaches the
+    /// client (a tool's as an `isError` result, so that the model can correct itself) unless the
+    /// server masks error details ([`ServerBuilder::mask_error_details`]). Bindings make one of
+    /// every host exception that is not an mcpaxle error.
+    ///
+    /// [`ServerBuilder::mask_error_details`]: crate::server::ServerBuilder::mask_error_details
+    pub fn unexpected(message: impl Into<String>) -> Self {
+        Error { unexpected: true, ..Self::new(ErrorKind::Internal, message) }
+    }
+
+    /// Whether this is a handler's unexpected exception ([`Error::unexpected`]).
+    pub fn is_unexpected(&self) -> bool {
+        self.unexpected
     }
 
     /// Misuse of the library (bad definition, bad configuration).
@@ -214,7 +232,7 @@ impl Error {
     /// An error from a peer's JSON-RPC error object.
     pub fn remote(e: ErrorObject) -> Self {
         let kind = kind_for_code(e.code);
-        Error { kind, message: e.message, data: e.data, code: Some(e.code) }
+        Error { kind, message: e.message, data: e.data, code: Some(e.code), unexpected: false }
     }
 
     /// Sends this error with another JSON-RPC code (its kind stays).

@@ -60,7 +60,13 @@ fn test_server() -> Server {
             Ok(CallToolResult::text("done"))
         })
         .unwrap();
-    server.add_tool(Tool::new("panics", "Panics", schema.clone()), |_a, _c| async move { panic!("boom") }).unwrap();
+    server
+        .add_tool(Tool::new("panics", "Panics", schema.clone()), |_a, _c| async move {
+            panic!("boom");
+            #[allow(unreachable_code)]
+            Ok(CallToolResult::text("never"))
+        })
+        .unwrap();
     server
         .add_tool(Tool::new("ask", "Asks for a name", schema.clone()), |_a, ctx: RequestContext| async move {
             let r = ctx.elicit("name", json!({ "mode": "form", "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } })).await?;

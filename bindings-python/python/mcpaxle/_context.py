@@ -155,21 +155,20 @@ class Context:
     runs once per round: keep side effects after the asks, or make them idempotent. Answers
     of earlier rounds travel sealed in ``requestState``; :attr:`request_state` and
     :meth:`set_request_state` keep a small JSON state of your own across rounds. Keys default
-    to ``elicitation_1``, ``sampling_1``, ``roots_1``... in the order of the asks, which is
-    stable as long as the handler asks in the same order on every run; pass ``key=`` to name
-    them. In a legacy (2025-11-25) session the same code sends real requests to the client.
+    to ``elicitation_1``, ``sampling_1``, ``roots_1``... in the order of the asks (the core
+    numbers them), which is stable as long as the handler asks in the same order on every run;
+    pass ``key=`` to name them. In a legacy (2025-11-25) session the same code sends real requests to the client.
 
     ``progress`` and the log methods act at once; awaiting them is optional. In a plain
     ``def`` handler (run on a worker thread) use ``elicit_sync``, ``sample_sync`` and
     ``list_roots_sync``.
     """
 
-    __slots__ = ("_n", "_loop", "_counts")
+    __slots__ = ("_n", "_loop")
 
     def __init__(self, native: _native.RequestContext, loop: asyncio.AbstractEventLoop) -> None:
         self._n = native
         self._loop = loop
-        self._counts: dict[str, int] = {}
 
     # Metadata ---------------------------------------------------------------------------
 
@@ -277,14 +276,7 @@ class Context:
 
     # MRTR --------------------------------------------------------------------------------
 
-    def _key(self, prefix: str, key: str | None) -> str:
-        if key is not None:
-            return key
-        n = self._counts.get(prefix, 0) + 1
-        self._counts[prefix] = n
-        return f"{prefix}_{n}"
-
-    async def _ask(self, kind: str, key: str, params: dict[str, Any] | None) -> Any:
+    async def _ask(self, kind: str, key: str | None, params: dict[str, Any] | None) -> Any:
         done, value = self._n.ask(kind, key, params)
         if not done:
             value = await value
@@ -296,14 +288,13 @@ class Context:
         or pydantic model (then ``result.data`` is an instance when accepted). With ``url=``
         asks the user to visit a URL instead (URL mode). See the class docs for the replay
         model."""
-        k = self._key("elicitation", key)
         if url is not None:
             params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
             tp = None
         else:
             requested, tp = _elicitation_schema(schema)
             params = {"mode": "form", "message": message, "requestedSchema": requested}
-        raw = await self._ask("elicit", k, params)
+        raw = await self._ask("elicitation", key, params)
         content = raw.get("content")
         result = ElicitResult(action=raw.get("action", "cancel"), content=content)
         if tp is not None and result.accepted and isinstance(content, dict):
@@ -325,7 +316,6 @@ class Context:
     ) -> SampleResult:
         """Asks the client to sample its LLM. ``messages``: a str (one user message), a
         :class:`~mcpaxle.Message`, or a list of them. See the class docs for the replay model."""
-        k = self._key("sampling", key)
         params: dict[str, Any] = {"messages": _messages(messages), "maxTokens": max_tokens}
         for name, v in (
             ("systemPrompt", system_prompt),
@@ -337,12 +327,12 @@ class Context:
         ):
             if v is not None:
                 params[name] = v
-        raw = await self._ask("sample", k, params)
+        raw = await self._ask("sampling", key, params)
         return SampleResult(role=raw.get("role", "assistant"), content=raw.get("content"), model=raw.get("model", ""), stop_reason=raw.get("stopReason"), raw=raw)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """Asks the client for its roots. See the class docs for the replay model."""
-        raw = await self._ask("roots", self._key("roots", key), None)
+        raw = await self._ask("roots", key, None)
         return [Root(uri=r["uri"], name=r.get("name")) for r in raw.get("roots", [])]
 
     def _sync(self, coro: typing.Coroutine[Any, Any, Any]) -> Any:

@@ -1,11 +1,13 @@
 """Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
 the serving loop: arguments bound and converted, the Context added when asked for, ``def``
 functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`), the
-return value converted to the protocol's shape, and exceptions sorted: ``mcpaxle.errors``
+return value converted to JSON types (the core shapes it into the result), and exceptions
+sorted: ``mcpaxle.errors``
 exceptions, cancellation and ``InputRequired`` pass through; anything else, ``SystemExit``,
 ``KeyboardInterrupt`` and every other ``BaseException`` included, is logged with its traceback
-and becomes a short internal error of that call only (for a tool: an ``isError`` result): a
-handler never stops the server."""
+and handed to the core as an unexpected exception with its message (the core decides what the
+client sees of it: ``mask_error_details``); it fails that call only: a handler never stops the
+server."""
 
 from __future__ import annotations
 
@@ -19,15 +21,16 @@ from typing import Any, Awaitable, Callable
 
 from . import _watchdog as watchdog
 from ._context import Context
+from ._convert import to_returned
 from ._pool import Pool
 from ._schema import Params, converter, fields_with_defaults
-from .errors import InputRequired, InternalError, McpError, ToolError
+from .errors import InputRequired, McpError
 
 __all__ = ["Pool", "binder", "is_async", "make_invoker"]
 
 logger = logging.getLogger("mcpaxle")
 
-Invoke = Callable[[Any, Any], Awaitable[dict[str, Any]]]
+Invoke = Callable[[Any, Any], Awaitable[Any]]
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
@@ -36,21 +39,19 @@ def is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-def _failure(e: BaseException, what: str, tool: bool) -> BaseException:
-    """The exception to raise for ``e`` escaping a handler."""
+def _failure(e: BaseException, what: str) -> BaseException:
+    """The exception to raise for ``e`` escaping a handler. What the client sees of it is the
+    core's policy (``mask_error_details``): this only logs it and keeps it from stopping the
+    loop."""
     if isinstance(e, (McpError, InputRequired, asyncio.CancelledError)):
         return e  # library errors keep their kind; cancellation and MRTR rounds pass
     if isinstance(e, Exception):
         logger.error("%s raised %s", what, type(e).__name__, exc_info=e)
-        message = f"Internal error in {what}"
-    else:
-        # SystemExit, KeyboardInterrupt, GeneratorExit...: raised by one call's code, they end
-        # that call only (left to propagate, they would stop the event loop, the server with it).
-        logger.error("%s raised %s; only this call fails, the server goes on", what, type(e).__name__, exc_info=e)
-        message = f"Internal error in {what} (it raised {type(e).__name__})"
-    if tool:
-        return ToolError(message)
-    return InternalError(message)
+        return e
+    # SystemExit, KeyboardInterrupt, GeneratorExit...: raised by one call's code, they end that
+    # call only (left to propagate, they would stop the event loop, the server with it).
+    logger.error("%s raised %s; only this call fails, the server goes on", what, type(e).__name__, exc_info=e)
+    return RuntimeError(f"Internal error in {what} (it raised {type(e).__name__})")
 
 
 def _from_str(tp: Any) -> Callable[[Any], Any] | None:
@@ -77,27 +78,25 @@ def make_invoker(
     params: Params,
     what: str,
     prepare: Callable[[Any], dict[str, Any]],
-    finish: Callable[[Any, Any], dict[str, Any]],
     pool: Pool,
-    tool: bool,
 ) -> Invoke:
     """The ``invoke(payload, native_ctx)`` coroutine function for a user function."""
     ctx_name = params.ctx
     if is_async(fn):
         watchdog.name_handler(fn, what)
 
-        async def invoke(payload: Any, nctx: Any) -> dict[str, Any]:
+        async def invoke(payload: Any, nctx: Any) -> Any:
             kwargs = prepare(payload)
             if ctx_name is not None:
                 kwargs[ctx_name] = Context(nctx, asyncio.get_running_loop())
             try:
-                return finish(await fn(**kwargs), payload)
+                return to_returned(await fn(**kwargs))
             except BaseException as e:
-                raise _failure(e, what, tool) from None
+                raise _failure(e, what) from None
 
         return invoke
 
-    async def invoke_sync(payload: Any, nctx: Any) -> dict[str, Any]:
+    async def invoke_sync(payload: Any, nctx: Any) -> Any:
         kwargs = prepare(payload)
         loop = asyncio.get_running_loop()
         if ctx_name is not None:
@@ -106,9 +105,9 @@ def make_invoker(
             result = await pool.run(what, functools.partial(fn, **kwargs))
             if inspect.isawaitable(result):
                 result = await result
-            return finish(result, payload)
+            return to_returned(result)
         except BaseException as e:
-            raise _failure(e, what, tool) from None
+            raise _failure(e, what) from None
 
     return invoke_sync
 

@@ -11,14 +11,18 @@ from . import types
 __version__: str
 
 JsonObject = dict[str, Any]
-#: What the Python layer registers: ``async def invoke(payload, ctx) -> dict``.
-Invoke = Callable[[Any, RequestContext], Awaitable[JsonObject]]
+#: What the Python layer registers: ``async def invoke(payload, ctx) -> value`` (the core
+#: shapes the value into the result).
+Invoke = Callable[[Any, RequestContext], Awaitable[Any]]
 
 def runtime_started() -> bool:
     """Whether this process's runtime has started (and was started by this process)."""
 
 def ensure_runtime() -> None:
     """Starts the runtime now; raises ForkError in a child forked after it started."""
+
+def content_block(value: Any) -> JsonObject:
+    """One content block made from a value by the core's shaping rule."""
 
 def protocol_versions() -> list[str]:
     """The protocol revisions the core serves, newest first."""
@@ -77,7 +81,7 @@ class RequestContext:
     def close_stream(self, retry_ms: int) -> None: ...
     def log_enabled(self, level: str) -> bool: ...
     def log(self, level: str, data: Any, logger: str | None = None) -> None: ...
-    def ask(self, kind: Literal["elicit", "sample", "roots"], key: str, params: JsonObject | None = None) -> tuple[bool, Any]:
+    def ask(self, kind: Literal["elicitation", "sampling", "roots"], key: str | None = None, params: JsonObject | None = None) -> tuple[bool, Any]:
         """(True, answer) now, or (False, awaitable); raises InputRequired to end the round."""
     def request_state(self) -> Any: ...
     def set_request_state(self, state: Any) -> None: ...
@@ -104,7 +108,7 @@ class Server:
         ``state_ttl_ms``, ``cache`` (kind -> ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool,
         or ``{"enabled", "max_sessions", "max_sessions_per_principal", "max_sessions_per_peer",
         "idle_timeout_ms", "uninitialized_timeout_ms", "request_timeout_ms"}``),
-        ``handler_timeout_ms``); ``None`` values keep the defaults. ``state_key``: 32 bytes,
+        ``handler_timeout_ms``, ``mask_error_details``); ``None`` values keep the defaults. ``state_key``: 32 bytes,
         or any bytes a key is derived from."""
     @property
     def name(self) -> str: ...

@@ -15,7 +15,6 @@ from typing import Any, Callable, Literal, TypeVar
 
 from . import _bridge, _native
 from ._auth import BearerAuth
-from ._convert import AUTO, STRUCTURED, WRAPPED, completion_result, prompt_result, resource_result, tool_result
 from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
 from ._watchdog import Watchdog
@@ -214,9 +213,14 @@ class Server:
     ``timedelta``), their names ending in ``_ms``, in every option.
 
     Handlers cannot take the server down. Whatever a handler raises, ``SystemExit`` and
-    ``KeyboardInterrupt`` included, fails that call only. ``handler_timeout_ms`` (default
-    ``None``, no limit) bounds every call of every handler, and
-    ``@server.tool(timeout_ms=...)`` one tool's: the call then ends with an error naming the
+    ``KeyboardInterrupt`` included, fails that call only; it is logged with its traceback. An
+    exception that is not an ``mcpaxle.errors`` one shows its message to the client (a tool's
+    as an ``isError`` result the model reads, other requests' as an internal error, -32603);
+    ``mask_error_details=True`` replaces that message with ``Internal error in tool "name"``
+    (and the like). A ``ToolError`` and the protocol errors (``InvalidParams``, ...) are sent
+    as raised either way. ``handler_timeout_ms`` (default ``None``, no limit) bounds every
+    call of every handler, and ``@server.tool(timeout_ms=...)`` one tool's: the call then ends
+    with an error naming the
     handler and the limit, an ``async def`` is cancelled, and the thread of a plain ``def``
     (which cannot be stopped; it sees ``ctx.is_cancelled``) is abandoned and replaced.
     ``max_workers`` bounds the threads running plain ``def`` handlers (default
@@ -244,6 +248,7 @@ class Server:
         legacy: bool | Mapping[str, Any] = True,
         server_info_in_results: bool = True,
         handler_timeout_ms: int | datetime.timedelta | None = None,
+        mask_error_details: bool = False,
         max_abandoned_threads: int | None = None,
         loop_block_warning_ms: int | datetime.timedelta | None = 500,
     ) -> None:
@@ -260,6 +265,7 @@ class Server:
             "enable": None if enable is None else list(enable),
             "legacy": legacy if isinstance(legacy, bool) else _ms_options(legacy),
             "handler_timeout_ms": _positive_ms(handler_timeout_ms, "handler_timeout_ms"),
+            "mask_error_details": mask_error_details,
         }
         self._native = _native.Server(name, version, options, key)
         self.name = name
@@ -341,12 +347,11 @@ class Server:
         params = params_of(fn, localns=localns)
         tool_name = name or fn.__name__
         if structured_output is False:
-            schema, wrapped = None, False
+            schema = None
         else:
-            schema, wrapped = output_schema(_return_hint(fn, localns), localns)
+            schema, _ = output_schema(_return_hint(fn, localns), localns)
             if structured_output and schema is None:
                 raise UsageError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a JSON type")
-        mode = WRAPPED if wrapped else STRUCTURED if schema is not None else AUTO
         definition: dict[str, Any] = {"name": tool_name, "inputSchema": input_schema or params.schema}
         _common(definition, title, description if description is not None else params.description, meta, icons)
         if schema is not None:
@@ -357,10 +362,7 @@ class Server:
         if input_schema is not None:
             params = dataclasses.replace(params, var_kw=True, converters={})
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return tool_result(result, mode)
-
-        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), finish, self._pool, tool=True)
+        invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool)
         self._native.add_tool(definition, invoke, {"timeout_ms": _positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}")})
         self._tools[tool_name] = definition
         return definition
@@ -451,10 +453,7 @@ class Server:
                 values["uri"] = read_uri
             return bind(values)
 
-        def finish(result: Any, payload: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-            return resource_result(result, payload[0], mime_type)
-
-        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"resource {uri!r}", prepare, self._pool)
         if variables:
             self._native.add_resource_template(definition, invoke, hint, {"allow_path_traversal": allow_path_traversal})
             self._templates[uri] = definition
@@ -535,10 +534,7 @@ class Server:
         if arguments:
             definition["arguments"] = arguments
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return prompt_result(result, None)
-
-        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"prompt {prompt_name!r}", binder(fn, params, from_strings=True), self._pool)
         self._native.add_prompt(definition, invoke)
         self._prompts[prompt_name] = definition
         return definition
@@ -576,11 +572,8 @@ class Server:
             values = dict(zip(order, payload))
             return {param: values[field] for field, param in mapping.items()}
 
-        def finish(result: Any, payload: Any) -> dict[str, Any]:
-            return completion_result(result)
-
         kind, target = ("prompt", prompt) if prompt is not None else ("resource", resource)
-        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, finish, self._pool, tool=False)
+        invoke = make_invoker(fn, params, f"completion of {kind} {target!r}", prepare, self._pool)
         self._native.set_completion(kind, target, invoke)
 
     def remove_completion(self, *, prompt: str | None = None, resource: str | None = None) -> bool:

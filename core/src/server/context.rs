@@ -46,6 +46,8 @@ struct Inner {
     cancel: CancellationToken,
     round: Mutex<Round>,
     peer: Option<Peer>,
+    /// The asks made without a key in this run, per kind: the next automatic key's number.
+    auto_keys: Mutex<[u32; 3]>,
 }
 
 /// The client of a legacy session, reachable with real requests on the response stream of
@@ -71,15 +73,51 @@ pub(crate) struct Round {
     pub state_changed: bool,
 }
 
-/// One of the three kinds of input a server may ask a client for.
+/// One of the three kinds of input a server may ask a client for, named as the client
+/// capability it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AskKind {
+pub enum AskKind {
+    /// `elicitation/create`.
     Elicit,
+    /// `sampling/createMessage`.
     Sample,
+    /// `roots/list`.
     ListRoots,
 }
 
+/// An ask made with [`RequestContext::ask_now`]: answered at once, or a request to a legacy
+/// client whose answer is still to come.
+pub enum Ask {
+    /// The answer, known now: the request carried it, or the ask is recorded for the next
+    /// round (an [`ErrorKind::InputRequired`] error), or it failed.
+    Answered(Result<Value>),
+    /// A legacy (2025-11-25) session: a real request to the client, answered when this
+    /// future completes.
+    Pending(futures_util::future::BoxFuture<'static, Result<Value>>),
+}
+
+impl std::str::FromStr for AskKind {
+    type Err = Error;
+
+    /// `"elicitation"`, `"sampling"` or `"roots"`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "elicitation" => Ok(AskKind::Elicit),
+            "sampling" => Ok(AskKind::Sample),
+            "roots" => Ok(AskKind::ListRoots),
+            other => Err(Error::usage(format!("unknown ask kind {other:?} (expected elicitation, sampling or roots)"))),
+        }
+    }
+}
+
 impl AskKind {
+    /// The name of the kind, the client capability it needs: `elicitation`, `sampling` or
+    /// `roots`.
+    pub fn name(self) -> &'static str {
+        self.capability()
+    }
+
+    /// The request's method.
     pub fn method(self) -> &'static str {
         match self {
             AskKind::Elicit => "elicitation/create",
@@ -135,7 +173,17 @@ impl RequestContext {
         peer: Option<Peer>,
     ) -> Self {
         RequestContext {
-            inner: Arc::new(Inner { id, method, meta, principal, notify, cancel, round: Mutex::new(round), peer }),
+            inner: Arc::new(Inner {
+                id,
+                method,
+                meta,
+                principal,
+                notify,
+                cancel,
+                round: Mutex::new(round),
+                peer,
+                auto_keys: Mutex::new([0; 3]),
+            }),
         }
     }
 
@@ -280,6 +328,34 @@ impl RequestContext {
         self.ask(AskKind::ListRoots, key, json!({})).await
     }
 
+    /// The key of the next ask of `kind` made without one: `elicitation_1`, `sampling_1`,
+    /// `roots_1`, then `_2`... in the order of the asks of this run. It names the same ask on
+    /// every run as long as the handler asks in the same order.
+    pub fn next_key(&self, kind: AskKind) -> String {
+        let mut counts = self.inner.auto_keys.lock().unwrap_or_else(|e| e.into_inner());
+        let n = &mut counts[kind as usize];
+        *n += 1;
+        format!("{}_{n}", kind.name())
+    }
+
+    /// An ask as a host binding makes it, without awaiting: the key is `key`, or
+    /// [`next_key`](Self::next_key) when None; `params` as for [`elicit`](Self::elicit) and
+    /// [`sample`](Self::sample) (ignored for roots). Outside a legacy session the answer is
+    /// known at once ([`Ask::Answered`], see the module docs for the replay model); in a
+    /// legacy session the ask is a real request to the client ([`Ask::Pending`]).
+    pub fn ask_now(&self, kind: AskKind, key: Option<&str>, params: Value) -> Ask {
+        let key = key.map_or_else(|| self.next_key(kind), str::to_owned);
+        let params = if kind == AskKind::ListRoots { json!({}) } else { params };
+        if !self.client_supports(kind.capability()) {
+            return Ask::Answered(Err(Error::missing_capability(json!({ kind.capability(): {} }))));
+        }
+        if self.inner.peer.is_some() {
+            let me = self.clone();
+            return Ask::Pending(Box::pin(async move { me.ask(kind, &key, params).await }));
+        }
+        Ask::Answered(self.answer_from_round(kind, &key, params))
+    }
+
     async fn ask(&self, kind: AskKind, key: &str, params: Value) -> Result<Value> {
         if !self.client_supports(kind.capability()) {
             return Err(Error::missing_capability(json!({ kind.capability(): {} })));
@@ -295,6 +371,11 @@ impl RequestContext {
             }
             return Ok(answer);
         }
+        self.answer_from_round(kind, key, params)
+    }
+
+    /// The answer the request carries under `key`, or the ask recorded for the next round.
+    fn answer_from_round(&self, kind: AskKind, key: &str, params: Value) -> Result<Value> {
         let mut round = self.inner.round.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(answer) = round.answers.get(key) {
             if !kind.check(answer) {
@@ -348,5 +429,64 @@ impl std::fmt::Debug for RequestContext {
             .field("id", &self.inner.id)
             .field("method", &self.inner.method)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(answers: Value) -> RequestContext {
+        let caps = json!({ "elicitation": {}, "roots": {} });
+        let meta = RequestMeta {
+            protocol_version: crate::server::request_meta::PROTOCOL_VERSION.into(),
+            client_capabilities: caps.as_object().cloned().unwrap_or_default(),
+            client_info: None,
+            log_level: None,
+            progress_token: None,
+            raw: Map::new(),
+        };
+        let round = Round { answers: answers.as_object().cloned().unwrap_or_default(), ..Round::default() };
+        RequestContext::new(
+            RequestId::Number(1),
+            "tools/call".into(),
+            meta,
+            None,
+            None,
+            CancellationToken::new(),
+            round,
+            None,
+        )
+    }
+
+    fn answered(a: Ask) -> Result<Value> {
+        match a {
+            Ask::Answered(r) => r,
+            Ask::Pending(_) => panic!("outside a legacy session every ask is answered at once"),
+        }
+    }
+
+    #[test]
+    fn automatic_keys_count_per_kind_in_the_order_of_the_asks() {
+        let c = ctx(json!({ "elicitation_2": { "action": "decline" } }));
+        let first = answered(c.ask_now(AskKind::Elicit, None, json!({ "message": "a" })));
+        assert_eq!(first.unwrap_err().kind(), ErrorKind::InputRequired);
+        let second = answered(c.ask_now(AskKind::Elicit, None, json!({ "message": "b" })));
+        assert_eq!(second.unwrap(), json!({ "action": "decline" }), "the second elicitation is elicitation_2");
+        assert!(answered(c.ask_now(AskKind::ListRoots, None, Value::Null)).is_err());
+        let pending: Vec<String> = c.take_round().pending.into_iter().map(|(k, _, _)| k).collect();
+        assert_eq!(pending, ["elicitation_1", "roots_1"]);
+        assert_eq!(c.next_key(AskKind::Sample), "sampling_1");
+    }
+
+    #[test]
+    fn an_ask_names_its_key_or_fails_for_a_missing_capability() {
+        let c = ctx(json!({ "mine": { "roots": [] } }));
+        assert_eq!(answered(c.ask_now(AskKind::ListRoots, Some("mine"), Value::Null)).unwrap(), json!({ "roots": [] }));
+        let e = answered(c.ask_now(AskKind::Sample, None, json!({}))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::MissingRequiredClientCapability);
+        assert_eq!("sampling".parse::<AskKind>().unwrap(), AskKind::Sample);
+        assert_eq!("roots".parse::<AskKind>().unwrap().name(), "roots");
+        assert_eq!("sample".parse::<AskKind>().unwrap_err().kind(), ErrorKind::Usage);
     }
 }

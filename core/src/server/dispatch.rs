@@ -16,6 +16,7 @@ use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, SealedState, params_digest};
+use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server};
@@ -525,6 +526,7 @@ impl Server {
                         tool.handler.call(arguments, ctx.clone()),
                     )
                     .await
+                    .and_then(|returned| shaping::tool_result(returned, tool.output.as_ref()))
                 {
                     Ok(result) => {
                         check_structured(&tool, &result)?;
@@ -550,8 +552,8 @@ impl Server {
         let uri = str_param(params, "uri")?.to_owned();
         let regs = &self.inner.registries;
         let direct = read(&regs.resources).get(&uri).cloned();
-        let (handler, cache, variables) = match direct {
-            Some(r) => (r.handler.clone(), r.cache.clone(), Map::new()),
+        let (handler, cache, variables, mime) = match direct {
+            Some(r) => (r.handler.clone(), r.cache.clone(), Map::new(), mime_type(&r.json)),
             None => {
                 let templates = read(&regs.templates);
                 let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t, vars)));
@@ -560,7 +562,7 @@ impl Server {
                     template_paths::check(&t.template, &vars)
                         .map_err(|why| unsafe_variable(&uri, t.template.as_str(), &why, era))?;
                 }
-                (t.handler.clone(), t.cache.clone(), vars)
+                (t.handler.clone(), t.cache.clone(), vars, mime_type(&t.json))
             }
         };
         let digest = params_digest(&uri, None);
@@ -569,12 +571,13 @@ impl Server {
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "resources/read", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, handler, era, hint, uri) =
-                (server.clone(), handler.clone(), era2.clone(), hint.clone(), uri.clone());
+            let (server, handler, era, hint, uri, mime) =
+                (server.clone(), handler.clone(), era2.clone(), hint.clone(), uri.clone(), mime.clone());
             let request = ResourceRequest { uri: uri.clone(), variables: variables.clone() };
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
-                let result = limit.run("resource", &uri, &ctx, handler.read(request, ctx.clone())).await?;
+                let returned = limit.run("resource", &uri, &ctx, handler.read(request, ctx.clone())).await?;
+                let result = shaping::resource_result(returned, &uri, mime.as_deref())?;
                 Ok(server.finish(to_map(&result), Some(&hint), &era))
             })
         }))
@@ -615,7 +618,7 @@ impl Server {
             let (server, prompt, arguments, era) = (server.clone(), prompt.clone(), arguments.clone(), era2.clone());
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
-                let result = limit
+                let returned = limit
                     .run(
                         "prompt",
                         prompt.json["name"].as_str().unwrap_or_default(),
@@ -623,7 +626,7 @@ impl Server {
                         prompt.handler.get(arguments, ctx.clone()),
                     )
                     .await?;
-                Ok(server.finish(to_map(&result), None, &era))
+                Ok(server.finish(to_map(&shaping::prompt_result(returned)?), None, &era))
             })
         }))
     }
@@ -693,11 +696,8 @@ impl Server {
                 (server.clone(), handler.clone(), request.clone(), era2.clone(), what.clone());
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
-                let mut result = to_map(&limit.run_named(&what, &ctx, handler.complete(request, ctx.clone())).await?);
-                if let Some(Value::Object(completion)) = result.get_mut("completion") {
-                    truncate_completion(completion);
-                }
-                Ok(server.finish(result, None, &era))
+                let returned = limit.run_named(&what, &ctx, handler.complete(request, ctx.clone())).await?;
+                Ok(server.finish(to_map(&shaping::completion_result(returned)?), None, &era))
             })
         }))
     }
@@ -743,23 +743,41 @@ impl Server {
     }
 }
 
-/// The handler timeout of one call and where it comes from (for the error message).
+/// The handler timeout of one call and where it comes from (for the error message), and
+/// whether the message of an unexpected exception is masked.
 struct Limit {
     after: Option<Duration>,
     own: bool,
+    mask: bool,
 }
 
 impl Limit {
     /// The server's [`ServerBuilder::handler_timeout`](crate::server::ServerBuilder::handler_timeout).
     fn of_server(server: &Server) -> Limit {
-        Limit { after: server.inner.config.handler_timeout, own: false }
+        let config = &server.inner.config;
+        Limit { after: config.handler_timeout, own: false, mask: config.mask_error_details }
     }
 
     /// A tool's own timeout, else the server's.
     fn of_tool(server: &Server, tool: &crate::server::registry::ToolEntry) -> Limit {
         match tool.timeout {
-            Some(d) => Limit { after: Some(d), own: true },
+            Some(d) => Limit { after: Some(d), own: true, ..Limit::of_server(server) },
             None => Limit::of_server(server),
+        }
+    }
+
+    /// The policy for what an unexpected exception shows the client
+    /// ([`ServerBuilder::mask_error_details`](crate::server::ServerBuilder::mask_error_details)):
+    /// its message, or when masked a generic text naming the handler (`what`). The exception's
+    /// message is logged either way.
+    fn mask<T>(&self, r: Result<T>, what: impl FnOnce() -> String) -> Result<T> {
+        match r {
+            Err(e) if e.is_unexpected() => {
+                let what = what();
+                tracing::error!(handler = %what, "a handler raised an unexpected exception: {}", e.message());
+                if self.mask { Err(Error::unexpected(format!("Internal error in {what}"))) } else { Err(e) }
+            }
+            r => r,
         }
     }
 
@@ -772,15 +790,24 @@ impl Limit {
         fut: impl Future<Output = Result<T>>,
     ) -> Result<T> {
         match self.after {
-            None => fut.await,
+            None => {
+                let r = fut.await;
+                self.mask(r, || format!("{kind} {name:?}"))
+            }
             Some(_) => self.run_named(&format!("{kind} {name:?}"), ctx, fut).await,
         }
+    }
+
+    /// [`Limit::limit`], then [`Limit::mask`].
+    async fn run_named<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+        let r = self.limit(what, ctx, fut).await;
+        self.mask(r, || what.to_owned())
     }
 
     /// Runs a handler future within the limit: when it is reached the future is dropped, the
     /// request's cancellation token cancelled (a handler polling it, say on a host thread that
     /// cannot be stopped, sees it), and the call fails with [`ErrorKind::Timeout`].
-    async fn run_named<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    async fn limit<T>(&self, what: &str, ctx: &RequestContext, fut: impl Future<Output = Result<T>>) -> Result<T> {
         let Some(after) = self.after else { return fut.await };
         // Pinned here, so that the token is cancelled before the future is dropped.
         let mut fut = std::pin::pin!(fut);
@@ -832,20 +859,10 @@ fn tool_error(text: String) -> Map<String, Value> {
     to_map(&json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
 
-/// The spec caps completion values at 100: beyond that the rest is cut and `hasMore` says
-/// so, with `total` kept (or set to the full count).
-fn truncate_completion(completion: &mut Map<String, Value>) {
-    let Some(Value::Array(values)) = completion.get_mut("values") else { return };
-    let n = values.len();
-    if n > MAX_COMPLETION_VALUES {
-        values.truncate(MAX_COMPLETION_VALUES);
-        completion.insert("hasMore".into(), Value::Bool(true));
-        completion.entry("total").or_insert_with(|| json!(n));
-    }
+/// The `mimeType` a resource or template was registered with.
+fn mime_type(definition: &Value) -> Option<String> {
+    definition.get("mimeType").and_then(Value::as_str).map(str::to_owned)
 }
-
-/// The most completion values a result carries.
-const MAX_COMPLETION_VALUES: usize = 100;
 
 /// A tool with an `outputSchema` must return `structuredContent` that matches it (error
 /// results excepted): a mismatch is the server's bug, reported as an internal error.

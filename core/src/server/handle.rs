@@ -31,6 +31,8 @@ pub(crate) struct Config {
     pub legacy: LegacyOptions,
     /// The longest any handler may run (None: no limit); see [`ServerBuilder::handler_timeout`].
     pub handler_timeout: Option<Duration>,
+    /// See [`ServerBuilder::mask_error_details`].
+    pub mask_error_details: bool,
 }
 
 /// Which server capabilities are advertised even when their registry is empty.
@@ -138,6 +140,19 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether the message of a handler's unexpected exception ([`Error::unexpected`]) is
+    /// replaced by a generic text naming the handler (`Internal error in tool "name"`) before
+    /// it reaches the client; default false: the message is sent, for a tool as an `isError`
+    /// result the model reads (as the spec asks, so that it can correct itself). Errors a
+    /// handler raises on purpose (a tool error, a protocol error such as invalid params) are
+    /// never masked. Turn it on when exception messages may hold what clients must not see.
+    ///
+    /// [`Error::unexpected`]: crate::Error::unexpected
+    pub fn mask_error_details(mut self, on: bool) -> Self {
+        self.config.mask_error_details = on;
+        self
+    }
+
     /// Uses another notification bus (default: in-process).
     pub fn bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
         self.bus = Some(bus);
@@ -185,6 +200,7 @@ impl Server {
                 capabilities: Capabilities::default(),
                 legacy: LegacyOptions::default(),
                 handler_timeout: None,
+                mask_error_details: false,
             },
             bus: None,
         }
@@ -400,6 +416,7 @@ impl ServerBuilder {
             self = self.state_key(StateKey::derive(s.as_bytes()));
         }
         self.config.handler_timeout = options.handler_timeout;
+        self.config.mask_error_details = options.mask_error_details;
         self.page_size(options.page_size)
             .server_info_in_results(options.server_info_in_results)
             .state_ttl(options.state_ttl)

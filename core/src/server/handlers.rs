@@ -1,9 +1,13 @@
 //! The handler traits a server's tools, resources, prompts and completions implement. Each is
 //! implemented for plain async closures, and by each binding once for its host's callbacks.
+//!
+//! A handler returns a [`Returned`]: a typed result (`CallToolResult`, ...), or a shorthand
+//! (a string, bytes, JSON) that the server shapes into the result by the one rule of
+//! [`shaping`](crate::server::shaping). A closure may return anything that converts into it.
 
 use crate::error::Result;
-use crate::schema::{CallToolResult, CompleteResult, GetPromptResult, ReadResourceResult};
 use crate::server::context::RequestContext;
+use crate::server::shaping::Returned;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::Pin;
@@ -18,16 +22,18 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// `isError` result); other errors become JSON-RPC errors; `?` on an MRTR ask ends the round.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Calls the tool.
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<CallToolResult>>;
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>>;
 }
 
-impl<F, Fut> ToolHandler for F
+impl<F, Fut, R> ToolHandler for F
 where
     F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CallToolResult>> + Send + 'static,
+    Fut: Future<Output = Result<R>> + Send + 'static,
+    R: Into<Returned>,
 {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<CallToolResult>> {
-        Box::pin(self(arguments, ctx))
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        let fut = self(arguments, ctx);
+        Box::pin(async move { fut.await.map(Into::into) })
     }
 }
 
@@ -44,16 +50,18 @@ pub struct ResourceRequest {
 /// Reads a resource, or any resource matching a template.
 pub trait ResourceHandler: Send + Sync + 'static {
     /// Reads the resource.
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<ReadResourceResult>>;
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>>;
 }
 
-impl<F, Fut> ResourceHandler for F
+impl<F, Fut, R> ResourceHandler for F
 where
     F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ReadResourceResult>> + Send + 'static,
+    Fut: Future<Output = Result<R>> + Send + 'static,
+    R: Into<Returned>,
 {
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<ReadResourceResult>> {
-        Box::pin(self(request, ctx))
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        let fut = self(request, ctx);
+        Box::pin(async move { fut.await.map(Into::into) })
     }
 }
 
@@ -61,16 +69,18 @@ where
 /// are checked before the handler runs.
 pub trait PromptHandler: Send + Sync + 'static {
     /// Gets the prompt.
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<GetPromptResult>>;
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>>;
 }
 
-impl<F, Fut> PromptHandler for F
+impl<F, Fut, R> PromptHandler for F
 where
     F: Fn(Map<String, Value>, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<GetPromptResult>> + Send + 'static,
+    Fut: Future<Output = Result<R>> + Send + 'static,
+    R: Into<Returned>,
 {
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<GetPromptResult>> {
-        Box::pin(self(arguments, ctx))
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        let fut = self(arguments, ctx);
+        Box::pin(async move { fut.await.map(Into::into) })
     }
 }
 
@@ -87,16 +97,18 @@ pub struct CompletionRequest {
 
 /// Completes an argument of a prompt or of a resource template.
 pub trait CompletionHandler: Send + Sync + 'static {
-    /// Returns candidate values (the server caps them at 100).
-    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>>;
+    /// Returns candidate values (the server sends at most 100).
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>>;
 }
 
-impl<F, Fut> CompletionHandler for F
+impl<F, Fut, R> CompletionHandler for F
 where
     F: Fn(CompletionRequest, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CompleteResult>> + Send + 'static,
+    Fut: Future<Output = Result<R>> + Send + 'static,
+    R: Into<Returned>,
 {
-    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<CompleteResult>> {
-        Box::pin(self(request, ctx))
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        let fut = self(request, ctx);
+        Box::pin(async move { fut.await.map(Into::into) })
     }
 }

@@ -33,11 +33,12 @@ mod pagination;
 mod registry;
 pub mod request_meta;
 pub mod seal;
+pub mod shaping;
 pub mod subscriptions;
 mod template_paths;
 pub mod uri_template;
 
-pub use context::RequestContext;
+pub use context::{Ask, AskKind, RequestContext};
 pub use dispatch::{RequestHeaders, TransportContext};
 pub use exchange::{Exchange, Outgoing};
 pub use handle::{Server, ServerBuilder, WeakServer};
@@ -47,5 +48,6 @@ pub use handlers::{
 pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
+pub use shaping::Returned;
 pub use subscriptions::{EventFilter, EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
 pub use template_paths::TemplateOptions;

@@ -154,6 +154,11 @@ pub struct ServerOptions {
     #[serde(rename = "handlerTimeoutMs", with = "crate::options::opt_positive_ms")]
     #[serde(alias = "handler_timeout_ms")]
     pub handler_timeout: Option<Duration>,
+    /// Whether unexpected handler exceptions reach the client as a generic text naming the
+    /// handler instead of their message (JSON `maskErrorDetails`, default false); see
+    /// [`ServerBuilder::mask_error_details`](super::ServerBuilder::mask_error_details).
+    #[serde(alias = "mask_error_details")]
+    pub mask_error_details: bool,
 }
 
 impl Default for ServerOptions {
@@ -169,6 +174,7 @@ impl Default for ServerOptions {
             cache: CacheDefaults::default(),
             legacy: LegacyOptions::default(),
             handler_timeout: None,
+            mask_error_details: false,
         }
     }
 }

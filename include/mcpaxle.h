@@ -9,7 +9,9 @@
  * - Handles are opaque pointers. Every `mcpaxle_*_new` (or `_start`, `_connect`) has a
  *   NULL-safe `_free`.
  * - Every fallible function returns an `mcpaxle_result`; `MCPAXLE_OK` (0) is success. After a
- *   failure, `mcpaxle_last_error_message()` describes it (per thread).
+ *   failure, `mcpaxle_last_error_message()` describes it (per thread, until the next call
+ *   returns); `mcpaxle_last_error()` gives its details (kind, JSON-RPC code, message, data) as
+ *   an `mcpaxle_error` the caller owns and frees with `mcpaxle_error_free`.
  * - Out-parameters are set to NULL/0 first and written only on success.
  * - Strings are NUL-terminated UTF-8; payloads are JSON text. A `char *` the library returns
  *   belongs to the caller, who frees it with `mcpaxle_string_free`. A `const char *` the
@@ -39,7 +41,7 @@ typedef enum mcpaxle_result {
     MCPAXLE_OK = 0,
     /**
      * An MRTR ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) has no answer yet: the
-     * round must end. Finish the call with `mcpaxle_completion_input_required`.
+     * round must end. Finish the call with `mcpaxle_reply_input_required`.
      */
     MCPAXLE_INPUT_REQUIRED = 1,
     /**
@@ -55,10 +57,10 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_INVALID_JSON = 12,
     /**
-     * The completion handle was already completed (or its call was abandoned: the request was
+     * The reply handle was already used (or its call was abandoned: the request was
      * cancelled or its server or client freed).
      */
-    MCPAXLE_ERR_ALREADY_COMPLETED = 13,
+    MCPAXLE_ERR_ALREADY_REPLIED = 13,
     /**
      * A bug inside mcpaxle panicked; the panic was caught and the operation failed.
      */
@@ -116,7 +118,7 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_TRANSPORT = 30,
     /**
-     * The peer answered with a JSON-RPC error (see `mcpaxle_last_error_json`).
+     * The peer answered with a JSON-RPC error (its code and data: `mcpaxle_last_error`).
      */
     MCPAXLE_ERR_REMOTE = 31,
     /**
@@ -190,14 +192,6 @@ typedef struct mcpaxle_client mcpaxle_client;
 typedef struct mcpaxle_client_options mcpaxle_client_options;
 
 /**
- * A pending call's completion handle. Complete it exactly once, from any thread, with
- * `mcpaxle_completion_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
- * OAuth authorization handler's with `mcpaxle_completion_redirect` or an error; a token
- * verifier's with `mcpaxle_completion_ok` or an error).
- */
-typedef struct mcpaxle_completion mcpaxle_completion;
-
-/**
  * The context of one server handler call: MRTR asks, progress, logging, cancellation, request
  * state. Valid from the start of the callback until the call is completed (or abandoned);
  * afterwards every function returns `MCPAXLE_ERR_CLOSED` (and `mcpaxle_context_is_cancelled`
@@ -206,9 +200,24 @@ typedef struct mcpaxle_completion mcpaxle_completion;
 typedef struct mcpaxle_context mcpaxle_context;
 
 /**
+ * The details of a failed call (its result code, the core's error kind, the JSON-RPC code, the
+ * message and the JSON-RPC error's data), owned by whoever took them with
+ * `mcpaxle_last_error`. They read the same as an error in the Python and Node bindings.
+ */
+typedef struct mcpaxle_error mcpaxle_error;
+
+/**
  * A Streamable HTTP server running in the background, from `mcpaxle_http_server_start`.
  */
 typedef struct mcpaxle_http_server mcpaxle_http_server;
+
+/**
+ * A pending call's reply handle. Complete it exactly once, from any thread, with
+ * `mcpaxle_reply_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
+ * OAuth authorization handler's with `mcpaxle_reply_redirect` or an error; a token
+ * verifier's with `mcpaxle_reply_ok` or an error).
+ */
+typedef struct mcpaxle_reply mcpaxle_reply;
 
 /**
  * An MCP server: registries of tools, resources, templates, prompts and completions that can
@@ -236,15 +245,15 @@ typedef void (*mcpaxle_notification_handler)(void *user_data, const char *notifi
 /**
  * Answers one request of the server: `elicitation/create`, `sampling/createMessage` or
  * `roots/list`. `params_json` is the request's params (borrowed for the callback); complete
- * `completion` exactly once, now or later from any thread, with the result object
- * (`mcpaxle_completion_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
- * error (`mcpaxle_completion_error`).
+ * `reply` exactly once, now or later from any thread, with the result object
+ * (`mcpaxle_reply_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
+ * error (`mcpaxle_reply_error`).
  *
  * Thread: a thread of the runtime's blocking pool (blocking is allowed).
  */
 typedef void (*mcpaxle_input_handler)(void *user_data,
                                       const char *params_json,
-                                      struct mcpaxle_completion *completion);
+                                      struct mcpaxle_reply *reply);
 
 /**
  * Receives the outcome of an `_async` call, exactly once: `code` is `MCPAXLE_OK` and `json`
@@ -259,8 +268,8 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
 /**
  * The user-agent step of OAuth's authorization code flow: show `authorization_url` to the
  * user (open it in a browser), and once the authorization server redirected back, complete
- * `completion` with the URL it redirected to (`mcpaxle_completion_redirect`), or with an error
- * (`mcpaxle_completion_error`: the request that needed the authorization fails with it).
+ * `reply` with the URL it redirected to (`mcpaxle_reply_redirect`), or with an error
+ * (`mcpaxle_reply_error`: the request that needed the authorization fails with it).
  * Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
  * duration of the callback.
  *
@@ -269,7 +278,7 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
  */
 typedef void (*mcpaxle_authorization_handler)(void *user_data,
                                               const char *authorization_url,
-                                              struct mcpaxle_completion *completion);
+                                              struct mcpaxle_reply *reply);
 
 /**
  * A server handler: called once per request (and once per MRTR round) for the tool, resource,
@@ -284,20 +293,21 @@ typedef void (*mcpaxle_authorization_handler)(void *user_data,
  *   for the duration of the callback.
  * - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
  *   call is completed.
- * - `completion`: complete it exactly once, now or later, from any thread.
+ * - `reply`: the call's reply handle; finish the call through it exactly once
+ *   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
  *
  * Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
- * sleeping, waiting for another thread) is allowed; the request waits for the completion.
+ * sleeping, waiting for another thread) is allowed; the request waits for the reply.
  */
 typedef void (*mcpaxle_handler)(void *user_data,
                                 const char *request_json,
                                 struct mcpaxle_context *ctx,
-                                struct mcpaxle_completion *completion);
+                                struct mcpaxle_reply *reply);
 
 /**
  * Checks a bearer access token presented to the server's HTTP endpoint, once per request that
- * carries one. Complete `completion` exactly once, now or later, from any thread, with
- * `mcpaxle_completion_ok`:
+ * carries one. Complete `reply` exactly once, now or later, from any thread, with
+ * `mcpaxle_reply_ok`:
  *
  * - `{"subject": "alice", "scopes": ["notes:read"]}` for a valid token (its signature, expiry,
  *   and that it was issued for this resource, its audience): `subject` becomes the request's
@@ -305,17 +315,17 @@ typedef void (*mcpaxle_handler)(void *user_data,
  *   against the required and per-tool scopes;
  * - `null` for an invalid or expired token: the request gets `401` `invalid_token`.
  *
- * Complete with `mcpaxle_completion_error` (any error kind) when the token cannot be checked
+ * Complete with `mcpaxle_reply_error` (any error kind) when the token cannot be checked
  * right now (the introspection endpoint is down): the request gets `503`. So does an answer
  * that is not of the shape above. `token` is borrowed for the duration of the callback.
  *
  * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
- * request); the HTTP request waits for the completion, so complete promptly and cache
+ * request); the HTTP request waits for the reply, so reply promptly and cache
  * expensive checks.
  */
 typedef void (*mcpaxle_token_verifier)(void *user_data,
                                        const char *token,
-                                       struct mcpaxle_completion *completion);
+                                       struct mcpaxle_reply *reply);
 
 #ifdef __cplusplus
 extern "C" {
@@ -334,11 +344,11 @@ extern "C" {
  * input handler it is the answer object, and for a token verifier `{"subject": "...",
  * "scopes": [...]}` (a valid token) or `null` (an invalid one). `resultType` and the caching
  * hints may be left out: the server fills them in. (An
- * OAuth authorization handler's call completes with `mcpaxle_completion_redirect`; here it
+ * OAuth authorization handler's call completes with `mcpaxle_reply_redirect`; here it
  * fails with `MCPAXLE_ERR_USAGE`.)
  *
- * Exactly once: the first completion of a handle wins; any later one returns
- * `MCPAXLE_ERR_ALREADY_COMPLETED`. A `result_json` that is NULL, not JSON, or not of the
+ * Exactly once: the first reply of a handle wins; any later one returns
+ * `MCPAXLE_ERR_ALREADY_REPLIED`. A `result_json` that is NULL, not JSON, or not of the
  * right shape still completes the call (the request fails with an internal error) and returns
  * `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
  *
@@ -346,8 +356,7 @@ extern "C" {
  * this returns (whatever it returns). Thread: any, at any time after the callback started,
  * including after the callback returned.
  */
-enum mcpaxle_result mcpaxle_completion_ok(struct mcpaxle_completion *completion,
-                                          const char *result_json);
+enum mcpaxle_result mcpaxle_reply_ok(struct mcpaxle_reply *reply, const char *result_json);
 
 /**
  * Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
@@ -355,17 +364,16 @@ enum mcpaxle_result mcpaxle_completion_ok(struct mcpaxle_completion *completion,
  * user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
  * client checks it (`iss`, then `state`) before it reads the code; a refusal fails the
  * request that needed the authorization. To give up instead (the user closed the window),
- * complete with `mcpaxle_completion_error`.
+ * complete with `mcpaxle_reply_error`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. On a completion of another kind, or with a NULL or
+ * Exactly once, as `mcpaxle_reply_ok`. On a reply handle of another kind, or with a NULL or
  * non-UTF-8 `redirect_url`, the call still completes (it fails) and this returns
  * `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_UTF8`.
  *
  * Ownership: `redirect_url` is borrowed for the duration of the call. Thread: any, at any time
  * after the callback started.
  */
-enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *completion,
-                                                const char *redirect_url);
+enum mcpaxle_result mcpaxle_reply_redirect(struct mcpaxle_reply *reply, const char *redirect_url);
 
 /**
  * Completes a call with an error of `kind` (an `mcpaxle_result` error code) and `message`.
@@ -379,24 +387,22 @@ enum mcpaxle_result mcpaxle_completion_redirect(struct mcpaxle_completion *compl
  * (the code's name is used). A `kind` that names no error (`MCPAXLE_OK`, unknown values)
  * completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Ownership: `message` is borrowed. Thread: any.
+ * Exactly once, as `mcpaxle_reply_ok`. Ownership: `message` is borrowed. Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_error(struct mcpaxle_completion *completion,
-                                             int kind,
-                                             const char *message);
+enum mcpaxle_result mcpaxle_reply_error(struct mcpaxle_reply *reply, int kind, const char *message);
 
 /**
- * Like `mcpaxle_completion_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
+ * Like `mcpaxle_reply_error`, with `data_json` as the JSON-RPC error's `data` (NULL for
  * none). For example `MCPAXLE_ERR_MISSING_CAPABILITY` with
  * `{"requiredCapabilities": {"sampling": {}}}`. Invalid `data_json` completes the call with an
  * internal error and returns `MCPAXLE_ERR_INVALID_JSON`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Ownership: the strings are borrowed. Thread: any.
+ * Exactly once, as `mcpaxle_reply_ok`. Ownership: the strings are borrowed. Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_error_data(struct mcpaxle_completion *completion,
-                                                  int kind,
-                                                  const char *message,
-                                                  const char *data_json);
+enum mcpaxle_result mcpaxle_reply_error_data(struct mcpaxle_reply *reply,
+                                             int kind,
+                                             const char *message,
+                                             const char *data_json);
 
 /**
  * Ends this round of a server handler with an `InputRequiredResult`: every MRTR ask made with
@@ -404,23 +410,23 @@ enum mcpaxle_result mcpaxle_completion_error_data(struct mcpaxle_completion *com
  * `mcpaxle_context_set_request_state`) goes to the client, which retries the request with
  * the answers; the handler then runs again from the start.
  *
- * Exactly once, as `mcpaxle_completion_ok`. A client's callbacks (input handlers, the OAuth
+ * Exactly once, as `mcpaxle_reply_ok`. A client's callbacks (input handlers, the OAuth
  * authorization handler) cannot use it (`MCPAXLE_ERR_USAGE`, the call fails). Thread: any.
  */
-enum mcpaxle_result mcpaxle_completion_input_required(struct mcpaxle_completion *completion);
+enum mcpaxle_result mcpaxle_reply_input_required(struct mcpaxle_reply *reply);
 
 /**
  * Completes a call with the failure of a context call, as Rust's `?` would: pass the code a
  * `mcpaxle_context_*` function returned. `MCPAXLE_INPUT_REQUIRED` ends the round (as
- * `mcpaxle_completion_input_required`); an error the context recorded (with its JSON-RPC code
+ * `mcpaxle_reply_input_required`); an error the context recorded (with its JSON-RPC code
  * and data, e.g. MCPAXLE_ERR_MISSING_CAPABILITY with `requiredCapabilities`) is sent as it
  * was; any other code fails the call with that kind and this thread's last error message.
  * `MCPAXLE_OK` completes with an internal error and returns `MCPAXLE_ERR_USAGE`.
  *
- * Exactly once, as `mcpaxle_completion_ok`. Thread: any (the message is taken from the
+ * Exactly once, as `mcpaxle_reply_ok`. Thread: any (the message is taken from the
  * calling thread's last error).
  */
-enum mcpaxle_result mcpaxle_completion_propagate(struct mcpaxle_completion *completion, int code);
+enum mcpaxle_result mcpaxle_reply_propagate(struct mcpaxle_reply *reply, int code);
 
 /**
  * Creates a cancellation token.
@@ -498,7 +504,14 @@ void mcpaxle_call_options_free(struct mcpaxle_call_options *options);
  * the child inherits only HOME, LOGNAME, PATH, SHELL, TERM and USER from this process, plus
  * `"env"`, so the host's secrets do not leak into every server it starts; true passes the
  * whole environment), `"cwd"`, `"stderr"` ("inherit" | "null" | "tracing"),
- * `"shutdownTimeoutMs"`.
+ * `"shutdownTimeoutMs"`, and `"clientInfo"` (an `Implementation` for its `title`, `icons`,
+ * ...; `name` and `version` are the arguments) and `"oauth"` (as `oauth_json` of
+ * `mcpaxle_client_options_set_oauth` with no `authorize` callback). Durations are whole
+ * milliseconds, at least 1; defaults: requestTimeoutMs 60000, maxRequestTimeoutMs 600000,
+ * probeTimeoutMs 5000, shutdownTimeoutMs 2000, maxInputRounds 8, maxMessageSize 16777216,
+ * cache, resetTimeoutOnProgress and legacyGetStream true. The core reads the object (its
+ * `ClientOptions`: the same names in every binding); unknown members are an error naming the
+ * valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
  * it, so it may be freed or reused after. Thread: any.
@@ -1003,7 +1016,7 @@ enum mcpaxle_result mcpaxle_context_progress(struct mcpaxle_context *ctx,
 /**
  * Ends this request's SSE response stream now and asks the client to reconnect after
  * `retry_ms` milliseconds (SEP-1699 polling: a long operation need not hold a connection
- * open). The request goes on: what it sends afterwards, its completion included, reaches the
+ * open). The request goes on: what it sends afterwards, its reply included, reaches the
  * client when it resumes with `Last-Event-ID`. Only legacy (2025-11-25) Streamable HTTP
  * sessions have resumable streams; elsewhere this does nothing.
  *
@@ -1074,7 +1087,7 @@ enum mcpaxle_result mcpaxle_context_request_state(struct mcpaxle_context *ctx, c
 /**
  * Saves state (any JSON value) for the next round: sealed into the `requestState` of the
  * `InputRequiredResult` this run ends with. To ask for a retry with no input requests at all,
- * set state and complete with `mcpaxle_completion_input_required`.
+ * set state and complete with `mcpaxle_reply_input_required`.
  *
  * Ownership: `state_json` is borrowed. Thread: any, while the call is pending.
  */
@@ -1092,21 +1105,92 @@ void mcpaxle_string_free(char *s);
 
 /**
  * The message of the last failed mcpaxle call on this thread, or "" when the last call
- * succeeded. Every function that returns an `mcpaxle_result` resets it.
+ * succeeded. Every function that returns an `mcpaxle_result` resets it when it returns (the
+ * JSON helpers too).
  *
- * Ownership: the string belongs to the library and stays valid until the next mcpaxle call on
- * this thread; copy it to keep it. Thread: per thread (thread-local). Never NULL.
+ * Ownership: the string belongs to the library and stays valid only until the next mcpaxle
+ * call on this thread that returns an `mcpaxle_result` returns (any such call: a
+ * `mcpaxle_json_*` helper frees it too; passing it as that call's argument is fine). Use it at
+ * once (`fprintf(stderr, "%s\n", mcpaxle_last_error_message())`); to keep it, or to read the
+ * error while calling other functions, take the details with `mcpaxle_last_error()`. Thread:
+ * per thread (thread-local). Never NULL.
  */
 const char *mcpaxle_last_error_message(void);
 
 /**
- * The JSON-RPC error object of the last failed call on this thread, as JSON
- * (`{"code": -32602, "message": "...", "data": ...}`), when the failure came from the protocol
- * (a core error or a peer's error); NULL otherwise.
+ * The details of the last failed mcpaxle call on this thread, or NULL when the last call
+ * succeeded. Does not reset the last error.
  *
- * Ownership and thread: as `mcpaxle_last_error_message`.
+ * ```c
+ * if (mcpaxle_client_call_tool(client, "x", "{}", NULL, &result) != MCPAXLE_OK) {
+ *     mcpaxle_error *err = mcpaxle_last_error();
+ *     char *field = NULL;
+ *     mcpaxle_json_get(mcpaxle_error_data_json(err), "/field", &field); // err stays valid
+ *     fprintf(stderr, "%s (%d): %s\n", mcpaxle_error_kind(err), mcpaxle_error_code(err),
+ *             mcpaxle_error_message(err));
+ *     mcpaxle_string_free(field);
+ *     mcpaxle_error_free(err);
+ * }
+ * ```
+ *
+ * Ownership: the caller owns the result and frees it with `mcpaxle_error_free`; it is a copy,
+ * so it and the strings its accessors return stay valid across any other mcpaxle call, until
+ * that `mcpaxle_error_free`. Thread: per thread (the calling thread's last error); the
+ * result may then be read and freed on any thread.
  */
-const char *mcpaxle_last_error_json(void);
+struct mcpaxle_error *mcpaxle_last_error(void);
+
+/**
+ * Frees error details taken with `mcpaxle_last_error`. NULL is a no-op.
+ *
+ * Ownership: takes back `err`; it and every string its accessors returned are invalid
+ * afterwards. Thread: any; also works in a forked child.
+ */
+void mcpaxle_error_free(struct mcpaxle_error *err);
+
+/**
+ * The result code the failed call returned (`MCPAXLE_ERR_INVALID_PARAMS`); `MCPAXLE_OK` when
+ * `err` is NULL.
+ *
+ * Ownership: `err` is borrowed (NULL or not yet freed). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_error_result(const struct mcpaxle_error *err);
+
+/**
+ * The name of the core's error kind (`"invalid_params"`, `"transport"`, ...; the same names
+ * as the Python and Node bindings' `kind`). The errors of the C API alone (NULL or invalid
+ * arguments, a spent reply handle, use after fork(), a closed object) are `"usage"`; a caught
+ * panic is `"panic"`. "" when `err` is NULL.
+ *
+ * Ownership: a static string, valid for the life of the process; do not free it. `err` is
+ * borrowed. Thread: any.
+ */
+const char *mcpaxle_error_kind(const struct mcpaxle_error *err);
+
+/**
+ * The JSON-RPC code of the error (-32602 for invalid params, a peer's own code for
+ * `MCPAXLE_ERR_REMOTE`, -32603 for the kinds JSON-RPC has no code for); 0 when `err` is NULL.
+ *
+ * Ownership: `err` is borrowed. Thread: any.
+ */
+int32_t mcpaxle_error_code(const struct mcpaxle_error *err);
+
+/**
+ * The error's message; "" when `err` is NULL. Never NULL.
+ *
+ * Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+ * between. Thread: any.
+ */
+const char *mcpaxle_error_message(const struct mcpaxle_error *err);
+
+/**
+ * The JSON-RPC error's `data` as JSON text (`{"requiredCapabilities": {...}}`), ready for
+ * the `mcpaxle_json_*` helpers; NULL when the error has no data or `err` is NULL.
+ *
+ * Ownership: belongs to `err`; valid until `mcpaxle_error_free(err)`, whatever is called in
+ * between (passing it to `mcpaxle_json_get` is safe). Thread: any.
+ */
+const char *mcpaxle_error_data_json(const struct mcpaxle_error *err);
 
 /**
  * The name of a result code ("MCPAXLE_ERR_NULL"), or "MCPAXLE_UNKNOWN_RESULT".
@@ -1127,16 +1211,21 @@ const char *mcpaxle_version(void);
  * whole document) of the JSON document `json`, as JSON text in `*out_json`; NULL (and
  * `MCPAXLE_OK`) when there is no such value.
  *
- * Ownership: the inputs are borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
- * Thread: any.
+ * Ownership: the inputs are borrowed, only for the duration of the call (a string an accessor
+ * of `mcpaxle_error` returned is fine, and stays valid afterwards); `*out_json` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_get(const char *json, const char *pointer, char **out_json);
 
 /**
  * Like `mcpaxle_json_get`, but a string value comes out as its text (unquoted, unescaped);
- * other values come out as JSON text; NULL when there is no such value.
+ * numbers, booleans, arrays and objects come out as JSON text (`42`, `true`); NULL (and
+ * `MCPAXLE_OK`) when there is no such value or it is JSON `null`, so that a null is never
+ * mistaken for the string "null". (`mcpaxle_json_get` tells the two apart: "null" for a null,
+ * NULL for no value.)
  *
- * Ownership and thread: as `mcpaxle_json_get`.
+ * Ownership: the inputs are borrowed (only for the duration of the call); `*out` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_get_string(const char *json, const char *pointer, char **out);
 
@@ -1144,7 +1233,7 @@ enum mcpaxle_result mcpaxle_json_get_string(const char *json, const char *pointe
  * The number of elements (array), members (object) or characters (string) of the value at
  * `pointer`; 0 for other values and when there is no such value.
  *
- * Ownership: the inputs are borrowed. Thread: any.
+ * Ownership: the inputs are borrowed, only for the duration of the call. Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_length(const char *json, const char *pointer, size_t *length);
 
@@ -1152,8 +1241,8 @@ enum mcpaxle_result mcpaxle_json_length(const char *json, const char *pointer, s
  * `text` as a JSON string literal, quotes included (`He said "hi"` becomes
  * `"He said \"hi\""`), to splice into JSON built with printf.
  *
- * Ownership: `text` is borrowed; `*out_json` is the caller's (`mcpaxle_string_free`).
- * Thread: any.
+ * Ownership: `text` is borrowed, only for the duration of the call; `*out_json` is the
+ * caller's (`mcpaxle_string_free`). Thread: any.
  */
 enum mcpaxle_result mcpaxle_json_quote(const char *text, char **out_json);
 
@@ -1191,7 +1280,8 @@ enum mcpaxle_result mcpaxle_server_stop(struct mcpaxle_server *server);
  * stdin closes or `mcpaxle_server_stop`/`mcpaxle_server_free` is called. Blocking.
  *
  * `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
- * "maxOutboundQueue": messages}`. `maxOutboundQueue` (default 1024) bounds the messages owed
+ * "maxOutboundQueue": messages}` (defaults 4194304, 5000, 1024; the core's `StdioOptions`,
+ * unknown members are `MCPAXLE_ERR_INVALID_PARAMS`). `maxOutboundQueue` bounds the messages owed
  * to the client (written but not read yet, plus requests read whose first message is not
  * written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
  * MCP messages is written to stdout: log to stderr.
@@ -1221,9 +1311,10 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `mcpaxle_server_stop`/`mcpaxle_server_free`. Blocking; returns `MCPAXLE_OK` once stopped
  * and drained, `MCPAXLE_ERR_TRANSPORT` when it cannot listen.
  *
- * `options_json` may be NULL or an object with any of `"path"` (the endpoint, default
- * "/mcp"), `"maxBody"` (bytes), `"allowedHosts"` and `"allowedOrigins"` (beyond loopback;
- * "*" allows any origin), `"keepAliveMs"`, `"drainTimeoutMs"`, and `"connections"`: the limits
+ * `options_json` may be NULL or an object (the core's `HttpOptions`) with any of `"path"` (the
+ * endpoint, default "/mcp"), `"maxBody"` (bytes, default 4194304), `"allowedHosts"` and
+ * `"allowedOrigins"` (beyond loopback; "*" allows any origin), `"keepAliveMs"` (default
+ * 15000), `"drainTimeoutMs"` (default 10000), and `"connections"`: the limits
  * of the server's connections, an object with any of `"maxConnections"` (default: three
  * quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
  * is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;
@@ -1232,7 +1323,8 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `"maxHeaderBytes"` (65536), `"http2MaxConcurrentStreams"` (100), `"maxBodyBytesInFlight"`
  * (134217728; past it a body gets 503). Serving raises the process's soft fd limit to the
  * hard one (once). It installs no signal handler: stop it from another thread. The bearer protection set with
- * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint.
+ * `mcpaxle_server_set_bearer_auth` (if any) guards the endpoint; `"auth"` is refused here,
+ * since its verifier is a callback.
  *
  * Ownership: borrows the server for the duration of the call. Thread: as
  * `mcpaxle_server_serve_stdio`.
@@ -1286,21 +1378,25 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * `"enable"` (capabilities advertised before anything is registered: any of `"tools"`,
  * `"resources"`, `"prompts"`, `"logging"`), `"stateSecret"` (a secret from which the key
  * sealing MRTR `requestState` is derived, to share it across instances; default: a random key
- * per process), `"stateTtlMs"`, `"cache"` (per kind of result - `discover`, `tools`,
- * `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
- * "public"|"private"}` hint) and `"legacy"` (how 2025-11-25 clients are served:
- * `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal": N, "maxSessionsPerPeer": N,
- * "idleTimeoutMs": N, "uninitializedTimeoutMs": N, "requestTimeoutMs": N}`; defaults: true,
+ * per process), `"stateTtlMs"` (default 600000), `"cache"` (per kind of result - `discover`,
+ * `tools`, `prompts`, `resources`, `templates`, `read` - a `{"ttlMs": N, "cacheScope":
+ * "public"|"private"}` hint, `cacheScope` default "private"; kinds left out keep ttlMs 0,
+ * public for the lists, private for `read`) and `"legacy"` (how 2025-11-25 clients are served:
+ * `false` for modern only, or `{"enabled": bool, "maxSessions": N, "maxSessionsPerPrincipal":
+ * N, "maxSessionsPerPeer": N, "idleTimeoutMs": N, "uninitializedTimeoutMs": N,
+ * "requestTimeoutMs": N}`; defaults: true,
  * 10000 sessions, 100 per principal, 1000 per peer address without a principal, 30 min idle,
  * 30 s for a session that never went past `initialize`, 5 min for the client to answer a
  * request; a full table or quota ends its least recently used idle session to make room) and
  * `"handlerTimeoutMs"` (the longest one call of any handler may run, default: no limit; the
  * call then fails with an error naming the handler and the limit, an `isError` result for a
- * tool, and a completion arriving later returns `MCPAXLE_ERR_ALREADY_COMPLETED`) and
- * `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` completion,
- * its unexpected failure, shows the client `Internal error in tool "name"` (and the like)
- * instead of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Unknown
- * members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`) and
+ * `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` reply, its
+ * unexpected failure, shows the client `Internal error in tool "name"` (and the like) instead
+ * of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Durations are
+ * whole milliseconds (a timeout at least 1). The core reads the object (its `ServerOptions`:
+ * the same names as Node's options, snake_case in Python); unknown members are an error naming
+ * the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
  * `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -1315,7 +1411,7 @@ enum mcpaxle_result mcpaxle_server_new(const char *name,
  *
  * Every transport serving it stops (blocking `mcpaxle_server_serve_*` calls return, background
  * HTTP servers stop accepting; their handles must still be freed), pending calls are
- * abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_COMPLETED), and
+ * abandoned (their requests fail; completing them returns MCPAXLE_ERR_ALREADY_REPLIED), and
  * **no handler callback runs after this returns**: it waits for the callbacks running on other
  * threads to return (a callback may call it for its own server without deadlock). After this
  * returns, every `user_data` given to this server may be freed.
@@ -1366,7 +1462,8 @@ enum mcpaxle_result mcpaxle_server_remove_tool(struct mcpaxle_server *server,
 /**
  * Adds (or replaces, by URI) a direct resource: `resource_json` is a `Resource` (`uri`,
  * `name`, `mimeType`, ...). `cache_json` (may be NULL) is `{"ttlMs": N, "cacheScope":
- * "public"|"private"}`, the caching hint of its `resources/read` results.
+ * "public"|"private"}` (`cacheScope` default "private"), the caching hint of its
+ * `resources/read` results.
  *
  * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
  */
@@ -1442,7 +1539,7 @@ enum mcpaxle_result mcpaxle_server_remove_prompt(struct mcpaxle_server *server,
                                                  bool *removed);
 
 /**
- * Sets the completion handler (`completion/complete`) of a prompt's arguments or a resource
+ * Sets the reply handler (`completion/complete`) of a prompt's arguments or a resource
  * template's variables. `ref_json` is `{"type": "ref/prompt", "name": "..."}` or
  * `{"type": "ref/resource", "uri": "<uri template>"}`. The callback completes with a
  * `CompleteResult` (`{"completion": {"values": [...]}}`).
@@ -1455,7 +1552,7 @@ enum mcpaxle_result mcpaxle_server_set_completion(struct mcpaxle_server *server,
                                                   void *user_data);
 
 /**
- * Removes a completion handler (`ref_json` as in `mcpaxle_server_set_completion`);
+ * Removes a reply handler (`ref_json` as in `mcpaxle_server_set_completion`);
  * `*removed` (may be NULL) tells whether it existed. Thread: any.
  */
 enum mcpaxle_result mcpaxle_server_remove_completion(struct mcpaxle_server *server,

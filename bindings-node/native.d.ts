@@ -31,11 +31,11 @@ export declare class NativeClient {
   /** Forgets every cached result. */
   clearCache(): void
   /** `server/discover` (built from `initialize` in a legacy session). */
-  discover(): Promise<string>
+  discover(cancel?: CancelToken | undefined | null): Promise<string>
   /** One page of a list: `what` is `tools`, `resources`, `resourceTemplates` or `prompts`. */
-  list(what: string, cursor?: string | undefined | null): Promise<string>
+  list(what: string, cursor?: string | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** Every item of a list, following `nextCursor` (a JSON array). */
-  listAll(what: string): Promise<string>
+  listAll(what: string, cancel?: CancelToken | undefined | null): Promise<string>
   /** `tools/call`. */
   callTool(name: string, argumentsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** `resources/read`. */
@@ -46,14 +46,14 @@ export declare class NativeClient {
    * `completion/complete`: `ref` (`{"type": "ref/prompt", "name"}` or
    * `{"type": "ref/resource", "uri"}`), `argument` (`{"name", "value"}`), optional `context`.
    */
-  complete(refJson: string, argumentJson: string, contextJson?: string | undefined | null): Promise<string>
+  complete(refJson: string, argumentJson: string, contextJson?: string | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** Any request, with the whole pipeline (`_meta`, headers, cache, MRTR, retries). */
   request(method: string, paramsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /**
    * Opens a subscription (`filterJson` a `SubscriptionFilter`); `deliver` receives each batch
    * of notifications as JSON, then the end of the stream.
    */
-  subscribe(filterJson: string, deliver: (json: string) => void): Promise<NativeSubscription>
+  subscribe(filterJson: string, deliver: (json: string) => void, cancel?: CancelToken | undefined | null): Promise<NativeSubscription>
   /** Closes the connection: pending calls fail, a stdio server is shut down. */
   close(): Promise<void>
 }
@@ -75,10 +75,10 @@ export declare class NativeServer {
   /** Builds a server. */
   constructor(config: ServerConfig)
   /**
-   * Adds or replaces a tool (`definitionJson` a `Tool`; `timeoutMs` its own handler
-   * timeout, overriding the server's).
+   * Adds or replaces a tool (`definitionJson` a `Tool`; `optionsJson` the core's
+   * `ToolOptions`, e.g. `{"timeoutMs": 5000}`, its own handler timeout).
    */
-  addTool(definitionJson: string, timeoutMs: number | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
   /** Removes a tool; whether it existed. */
   removeTool(name: string): boolean
   /**
@@ -177,93 +177,37 @@ export declare class RequestCtx {
  */
 export declare function applySchemaDefaults(requestedSchemaJson: string, contentJson?: string | undefined | null): string
 
-/** How the HTTP endpoint is protected (the core's [`BearerAuth`]). */
-export interface AuthConfig {
-  /** The canonical URL of this MCP server: the metadata's `resource`, the tokens' audience. */
-  resource: string
-  /** The issuers of the authorization servers that issue tokens for it. */
-  authorizationServers: Array<string>
-  /** The metadata's `scopes_supported` (default: `requiredScopes`, when any). */
-  scopesSupported?: Array<string>
-  /** Scopes every request needs. */
-  requiredScopes?: Array<string>
-  /** Scopes a `tools/call` of a given tool needs besides the required ones. */
-  toolScopes?: Record<string, Array<string>>
-  /**
-   * `(token) => Promise<envelope>` whose `ok` is `{subject, scopes}`, or `null` for an
-   * invalid token; an `error` envelope (the user's function failed) answers `503`.
-   */
-  verify: (token: string) => Promise<string>
-}
-
 /** Options of one call. */
 export interface CallConfig {
-  /** Timeout of each round trip of this call, in milliseconds. */
-  timeoutMs?: number
-  /** Extra `_meta` members as JSON. */
-  metaJson?: string
-  /** Skip the cache for this call. */
-  bypassCache?: boolean
-  /** The log level asked of the server for this call. */
-  logLevel?: string
+  /**
+   * The data options as JSON: the core's `CallOptions` (`timeoutMs`, `meta`, `logLevel`,
+   * `bypassCache`).
+   */
+  optionsJson?: string
 }
 
 /**
- * How a client is configured (the JavaScript layer fills it from `connectHttp` /
- * `connectStdio` options).
+ * How a client is configured: the JavaScript layer sends the data options of `connectHttp` /
+ * `connectStdio` as JSON (the core reads them: [`ClientOptions`]) and the callbacks beside.
  */
 export interface ClientConfig {
-  /** `clientInfo` as JSON (`name`, `version`, optional `title`, …). */
-  clientInfoJson?: string
-  /** Protocol revisions the client may speak, most preferred first. */
-  protocolVersions?: Array<string>
-  /** Per-request timeout in milliseconds (default 60 000). */
-  timeoutMs?: number
-  /** The longest a request may take however much progress it reports (default 600 000). */
-  maxTimeoutMs?: number
-  /** Whether a progress notification restarts the timeout (default true). */
-  resetTimeoutOnProgress?: boolean
-  /** stdio: how long the `server/discover` probe waits before assuming a legacy server. */
-  probeTimeoutMs?: number
-  /** Whether results are cached per their `ttlMs` / `cacheScope` (default true). */
-  cache?: boolean
-  /** HTTP headers sent with every request. */
-  headers?: Record<string, string>
-  /** Declared capabilities as JSON; default: one per handled input kind. */
-  capabilitiesJson?: string
+  /**
+   * The data options as JSON: the core's `ClientOptions` (`clientInfo`, `requestTimeoutMs`,
+   * `oauth`, ...), camelCase names, durations in milliseconds.
+   */
+  optionsJson: string
   /** The input kinds (`elicitation`, `sampling`, `roots`) answered by `on_input`. */
   inputKinds?: Array<string>
   /** Answers the server's input requests: `(kind, paramsJson) => Promise<envelope>`. */
   onInput?: (kind: string, paramsJson: string) => Promise<string>
   /** Receives log messages not tied to a call (`notifications/message` params as JSON). */
   onLog?: (json: string) => void
-  /** The log level asked of the server. */
-  logLevel?: string
-  /** How many MRTR rounds one call may take (default 8). */
-  maxInputRounds?: number
-  /** Legacy HTTP sessions: whether to open the GET stream (default true). */
-  legacyGetStream?: boolean
-  /** The largest message accepted from the server, in bytes. */
-  maxMessageSize?: number
-  /** stdio: environment variables given to the server, on top of the few it inherits. */
-  env?: Record<string, string>
   /**
-   * stdio: whether the server inherits this process's whole environment (default false:
-   * only HOME, LOGNAME, PATH, SHELL, TERM and USER, plus `env`, so the host's secrets do not
-   * leak into every server it starts).
+   * OAuth's user-agent step (with the `oauth` option): `(authorizationUrl) =>
+   * Promise<envelope>` whose `ok` is the URL the authorization server redirected to. None:
+   * the authorization URL is fetched and its redirect followed, without a user.
    */
-  inheritEnv?: boolean
-  /** stdio: the server's working directory. */
-  cwd?: string
-  /** stdio: `"inherit"` (default) or `"ignore"` for the server's standard error. */
-  stderr?: string
-  /** stdio: how long `close()` waits after closing stdin, and after SIGTERM. */
-  shutdownTimeoutMs?: number
-  /**
-   * HTTP: OAuth 2.1 authorization, used when the server answers `401` or `403
-   * insufficient_scope`.
-   */
-  oauth?: OAuthConfig
+  authorize?: (authorizationUrl: string) => Promise<string>
 }
 
 /** Connects to a Streamable HTTP endpoint. */
@@ -272,52 +216,46 @@ export declare function connectHttp(url: string, config: ClientConfig): Promise<
 /** Spawns a server and connects to it over stdio. */
 export declare function connectStdio(command: string, args: Array<string>, config: ClientConfig): Promise<NativeClient>
 
-/** How the HTTP transport is configured. */
-export interface HttpConfig {
-  /** The MCP endpoint path (default `/mcp`). */
-  path?: string
-  /** Host header values accepted besides the loopback names. */
-  allowedHosts?: Array<string>
-  /** Origins accepted besides loopback ones (`"*"` for any). */
-  allowedOrigins?: Array<string>
-  /** The largest request body accepted, in bytes. */
-  maxBody?: number
-  /** How long `close()` waits for requests in flight, in milliseconds. */
-  drainTimeoutMs?: number
-  /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
-  auth?: AuthConfig
-  /**
-   * The connection limits as JSON (the core's `ConnectionLimits`: `maxConnections`,
-   * `headerReadTimeoutMs`, `bodyReadTimeoutMs`, `idleTimeoutMs`, `http2KeepAliveIntervalMs`,
-   * `http2KeepAliveTimeoutMs`, `maxHeaderBytes`, `http2MaxConcurrentStreams`,
-   * `maxBodyBytesInFlight`); the core's defaults by default.
-   */
-  connectionsJson?: string
+/** One kind of the core's errors, as `errorKinds()` lists it. */
+export interface ErrorKindInfo {
+  /** The kind's stable name (`"invalid_params"`): an `McpError`'s `kind`. */
+  name: string
+  /** The JSON-RPC code errors of this kind are sent with: an `McpError`'s default `code`. */
+  code: number
 }
 
-/** How a client obtains access tokens (the core's [`OAuthOptions`]). */
-export interface OAuthConfig {
-  /** Where the authorization server sends the user back. */
-  redirectUri: string
+/**
+ * Every kind of the core's errors, in the core's order: what `lib/errors.js` builds
+ * `ErrorKind` and the default codes from.
+ */
+export declare function errorKinds(): Array<ErrorKindInfo>
+
+/** How the HTTP transport is configured. */
+export interface HttpConfig {
   /**
-   * The user-agent step: `(authorizationUrl) => Promise<envelope>` whose `ok` is the URL the
-   * authorization server redirected to. None: the authorization URL is fetched and its
-   * redirect followed, without a user ([`OAuthOptions::without_user`]).
+   * The options as JSON: the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+   * `allowedOrigins`, `keepAliveMs`, `drainTimeoutMs`, `auth` without its `verify`,
+   * `connections`).
    */
-  authorize?: (authorizationUrl: string) => Promise<string>
-  /** Pre-registered `client_id`. */
-  clientId?: string
-  /** Pre-registered `client_secret` (with `client_id`). */
-  clientSecret?: string
-  /** The issuer the pre-registered credentials belong to (with `client_id`). */
-  issuer?: string
-  /** The HTTPS URL of this client's Client ID Metadata Document. */
-  clientMetadataUrl?: string
-  /** `client_name` in Dynamic Client Registration (default: the client's name). */
-  clientName?: string
-  /** How many authorization flows one request may trigger (default 3). */
-  maxAuthorizations?: number
+  optionsJson?: string
+  /**
+   * The token verifier of `auth` (required with it): `(token) => Promise<envelope>` whose
+   * `ok` is `{subject, scopes}`, or `null` for an invalid token.
+   */
+  verify?: (token: string) => Promise<string>
 }
+
+/**
+ * A valid value for every option of [`options_schema`], by the same areas, as JSON (for tests
+ * that hand every option of the core to the JavaScript API).
+ */
+export declare function optionsExamples(): string
+
+/**
+ * The core's option names per options struct, as JSON (`{"server": ["title", ...], ...}`):
+ * what the JavaScript options take, by the same names.
+ */
+export declare function optionsSchema(): string
 
 /** How a server is configured. */
 export interface ServerConfig {
@@ -325,56 +263,20 @@ export interface ServerConfig {
   name: string
   /** `serverInfo.version`. */
   version: string
-  /** `serverInfo.title`. */
-  title?: string
-  /** The instructions `server/discover` and `initialize` return. */
-  instructions?: string
-  /** Items per page of every list (default 100). */
-  pageSize?: number
-  /** Advertise the (deprecated) logging capability. */
-  enableLogging?: boolean
-  /** A secret the MRTR `requestState` key is derived from (share it across instances). */
-  stateSecret?: string
-  /** How long a sealed `requestState` stays valid, in milliseconds. */
-  stateTtlMs?: number
-  /** Whether legacy (2025-11-25) clients are served (default true). */
-  legacy?: boolean
-  /** The most legacy sessions open at once on one HTTP endpoint (default 10000). */
-  legacyMaxSessions?: number
-  /** The most legacy sessions one principal holds at once (default 100). */
-  legacyMaxSessionsPerPrincipal?: number
-  /** Without a principal: the most legacy sessions per peer address, IPv4 or IPv6 /64 (default 1000). */
-  legacyMaxSessionsPerPeer?: number
-  /** A legacy session idle this long ends, in milliseconds (default 1800000, 30 min). */
-  legacyIdleTimeoutMs?: number
-  /** A legacy session that never went past `initialize` ends after this, in milliseconds (default 30000). */
-  legacyUninitializedTimeoutMs?: number
-  /** How long a request to a legacy client waits for its answer, in milliseconds (default 300000). */
-  legacyRequestTimeoutMs?: number
   /**
-   * Caching hints of the cacheable results as JSON: `{"tools": {"ttlMs", "cacheScope"}, …}`
-   * for `discover`, `tools`, `prompts`, `resources`, `templates` and `read`.
+   * The other options as JSON: the core's `ServerOptions` (`title`, `instructions`,
+   * `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`, `maskErrorDetails`, ...).
    */
-  cacheJson?: string
-  /**
-   * The longest one call of any handler may run, in milliseconds (default: no limit); the
-   * call then fails with an error naming the handler and the limit.
-   */
-  handlerTimeoutMs?: number
-  /**
-   * Whether a handler's unexpected exception (a thrown value that is not an `McpError`)
-   * shows the client a generic text instead of its message (default false).
-   */
-  maskErrorDetails?: boolean
+  optionsJson?: string
 }
 
 /** How the stdio transport is configured. */
 export interface StdioConfig {
   /**
-   * The most messages waiting to be written before the server stops reading stdin (the
-   * core's `StdioOptions::max_outbound_queue`, default 1024).
+   * The options as JSON: the core's `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`,
+   * `maxOutboundQueue`).
    */
-  maxOutboundQueue?: number
+  optionsJson?: string
 }
 
 /** The protocol revisions the client speaks, most preferred first. */

@@ -190,7 +190,7 @@ function wrap(handler, call) {
       const input = JSON.parse(inputJson)
       return okEnvelope(tagged(await call(handler, input, ctx)))
     } catch (e) {
-      return errorEnvelope(e, ErrorCode.INTERNAL)
+      return errorEnvelope(e, ErrorKind.INTERNAL)
     }
   }
 }

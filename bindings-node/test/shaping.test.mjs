@@ -111,7 +111,7 @@ test('a thrown error shows its message unless maskErrorDetails; ToolError and Mc
         throw new TypeError('bad prompt')
       })
       .prompt({ name: 'explicit' }, async () => {
-        throw new mcpaxle.McpError('INTERNAL', 'meant to say this')
+        throw new mcpaxle.McpError(mcpaxle.ErrorKind.INTERNAL, 'meant to say this')
       })
     const handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
     const client = await Client.connectHttp(handle.url)
@@ -121,7 +121,7 @@ test('a thrown error shows its message unless maskErrorDetails; ToolError and Mc
       assert.equal(r.content[0].text, mask ? 'Internal error in tool "broken"' : 'the file is missing')
       assert.equal((await client.request('tools/call', { name: 'refuses' })).content[0].text, 'no such city')
       await assert.rejects(client.request('prompts/get', { name: 'p' }), (e) => {
-        assert.equal(e.rpcCode, -32603)
+        assert.equal(e.code, -32603)
         assert.equal(e.message, mask ? 'Internal error in prompt "p"' : 'bad prompt')
         return true
       })

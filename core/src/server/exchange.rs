@@ -3,6 +3,7 @@
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
 use crate::jsonrpc::{Notification, Request, Response};
+use crate::schema::LoggingLevel;
 use futures_util::Stream;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -130,8 +131,13 @@ impl Stream for Exchange {
 /// were dropped, so a handler logging in a loop cannot grow the queue either, and the loss is
 /// not silent.
 pub(crate) fn outgoing_channel() -> (OutgoingTx, OutgoingRx) {
-    let chan =
-        Arc::new(Mutex::new(Chan { queue: VecDeque::new(), waker: None, receiver_gone: false, dropped_logs: 0 }));
+    let chan = Arc::new(Mutex::new(Chan {
+        queue: VecDeque::new(),
+        waker: None,
+        receiver_gone: false,
+        dropped_logs: 0,
+        dropped_level: LoggingLevel::Warning,
+    }));
     (OutgoingTx { chan: chan.clone() }, OutgoingRx { chan })
 }
 
@@ -151,6 +157,9 @@ struct Chan {
     receiver_gone: bool,
     /// Log messages dropped since the warning that counts them was last sent.
     dropped_logs: u64,
+    /// The most severe level among them (the warning is sent at least at that level, so a
+    /// client that asked for `error` and up still hears of dropped errors).
+    dropped_level: LoggingLevel,
 }
 
 impl Chan {
@@ -159,14 +168,16 @@ impl Chan {
     fn sent(&mut self, o: Option<&Outgoing>) {
         if o.is_some_and(is_dropped_logs_warning) {
             self.dropped_logs = 0;
+            self.dropped_level = LoggingLevel::Warning;
         }
     }
 
     /// Counts a dropped log message in the warning at the end of the queue (added if the last
     /// message is not that warning yet).
-    fn drop_log(&mut self) {
+    fn drop_log(&mut self, dropped: &Outgoing) {
         self.dropped_logs += 1;
-        let warning = dropped_logs_warning(self.dropped_logs);
+        self.dropped_level = self.dropped_level.max(log_level(dropped));
+        let warning = dropped_logs_warning(self.dropped_logs, self.dropped_level);
         match self.queue.back_mut() {
             Some(last) if is_dropped_logs_warning(last) => *last = warning,
             _ => self.queue.push_back(warning),
@@ -174,12 +185,27 @@ impl Chan {
     }
 }
 
-fn dropped_logs_warning(count: u64) -> Outgoing {
+/// The warning that stands for `count` dropped log messages, at `level` (warning, or the most
+/// severe of them when that is higher: what passed the client's `logging/setLevel` filter).
+fn dropped_logs_warning(count: u64, level: LoggingLevel) -> Outgoing {
     let data = format!("{count} log message(s) of this request were dropped: the client did not read them in time");
     Outgoing::Notification(Notification::new(
         "notifications/message",
-        Some(serde_json::json!({ "level": "warning", "logger": DROPPED_LOGS_LOGGER, "data": data })),
+        Some(serde_json::json!({ "level": level, "logger": DROPPED_LOGS_LOGGER, "data": data })),
     ))
+}
+
+/// The level of a log message (debug when it has none that parses).
+fn log_level(o: &Outgoing) -> LoggingLevel {
+    match o {
+        Outgoing::Notification(n) => n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("level"))
+            .and_then(|l| serde_json::from_value(l.clone()).ok())
+            .unwrap_or(LoggingLevel::Debug),
+        _ => LoggingLevel::Debug,
+    }
 }
 
 fn is_log(o: &Outgoing) -> bool {
@@ -230,7 +256,7 @@ impl OutgoingTx {
             }
         }
         if c.queue.len() >= MAX_UNREAD_LOGS && is_log(&o) {
-            c.drop_log();
+            c.drop_log(&o);
             return Ok(());
         }
         c.queue.push_back(o);
@@ -354,7 +380,7 @@ mod tests {
             got.push(o);
         }
         assert_eq!(got[..MAX_UNREAD_LOGS], (0..MAX_UNREAD_LOGS as u64).map(log).collect::<Vec<_>>()[..]);
-        assert_eq!(got[MAX_UNREAD_LOGS], dropped_logs_warning(100_000 - MAX_UNREAD_LOGS as u64));
+        assert_eq!(got[MAX_UNREAD_LOGS], dropped_logs_warning(100_000 - MAX_UNREAD_LOGS as u64, LoggingLevel::Warning));
         // Read: logs are queued again, and a later drop starts its own count.
         tx.send(log(7)).unwrap();
         assert_eq!(rx.try_recv(), Some(log(7)));
@@ -362,12 +388,31 @@ mod tests {
             tx.send(log(n)).unwrap();
         }
         let last = std::iter::from_fn(|| rx.try_recv()).last();
-        assert_eq!(last, Some(dropped_logs_warning(3)));
+        assert_eq!(last, Some(dropped_logs_warning(3, LoggingLevel::Warning)));
         // Other messages are not dropped: a response-bound request still gets through.
         for n in 0..MAX_UNREAD_LOGS as u64 {
             tx.send(log(n)).unwrap();
         }
         tx.send(progress(1, 1)).unwrap();
         assert_eq!(std::iter::from_fn(|| rx.try_recv()).last(), Some(progress(1, 1)));
+    }
+
+    #[test]
+    fn the_warning_is_as_severe_as_the_most_severe_dropped_message() {
+        // A client that asked for `error` and up gets only errors: the warning standing for
+        // dropped ones must pass the same filter.
+        let error = |n: u64| {
+            Outgoing::Notification(Notification::new(
+                "notifications/message",
+                Some(json!({ "level": "error", "data": n })),
+            ))
+        };
+        let (tx, mut rx) = outgoing_channel();
+        for n in 0..MAX_UNREAD_LOGS as u64 + 2 {
+            tx.send(if n == MAX_UNREAD_LOGS as u64 { log(n) } else { error(n) }).unwrap();
+        }
+        let last = std::iter::from_fn(|| rx.try_recv()).last();
+        assert_eq!(last, Some(dropped_logs_warning(2, LoggingLevel::Error)));
+        assert_eq!(log_level(&last.unwrap()), LoggingLevel::Error);
     }
 }

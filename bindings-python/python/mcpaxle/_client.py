@@ -29,6 +29,7 @@ import inspect
 from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Literal, Mapping, Sequence
 
 from . import _bridge, _native
+from ._durations import ms_options
 from ._oauth import OAuth
 from .errors import UsageError
 from .types import (
@@ -68,13 +69,6 @@ def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
         return result
 
     return invoke
-
-
-def _ms(v: int | datetime.timedelta) -> int:
-    """A duration option: milliseconds as they are, a ``timedelta`` in milliseconds."""
-    if isinstance(v, datetime.timedelta):
-        return int(v / datetime.timedelta(milliseconds=1))
-    return v
 
 
 def _progress(fn: Callable[[ProgressNotificationParams], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
@@ -124,7 +118,7 @@ class Client:
         """The native options: the core's client options by their Python names (``*_ms``
         durations as milliseconds or ``timedelta``, ``None`` left out: the core's default),
         beside the input handlers."""
-        o = {k: (_ms(v) if k.endswith("_ms") else v) for k, v in options.items() if v is not None}
+        o = ms_options(options)
         for key in ("headers", "env"):
             if key in o:
                 o[key] = dict(o[key])

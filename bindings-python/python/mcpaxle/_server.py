@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal, TypeVar
 
 from . import _bridge, _native
 from ._auth import BearerAuth
+from ._durations import ms, ms_options, positive_ms
 from ._handlers import Pool, binder, make_invoker
 from ._schema import output_schema, params_of, type_hints
 from ._watchdog import Watchdog
@@ -104,28 +105,7 @@ class ConnectionLimits:
     max_body_bytes_in_flight: int | None = None
 
     def _native(self) -> dict[str, Any]:
-        return _ms_options(dataclasses.asdict(self))
-
-
-def _ms(v: int | datetime.timedelta | None) -> int | None:
-    """A duration option: milliseconds as they are, a ``timedelta`` in milliseconds."""
-    if isinstance(v, datetime.timedelta):
-        return int(v / datetime.timedelta(milliseconds=1))
-    return v
-
-
-def _ms_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with each ``*_ms`` value that is a ``timedelta`` in milliseconds and the
-    ``None`` values left out (the core's defaults)."""
-    return {k: (_ms(v) if k.endswith("_ms") else v) for k, v in options.items() if v is not None}
-
-
-def _positive_ms(v: int | datetime.timedelta | None, what: str) -> int | None:
-    """A timeout in milliseconds (or a timedelta), at least 1 ms."""
-    ms = _ms(v)
-    if ms is not None and ms <= 0:
-        raise UsageError(f"{what} must be a positive number of milliseconds (or None for no limit), not {v!r}")
-    return ms
+        return ms_options(dataclasses.asdict(self))
 
 
 _ANNOTATIONS = {
@@ -259,12 +239,12 @@ class Server:
             "title": title,
             "instructions": instructions,
             "cache": _cache(cache),
-            "state_ttl_ms": _ms(state_ttl_ms),
+            "state_ttl_ms": ms(state_ttl_ms),
             "page_size": page_size,
             "server_info_in_results": server_info_in_results,
             "enable": None if enable is None else list(enable),
-            "legacy": legacy if isinstance(legacy, bool) else _ms_options(legacy),
-            "handler_timeout_ms": _positive_ms(handler_timeout_ms, "handler_timeout_ms"),
+            "legacy": legacy if isinstance(legacy, bool) else ms_options(legacy),
+            "handler_timeout_ms": positive_ms(handler_timeout_ms, "handler_timeout_ms"),
             "mask_error_details": mask_error_details,
         }
         self._native = _native.Server(name, version, options, key)
@@ -274,7 +254,7 @@ class Server:
             self._pool = Pool(max_workers, max_abandoned_threads)
         except ValueError as e:
             raise UsageError(str(e)) from None
-        block = _ms(loop_block_warning_ms)
+        block = ms(loop_block_warning_ms)
         self._block_warning = None if block is None else block / 1000
         self._watchdog: Watchdog | None = None
         self._tools: dict[str, dict[str, Any]] = {}
@@ -363,7 +343,7 @@ class Server:
             params = dataclasses.replace(params, var_kw=True, converters={})
 
         invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool)
-        self._native.add_tool(definition, invoke, {"timeout_ms": _positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}")})
+        self._native.add_tool(definition, invoke, {"timeout_ms": positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}")})
         self._tools[tool_name] = definition
         return definition
 
@@ -668,8 +648,8 @@ class Server:
             "allowed_hosts": allowed_hosts,
             "allowed_origins": allowed_origins,
             "max_body": max_body,
-            "keep_alive_ms": _ms(keep_alive_ms),
-            "drain_timeout_ms": _ms(drain_timeout_ms),
+            "keep_alive_ms": ms(keep_alive_ms),
+            "drain_timeout_ms": ms(drain_timeout_ms),
             "auth": auth._native(self._pool) if auth is not None else None,
             "connections": connections._native() if connections is not None else None,
         }
@@ -715,7 +695,7 @@ class Server:
                     sys.stdout.flush()
                 except Exception:
                     pass
-            options = _ms_options({"drain_timeout_ms": drain_timeout_ms, "max_outbound_queue": max_outbound_queue, "max_message_size": max_message_size})
+            options = ms_options({"drain_timeout_ms": drain_timeout_ms, "max_outbound_queue": max_outbound_queue, "max_message_size": max_message_size})
             native = self._native.start_stdio(redirect_stdout, options)
         except BaseException:
             self._release(loop)

@@ -10,10 +10,9 @@ use crate::server::context::RequestContext;
 use crate::server::shaping::Returned;
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::Pin;
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed, sendable future (futures' own alias, which the core's context uses too).
+pub use futures_util::future::BoxFuture;
 
 /// Runs a tool. `arguments` is the call's `arguments` object (`{}` when the call had none),
 /// already validated against the tool's `inputSchema`.

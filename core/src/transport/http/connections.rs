@@ -68,17 +68,17 @@ pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers (default 10 s; JSON
     /// `headerReadTimeoutMs`): from the connect for a connection's first request, from its
     /// first byte for the next ones. Past it the connection is closed.
-    #[serde(rename = "headerReadTimeoutMs", alias = "header_read_timeout_ms", deserialize_with = "millis")]
+    #[serde(rename = "headerReadTimeoutMs", alias = "header_read_timeout_ms", with = "crate::options::ms")]
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request's body once its headers are in (default
     /// 30 s; JSON `bodyReadTimeoutMs`). Past it the request is answered `408` with a JSON-RPC
     /// error and the connection is closed.
-    #[serde(rename = "bodyReadTimeoutMs", alias = "body_read_timeout_ms", deserialize_with = "millis")]
+    #[serde(rename = "bodyReadTimeoutMs", alias = "body_read_timeout_ms", with = "crate::options::ms")]
     pub body_read_timeout: Duration,
     /// How long a keep-alive connection may wait for its next request (default 60 s; JSON
     /// `idleTimeoutMs`). Busy connections (a handler running, a response stream open, a listen
     /// stream with its keep-alives) are never idle.
-    #[serde(rename = "idleTimeoutMs", alias = "idle_timeout_ms", deserialize_with = "millis")]
+    #[serde(rename = "idleTimeoutMs", alias = "idle_timeout_ms", with = "crate::options::ms")]
     pub idle_timeout: Duration,
     /// The interval of HTTP/2 PING frames on an HTTP/2 connection (default 30 s; JSON
     /// `http2KeepAliveIntervalMs`, `0` for none): a peer that has gone away is noticed even
@@ -91,7 +91,7 @@ pub struct ConnectionLimits {
     pub http2_keep_alive_interval: Option<Duration>,
     /// How long an HTTP/2 PING may go unanswered before the connection is closed (default
     /// 20 s; JSON `http2KeepAliveTimeoutMs`).
-    #[serde(rename = "http2KeepAliveTimeoutMs", alias = "http2_keep_alive_timeout_ms", deserialize_with = "millis")]
+    #[serde(rename = "http2KeepAliveTimeoutMs", alias = "http2_keep_alive_timeout_ms", with = "crate::options::ms")]
     pub http2_keep_alive_timeout: Duration,
     /// The most bytes of request headers (default 64 KiB, at least 8 KiB; JSON
     /// `maxHeaderBytes`): the HTTP/1.1 read buffer and the HTTP/2 header list. Larger headers
@@ -190,10 +190,6 @@ impl ConnectionLimits {
             .max_header_list_size(u32::try_from(self.max_header_bytes).unwrap_or(u32::MAX));
         builder
     }
-}
-
-fn millis<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
-    u64::deserialize(d).map(Duration::from_millis)
 }
 
 fn optional_millis<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {

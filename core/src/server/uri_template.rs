@@ -25,6 +25,9 @@
 //! - Trailing `{?…}`/`{&…}` expressions form one query section whose parameters may come in
 //!   any order and may be absent; a parameter the template does not name makes the URI not
 //!   match, unless an exploded variable is there to collect it.
+//! - A variable named by several expressions (`{x}/{x:3}`, `{/id}{?id}`) is defined in all of
+//!   them or in none, with the same value in each (or, under a `:N` prefix modifier, the
+//!   start of it): other splits are tried until one agrees.
 //! - A URI longer than [`MAX_URI_LENGTH`] never matches, and the search gives up (no match)
 //!   after a fixed amount of work, so adversarial input cannot make matching slow.
 
@@ -348,23 +351,46 @@ impl UriTemplate {
         if uri.len() > MAX_URI_LENGTH {
             return None;
         }
-        let mut matcher =
-            Matcher { parts: &self.parts, uri, failed: HashSet::new(), budget: MATCH_BUDGET, found: Vec::new() };
+        let mut matcher = Matcher {
+            parts: &self.parts,
+            uri,
+            failed: HashSet::new(),
+            budget: MATCH_BUDGET,
+            repeated: self.repeated_variables(),
+            bound: Vec::new(),
+        };
         if !matcher.run(0, 0) {
             return None;
         }
         let mut vars = Map::new();
-        // `found` holds the expressions' values from the last one to the first.
-        for (name, value) in matcher.found.into_iter().rev().flatten() {
-            match vars.get(&name) {
-                Some(existing) if *existing != value => return None,
-                Some(_) => {}
-                None => {
-                    vars.insert(name, value);
+        // A variable named twice has consistent bindings (the search checked): its value is
+        // the one no prefix modifier cut, else the longest prefix.
+        for binding in &matcher.bound {
+            let Some(value) = &binding.value else { continue };
+            let better = match (vars.get(binding.name), value) {
+                (None, _) => true,
+                (Some(Value::String(held)), Value::String(text)) => {
+                    binding.whole() || text.chars().count() > held.chars().count()
                 }
+                // A list of one, read by an exploded expression, was that string.
+                (Some(Value::Array(_)), Value::String(_)) => true,
+                _ => false,
+            };
+            if better {
+                vars.insert(binding.name.to_owned(), value.clone());
             }
         }
         Some(vars)
+    }
+
+    /// The names that more than one variable specification of the template uses.
+    fn repeated_variables(&self) -> HashSet<&str> {
+        let mut seen = HashSet::new();
+        self.expressions()
+            .flat_map(|e| &e.vars)
+            .filter(|v| !seen.insert(v.name.as_str()))
+            .map(|v| v.name.as_str())
+            .collect()
     }
 }
 
@@ -611,17 +637,67 @@ fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (us
     (strict, lenient)
 }
 
-/// A backtracking search over the template's parts that remembers failed (part, position)
-/// pairs and spends from a fixed budget, so its work is bounded whatever the input.
+/// What one variable specification matched: its value, or `None` when it expanded to nothing
+/// (undefined), and the prefix length it was cut to, if any.
+struct Binding<'a> {
+    name: &'a str,
+    value: Option<Value>,
+    prefix: Option<usize>,
+}
+
+impl Binding<'_> {
+    /// Whether the value is the variable's whole value: no prefix modifier, or one longer than
+    /// the text it kept.
+    fn whole(&self) -> bool {
+        match (self.prefix, &self.value) {
+            (Some(max), Some(Value::String(text))) => text.chars().count() < max,
+            _ => true,
+        }
+    }
+
+    /// Whether one variable could have expanded to both: defined in both or in neither, and
+    /// with values that agree where a prefix modifier cut one of them.
+    fn agrees_with(&self, other: &Binding<'_>) -> bool {
+        let (a, b) = match (&self.value, &other.value) {
+            (None, None) => return true,
+            (Some(a), Some(b)) => match (text_of(a), text_of(b)) {
+                (Some(a), Some(b)) => (a, b),
+                _ => return a == b,
+            },
+            _ => return false,
+        };
+        let (short, long, short_whole) =
+            if a.chars().count() <= b.chars().count() { (a, b, self.whole()) } else { (b, a, other.whole()) };
+        if short_whole { a == b } else { long.starts_with(short) }
+    }
+}
+
+/// The text of a string, or of a list of one string: an exploded expression reads a string
+/// (`{/x*}` with x = "a" expands like ["a"]) as such a list.
+fn text_of(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(text) => Some(text),
+        Value::Array(items) if items.len() == 1 => items[0].as_str(),
+        _ => None,
+    }
+}
+
+/// A backtracking search over the template's parts that spends from a fixed budget, so its work
+/// is bounded whatever the input. Without repeated variables, what follows a part depends only
+/// on the position, so failed (part, position) pairs are remembered; with them, the variables
+/// bound so far decide too, and every expression naming one must agree with the earlier ones.
 struct Matcher<'a> {
     parts: &'a [Part],
     uri: &'a str,
     failed: HashSet<(usize, usize)>,
     budget: usize,
-    found: Vec<Vec<(String, Value)>>,
+    /// The variables more than one specification names (usually none).
+    repeated: HashSet<&'a str>,
+    /// What the specifications matched so far, in template order.
+    bound: Vec<Binding<'a>>,
 }
 
-impl Matcher<'_> {
+impl<'a> Matcher<'a> {
     fn charge(&mut self, cost: usize) -> bool {
         match self.budget.checked_sub(cost) {
             Some(left) => {
@@ -640,7 +716,8 @@ impl Matcher<'_> {
         let Some(part) = parts.get(index) else {
             return pos == self.uri.len();
         };
-        if self.budget == 0 || self.failed.contains(&(index, pos)) {
+        let remembered = self.repeated.is_empty();
+        if self.budget == 0 || (remembered && self.failed.contains(&(index, pos))) {
             return false;
         }
         let matched = match part {
@@ -652,22 +729,41 @@ impl Matcher<'_> {
             Part::Query(section) => {
                 self.charge(self.uri.len() - pos)
                     && match extract_query(section, &self.uri[pos..]) {
-                        Some(values) => {
-                            self.found.push(values);
-                            true
-                        }
+                        Some(values) => self.bind(section.iter().flat_map(|e| &e.vars), values),
                         None => false,
                     }
             }
             Part::Expression(expression) => self.run_expression(index, expression, pos),
         };
-        if !matched {
+        if !matched && remembered {
             self.failed.insert((index, pos));
         }
         matched
     }
 
-    fn run_expression(&mut self, index: usize, expression: &Expression, pos: usize) -> bool {
+    /// Binds `values` (one per specification of `vars`), or, when a repeated variable disagrees
+    /// with an earlier binding, binds nothing and answers false.
+    fn bind(&mut self, vars: impl Iterator<Item = &'a VarSpec>, values: Vec<Option<Value>>) -> bool {
+        let mark = self.bound.len();
+        for (var, value) in vars.zip(values) {
+            let prefix = match var.modifier {
+                Modifier::Prefix(max) => Some(max),
+                _ => None,
+            };
+            let binding = Binding { name: &var.name, value, prefix };
+            if self.repeated.contains(binding.name) {
+                let agrees = self.bound.iter().filter(|b| b.name == binding.name).all(|b| b.agrees_with(&binding));
+                if !self.charge(self.bound.len()) || !agrees {
+                    self.bound.truncate(mark);
+                    return false;
+                }
+            }
+            self.bound.push(binding);
+        }
+        true
+    }
+
+    fn run_expression(&mut self, index: usize, expression: &'a Expression, pos: usize) -> bool {
         let uri = self.uri;
         let bytes = uri.as_bytes();
         let op = expression.operator;
@@ -710,20 +806,24 @@ impl Matcher<'_> {
             let Some(values) = extract_expression(expression, &uri[pos..end]) else {
                 continue;
             };
+            let mark = self.bound.len();
+            if !self.bind(expression.vars.iter(), values) {
+                continue;
+            }
             if self.run(index + 1, end) {
-                self.found.push(values);
                 return true;
             }
+            self.bound.truncate(mark);
         }
         false
     }
 }
 
-/// The variables of one expression from the text it matched.
-fn extract_expression(expression: &Expression, region: &str) -> Option<Vec<(String, Value)>> {
+/// The values of one expression's variables (`None`: undefined) from the text it matched.
+fn extract_expression(expression: &Expression, region: &str) -> Option<Vec<Option<Value>>> {
     let op = expression.operator;
     let body = match op.prefix() {
-        Some(_) if region.is_empty() => return Some(Vec::new()),
+        Some(_) if region.is_empty() => return Some(vec![None; expression.vars.len()]),
         Some(prefix) => region.strip_prefix(prefix)?,
         None if region.is_empty() => return None,
         None => region,
@@ -736,7 +836,7 @@ fn extract_expression(expression: &Expression, region: &str) -> Option<Vec<(Stri
     }
 }
 
-fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<(String, Value)>> {
+fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<Option<Value>>> {
     let op = expression.operator;
     let separator = op.separator();
     let segments: Vec<&str> = body.split(separator).collect();
@@ -767,8 +867,9 @@ fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<(String, V
             }
             Modifier::None => Value::String(decode(&chunk.join(&separator.to_string()))?),
         };
-        values.push((var.name.clone(), value));
+        values.push(Some(value));
     }
+    values.resize(vars.len(), None);
     (next == segments.len()).then_some(values)
 }
 
@@ -788,9 +889,9 @@ fn exploded_value(parts: &[&str], allows_reserved: bool) -> Option<Value> {
 }
 
 /// The trailing query section: empty, or `?`/`&` followed by `name=value` pairs in any order.
-fn extract_query(section: &[Expression], rest: &str) -> Option<Vec<(String, Value)>> {
+fn extract_query(section: &[Expression], rest: &str) -> Option<Vec<Option<Value>>> {
     let Some(lead) = rest.chars().next() else {
-        return Some(Vec::new());
+        return Some(vec![None; section.iter().map(|e| e.vars.len()).sum()]);
     };
     let starts_with_query = section.first()?.operator == Operator::Query;
     if !(lead == '&' || (lead == '?' && starts_with_query)) {
@@ -811,7 +912,7 @@ enum Collected {
 
 /// Named (`;`, `?`, `&`) parameters in any order. A parameter the expression does not name
 /// goes to its first exploded variable as an object member, or fails the match.
-fn extract_named(vars: &[&VarSpec], separator: char, body: &str) -> Option<Vec<(String, Value)>> {
+fn extract_named(vars: &[&VarSpec], separator: char, body: &str) -> Option<Vec<Option<Value>>> {
     let mut collected: Vec<Option<Collected>> = vars.iter().map(|_| None).collect();
     let catch_all = vars.iter().position(|v| v.modifier == Modifier::Explode);
     for pair in body.split(separator).filter(|p| !p.is_empty()) {
@@ -849,15 +950,14 @@ fn extract_named(vars: &[&VarSpec], separator: char, body: &str) -> Option<Vec<(
         }
     }
     Some(
-        vars.iter()
-            .zip(collected)
-            .filter_map(|(var, collected)| {
-                let value = match collected? {
+        collected
+            .into_iter()
+            .map(|collected| {
+                Some(match collected? {
                     Collected::Text(text) => Value::String(text),
                     Collected::List(items) => Value::Array(items),
                     Collected::Pairs(members) => Value::Object(members),
-                };
-                Some((var.name.clone(), value))
+                })
             })
             .collect(),
     )
@@ -1123,6 +1223,25 @@ mod tests {
     fn repeated_variables_must_agree() {
         assert_eq!(matched("{x}/{x}", "a/a"), Some(json!({"x": "a"})));
         assert_eq!(matched("{x}/{x}", "a/b"), None);
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/fragment-repeats-
+        // a-variable): the first `{#f}` took everything, leaving the second empty (undefined).
+        assert_eq!(template("{#f}{#f}").expand(&vars(json!({"f": "a#b"}))), "#a#b#a#b");
+        assert_eq!(matched("{#f}{#f}", "#a#b#a#b"), Some(json!({"f": "a#b"})));
+        assert_eq!(matched("{#f}{#f}", "#a#b"), None);
+        // A variable is defined in every expression naming it, or in none.
+        assert_eq!(matched("{?x}{&x}", "?x=1"), None);
+        assert_eq!(matched("p{/x}{?x}", "p"), Some(json!({})));
+        assert_eq!(matched("p{/x}{?x}", "p/1?x=1"), Some(json!({"x": "1"})));
+        assert_eq!(matched("p{/x}{?x}", "p/1"), None);
+        // A prefix modifier keeps the start of the same value.
+        assert_eq!(template("{x}{x:3}").expand(&vars(json!({"x": "abcdef"}))), "abcdefabc");
+        assert_eq!(matched("{x}{x:3}", "abcdefabc"), Some(json!({"x": "abcdef"})));
+        assert_eq!(matched("{x:2}/{x}", "ab/abc"), Some(json!({"x": "abc"})));
+        assert_eq!(matched("{x:2}/{x}", "ab/xbc"), None);
+        assert_eq!(matched("{x:2}/{x:4}", "ab/abcd"), Some(json!({"x": "abcd"})));
+        assert_eq!(matched("{x:5}/{x:4}", "ab/abcd"), None);
+        assert_eq!(matched("{x,x}", "a,a"), Some(json!({"x": "a"})));
+        assert_eq!(matched("{x,x}", "a,b"), None);
     }
 
     #[test]
@@ -1209,7 +1328,12 @@ mod tests {
     fn variable_names_keep_percent_triplets_and_come_once() {
         let t = template("n://{%41}/{a.b}{?a.b,c_1}{&%41*}");
         assert_eq!(t.variable_names(), vec!["%41", "a.b", "c_1"]);
-        assert_eq!(t.match_uri("n://x/y?c_1=z").map(Value::Object), Some(json!({"%41": "x", "a.b": "y", "c_1": "z"})));
+        let values = json!({"%41": "x", "a.b": "y", "c_1": "z"});
+        let uri = t.expand(values.as_object().unwrap());
+        assert_eq!(uri, "n://x/y?a.b=y&c_1=z&%41=x");
+        assert_eq!(t.match_uri(&uri).map(Value::Object), Some(values));
+        // Each variable is named twice: defined in one expression, it is defined in the other.
+        assert_eq!(t.match_uri("n://x/y?c_1=z"), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node
+.PHONY: help demo test test-stdio-eof test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
@@ -29,7 +29,7 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: lint test-rust conformance test-demo test-c test-python test-node
+test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof
 	@echo "make test: all passed"
 
 test-rust:
@@ -94,6 +94,17 @@ test-c: c
 	bindings-c/tests/run.sh
 	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
 	tests/conformance/client_all.sh "target/c-examples/everything_client" c
+
+# `echo REQUEST | server` in every language: a request in flight when stdin closes still
+# answers (within the drain deadline), then the server exits 0, in both eras. The builds are
+# those of test-c, test-python and test-node (quick when nothing changed).
+test-stdio-eof: build-release c
+	bash bindings-python/scripts/develop.sh
+	bash bindings-node/scripts/build.sh
+	$(PYTHON) tests/stdio_end_of_input.py "rust=$(EVERYTHING) --stdio" \
+		"c=target/c-examples/everything_server --stdio" \
+		"python=$(PY_VENV) bindings-python/examples/everything_server.py --stdio" \
+		"node=node bindings-node/examples/everything_server.mjs --stdio"
 
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
 # built into the workspace target/ (maturin develop --release), the stub drift check, the

@@ -1,5 +1,5 @@
 //! The stdio transport over in-memory pipes: concurrency, cancellation, bad frames, prompt
-//! exit at end of input, and nothing but valid MCP messages on the output.
+//! exit at end of input (after the drain), and nothing but valid MCP messages on the output.
 
 mod support;
 
@@ -127,15 +127,32 @@ async fn bad_frames_get_errors_and_serving_goes_on() {
 }
 
 #[tokio::test]
-async fn end_of_input_cancels_work_in_flight_and_returns_promptly() {
-    let h = harness(StdioOptions::default());
+async fn end_of_input_lets_work_in_flight_answer_then_returns() {
+    // `echo REQUEST | server`: the answer still comes, then serving ends.
+    let mut h = harness(StdioOptions::default());
+    h.input.write_all(request(1, "tools/call", json!({ "name": "slow" })).as_bytes()).await.unwrap();
+    let (input, _) = tokio::io::duplex(1);
+    drop(std::mem::replace(&mut h.input, input));
+    let r = next(&mut h).await;
+    assert_eq!(r["result"]["content"][0]["text"], json!("slow done"), "in-flight work answers after end of input");
+    tokio::time::timeout(Duration::from_secs(2), h.done)
+        .await
+        .expect("serve returns after the drain")
+        .unwrap()
+        .unwrap();
+    assert!(!h.cancelled.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn end_of_input_cancels_what_outlives_the_drain_deadline() {
+    let h = harness(StdioOptions { drain_timeout: Duration::from_millis(200), ..Default::default() });
     let mut input = h.input;
     input.write_all(request(1, "tools/call", json!({ "name": "slow" })).as_bytes()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(input);
-    tokio::time::timeout(Duration::from_millis(500), h.done)
+    tokio::time::timeout(Duration::from_millis(700), h.done)
         .await
-        .expect("serve returns promptly at EOF")
+        .expect("serve returns at the drain deadline")
         .unwrap()
         .unwrap();
     assert!(h.cancelled.load(Ordering::SeqCst));

@@ -1,7 +1,9 @@
 //! The stdio transport, server side: newline-delimited JSON-RPC on stdin/stdout (or any pair
 //! of byte streams). Requests run concurrently (a slow tool never delays another); one writer
-//! owns the output, so nothing but whole MCP messages ever reaches it; end of input cancels
-//! everything in flight and returns promptly.
+//! owns the output, so nothing but whole MCP messages ever reaches it. At the end of input
+//! (the spec's stdio shutdown starts by closing it) requests in flight still answer within the
+//! drain deadline, then whatever is left is cancelled and serving returns; when the output
+//! fails, everything is cancelled at once.
 //!
 //! Backpressure: what waits to be written is bounded ([`StdioOptions::max_outbound_queue`]).
 //! When a client stops reading stdout, the transport stops reading stdin (the client's writes
@@ -38,8 +40,8 @@ pub struct StdioOptions {
     /// transport waits up to `drain_timeout` for requests in flight.
     #[serde(skip)]
     pub shutdown: CancellationToken,
-    /// How long to wait for requests in flight after `shutdown` (JSON `drainTimeoutMs`,
-    /// default 5000: 5 s).
+    /// How long requests in flight may still run and answer after `shutdown` or the end of
+    /// input before they are cancelled (JSON `drainTimeoutMs`, default 5000: 5 s).
     #[serde(rename = "drainTimeoutMs", with = "crate::options::ms")]
     #[serde(alias = "drain_timeout_ms")]
     pub drain_timeout: Duration,
@@ -125,14 +127,15 @@ where
     // session; `None` until then.
     let mut era: Option<ServedIn> = None;
     let mut input = lines(input, options.max_message_size);
-    let eof = loop {
+    // Whether the output failed (the client is gone); else input ended or shutdown was asked.
+    let output_gone = loop {
         let read = tokio::select! {
             biased;
             _ = options.shutdown.cancelled() => break false,
             r = input.next() => r,
         };
         match read {
-            None => break true,
+            None => break false,
             Some(Ok(Line::TooLong)) => {
                 let e = ErrorObject::new(
                     jsonrpc::PARSE_ERROR,
@@ -158,7 +161,7 @@ where
             }
             Some(Err(e)) => {
                 tracing::warn!("stdio input failed: {e}");
-                break true;
+                break false;
             }
         }
     };
@@ -166,21 +169,16 @@ where
     if let Some(ServedIn::Legacy(session)) = &era {
         session.closed().cancel();
     }
-    if eof {
-        // The client is gone: cancel everything still running.
-        tc.shutdown.cancel();
+    // At the end of input (`echo REQUEST | server`, or a client closing stdin to stop the
+    // server, as the spec's shutdown does) and at shutdown, requests in flight may finish and
+    // answer within the drain deadline; a failed output means nobody can read an answer.
+    tc.shutdown.cancel();
+    let drained = !output_gone && tokio::time::timeout(options.drain_timeout, tasks.wait()).await.is_ok();
+    if !drained {
         for (_, t) in inflight.lock().unwrap_or_else(|e| e.into_inner()).drain() {
             t.cancel();
         }
         tasks.wait().await;
-    } else {
-        tc.shutdown.cancel();
-        if tokio::time::timeout(options.drain_timeout, tasks.wait()).await.is_err() {
-            for (_, t) in inflight.lock().unwrap_or_else(|e| e.into_inner()).drain() {
-                t.cancel();
-            }
-            tasks.wait().await;
-        }
     }
     drop(out_tx);
     let _ = writer.await;

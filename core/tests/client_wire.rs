@@ -77,6 +77,9 @@ fn discover_ok(req: &Seen) -> Reply {
 type Script = Arc<dyn Fn(&Seen, usize) -> Reply + Send + Sync>;
 
 /// Serves `script` (called with each request and its index) on a free port.
+/// A reply header the scripted server does not send: it waits that many ms before answering.
+const HOLD: &str = "x-test-hold-ms";
+
 async fn scripted(script: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -103,7 +106,13 @@ async fn scripted(script: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static
                         l.push(seen.clone());
                         l.len() - 1
                     };
-                    let reply = script(&seen, index);
+                    let mut reply = script(&seen, index);
+                    // A reply may hold its headers back (a server whose GET stream sends
+                    // nothing until its first event): the test-only `x-test-hold-ms`.
+                    if let Some(at) = reply.headers.iter().position(|(k, _)| *k == HOLD) {
+                        let ms = reply.headers.remove(at).1.parse().unwrap();
+                        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    }
                     let mut resp = hyper::Response::new(Full::new(Bytes::from(reply.body)));
                     *resp.status_mut() = hyper::StatusCode::from_u16(reply.status).unwrap();
                     for (k, v) in reply.headers {
@@ -217,6 +226,13 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
     assert_eq!(client.protocol_version(), "2025-06-18");
     assert_eq!(client.session_id().as_deref(), Some("sess-1"));
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    // The GET stream opens in the background: give it a moment before closing.
+    for _ in 0..100 {
+        if seen.lock().unwrap().iter().any(|s| s.method == "GET") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     client.close().await;
     let seen = seen.lock().unwrap().clone();
     let shape: Vec<(String, String)> = seen.iter().map(|s| (s.method.clone(), s.rpc().to_owned())).collect();
@@ -236,6 +252,36 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
     let delete = seen.last().unwrap();
     assert_eq!(delete.header("mcp-session-id"), Some("sess-1"));
     assert_eq!(delete.header("mcp-protocol-version"), Some("2025-06-18"));
+}
+
+#[tokio::test]
+async fn connect_does_not_wait_for_a_get_stream_that_sends_nothing_yet() {
+    // The official TypeScript server sends no headers on the session's GET stream until its
+    // first event; connecting used to wait for them (up to 5 s).
+    let (base, _) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
+        ("POST", "initialize") => {
+            let mut r = result(
+                req,
+                json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": { "name": "ts", "version": "1" } }),
+            );
+            r.headers.push(("mcp-session-id", "s".into()));
+            r
+        }
+        ("GET", _) => Reply {
+            status: 200,
+            headers: vec![("content-type", "text/event-stream".into()), (HOLD, "3000".into())],
+            body: String::new(),
+        },
+        ("POST", "notifications/initialized") | ("DELETE", _) => empty(202),
+        _ => error(200, req, -32601, "Method not found", None),
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let client = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(client.era(), Era::Legacy);
+    assert!(took < std::time::Duration::from_millis(1500), "connect took {took:?}");
+    client.close().await;
 }
 
 #[tokio::test]

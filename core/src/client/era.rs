@@ -266,10 +266,10 @@ async fn initialize(inner: &Arc<Inner>) -> Result<()> {
     });
     inner.wire.notify(Notification::new("notifications/initialized", None), Some(negotiated.clone())).await?;
     if inner.options.legacy_get_stream {
-        inner
-            .wire
-            .start_listening(negotiated.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5)))
-            .await;
+        // In the background, as the official clients do: a server may send no headers on the
+        // GET stream until its first event (the TypeScript SDK's does), so waiting for them
+        // here held every connect for the whole wait. `subscribe` waits for them instead.
+        inner.wire.start_listening(negotiated.clone(), std::time::Duration::ZERO).await;
     }
     if let (Some(level), true) = (inner.options.log_level, logging) {
         let mut p = Map::new();

@@ -15,7 +15,7 @@ use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::pagination::{page, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::server::request_meta::{self, RequestMeta};
-use crate::server::seal::{self, SealedState, params_digest};
+use crate::server::seal::{self, ParamsDigest, SealedState};
 use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
 use crate::server::template_paths;
@@ -327,7 +327,7 @@ impl Server {
         &self,
         params: Option<&Value>,
         method: &str,
-        digest: &str,
+        digest: &ParamsDigest,
         principal: Option<&str>,
         era: &ServedIn,
     ) -> Result<Round> {
@@ -342,7 +342,7 @@ impl Server {
             let sealed = self
                 .inner
                 .sealer
-                .open(token, method, digest, principal)
+                .open(token, method, digest.get(), principal)
                 .map_err(|r| Error::invalid_params(r.message()))?;
             round.answers = sealed.a;
             round.state = sealed.s;
@@ -371,7 +371,7 @@ impl Server {
         method: &'static str,
         meta: RequestMeta,
         tc: &TransportContext,
-        mrtr: Option<(String, Round)>,
+        mrtr: Option<(ParamsDigest, Round)>,
         era: &ServedIn,
         body: F,
     ) -> Exchange
@@ -451,7 +451,13 @@ impl Server {
 
     /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
     /// sealed in its `requestState`; an error when they exceed [`seal::MAX_REQUEST_STATE`].
-    fn input_required(&self, method: &str, digest: String, principal: Option<String>, round: Round) -> Result<Value> {
+    fn input_required(
+        &self,
+        method: &str,
+        digest: ParamsDigest,
+        principal: Option<String>,
+        round: Round,
+    ) -> Result<Value> {
         let carried = seal::carried_size(&round.used, round.state.as_ref());
         if carried > seal::MAX_REQUEST_STATE {
             return Err(state_too_large(method, carried, &round));
@@ -463,7 +469,7 @@ impl Server {
         let state = self.inner.sealer.seal(SealedState {
             exp: 0,
             m: method.to_owned(),
-            d: digest,
+            d: digest.get().to_owned(),
             p: principal,
             a: round.used,
             s: round.state,
@@ -494,28 +500,31 @@ impl Server {
         tc: &TransportContext,
         era: &ServedIn,
     ) -> Result<Exchange> {
-        let params = req.params.as_ref();
-        let name = str_param(params, "name")?;
-        let arguments = match params.and_then(|p| p.get("arguments")) {
+        let Request { id, mut params, .. } = req;
+        // The arguments move out of the request (a large call is not copied for the digest).
+        let arguments = match params.as_mut().and_then(|p| p.as_object_mut()).and_then(|p| p.remove("arguments")) {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(v @ Value::Object(_)) => v.clone(),
+            Some(v @ Value::Object(_)) => v,
             Some(_) => return Err(Error::invalid_params("Invalid params: \"arguments\" must be an object")),
         };
+        let params = params.as_ref();
+        let name = str_param(params, "name")?;
         let tool =
             self.inner.registries.tool(name).ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
         if let Some(h) = &tc.headers {
             check_param_headers(h, &tool.header_params, &arguments)?;
         }
-        let digest = params_digest(name, Some(&arguments));
+        let arguments = Arc::new(arguments);
+        let digest = ParamsDigest::new(name, Some(arguments.clone()));
         let round = self.open_round(params, "tools/call", &digest, tc.principal.as_deref(), era)?;
         if let Err(errors) = tool.schema.validate(&arguments) {
             let text = format!("Invalid arguments for tool {name}: {}", errors.join("; "));
-            return Ok(self.ready(req.id, tool_error(text), None, era));
+            return Ok(self.ready(id, tool_error(text), None, era));
         }
         let server = self.clone();
         let era2 = era.clone();
-        Ok(self.run(req.id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, tool, arguments, era) = (server.clone(), tool.clone(), arguments.clone(), era2.clone());
+        Ok(self.run(id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
+            let (server, tool, arguments, era) = (server.clone(), tool.clone(), Value::clone(&arguments), era2.clone());
             Box::pin(async move {
                 let limit = Limit::of_tool(&server, &tool);
                 match limit
@@ -565,7 +574,7 @@ impl Server {
                 (t.handler.clone(), t.cache.clone(), vars, mime_type(&t.json))
             }
         };
-        let digest = params_digest(&uri, None);
+        let digest = ParamsDigest::new(uri.as_str(), None);
         let round = self.open_round(params, "resources/read", &digest, tc.principal.as_deref(), era)?;
         let hint = cache.unwrap_or_else(|| self.inner.config.cache.read.clone());
         let server = self.clone();
@@ -610,12 +619,14 @@ impl Server {
                 "Invalid params: prompt {name} requires the argument {missing:?}"
             )));
         }
-        let digest = params_digest(name, Some(&Value::Object(arguments.clone())));
+        let arguments = Arc::new(Value::Object(arguments));
+        let digest = ParamsDigest::new(name, Some(arguments.clone()));
         let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref(), era)?;
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, prompt, arguments, era) = (server.clone(), prompt.clone(), arguments.clone(), era2.clone());
+            let arguments = arguments.as_object().cloned().unwrap_or_default();
+            let (server, prompt, era) = (server.clone(), prompt.clone(), era2.clone());
             Box::pin(async move {
                 let limit = Limit::of_server(&server);
                 let returned = limit

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const AAD: &[u8] = b"mcpaxle/requestState/v1";
@@ -185,6 +186,27 @@ pub(crate) fn json_size<T: Serialize + ?Sized>(value: &T) -> usize {
     match serde_json::to_writer(&mut count, value) {
         Ok(()) => count.0,
         Err(_) => usize::MAX,
+    }
+}
+
+/// The digest a `requestState` binds a request's salient params with, computed on first use:
+/// only a request that carries a `requestState` or answers with a new one pays for hashing
+/// (and serializing) its arguments.
+pub(crate) struct ParamsDigest {
+    target: String,
+    arguments: Option<Arc<Value>>,
+    value: OnceLock<String>,
+}
+
+impl ParamsDigest {
+    /// The digest of `target` (a tool or prompt name, a resource URI) and its arguments.
+    pub(crate) fn new(target: impl Into<String>, arguments: Option<Arc<Value>>) -> Self {
+        ParamsDigest { target: target.into(), arguments, value: OnceLock::new() }
+    }
+
+    /// The digest, computed now if it was not yet.
+    pub(crate) fn get(&self) -> &str {
+        self.value.get_or_init(|| params_digest(&self.target, self.arguments.as_deref()))
     }
 }
 

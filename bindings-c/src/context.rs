@@ -4,15 +4,17 @@
 //!
 //! An ask (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) made under a key returns
 //! `MCPAXLE_OK` with the client's answer when the request carries one for that key (the
-//! client's retry). A NULL key is the next automatic key of that kind, as an ask without a key
-//! in Python and Node: `elicitation_1`, `elicitation_2`, ..., `sampling_1`, ..., `roots_1`, ...
-//! in the order of this run's asks, so it names the same ask on every run as long as the
-//! handler makes its asks in the same order. Otherwise it records the ask and returns `MCPAXLE_INPUT_REQUIRED`: keep
+//! client's retry). Otherwise it records the ask and returns `MCPAXLE_INPUT_REQUIRED`: keep
 //! making the other asks you need, then finish with `mcpaxle_reply_input_required` (or
 //! `mcpaxle_reply_propagate(c, code)`). The client retries with every answer and the
 //! callback runs again **from the start**: do side effects after the asks. Under a legacy
 //! (2025-11-25) session an ask is a real request to the client instead and blocks until the
 //! client answers; the same handler code serves both eras.
+//!
+//! A NULL key is the next automatic key of the ask's kind, as an ask without a key in Python
+//! and Node (the core's `RequestContext::ask_now`): `elicitation_1`, `elicitation_2`, ...,
+//! `sampling_1`, ..., `roots_1`, ... in the order of this run's asks, so it names the same ask
+//! on every run as long as the handler makes its asks in the same order.
 
 use crate::calls::{Call, live, mcpaxle_context};
 use crate::ffi::{

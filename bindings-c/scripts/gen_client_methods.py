@@ -114,7 +114,7 @@ def generate() -> str:
 def main() -> int:
     text = generate()
     if sys.argv[1:] == ["--check"]:
-        if OUT.read_text() != text:
+        if not OUT.exists() or OUT.read_text() != text:
             print(f"{OUT.relative_to(ROOT)} is out of date: run python3 bindings-c/scripts/gen_client_methods.py", file=sys.stderr)
             return 1
         return 0

@@ -7,8 +7,10 @@
 #                                  -> target/c-prefix/; the examples, built with pkg-config
 #                                  -> target/c-examples/. Warns when the committed
 #                                  include/mcpaxle.h is out of date (it never rewrites it).
-#   bindings-c/build.sh header     regenerates the committed include/mcpaxle.h (cbindgen, pinned)
-#   bindings-c/build.sh check-header   fails when include/mcpaxle.h differs from the sources
+#   bindings-c/build.sh header     regenerates src/client_methods_ffi.rs (from the table of
+#                                  scripts/gen_client_methods.py) and the committed
+#                                  include/mcpaxle.h (cbindgen, pinned)
+#   bindings-c/build.sh check-header   fails when either differs from its sources
 #   bindings-c/build.sh test       all, check-header, then the C tests under valgrind
 #                                  (bindings-c/tests/run.sh)
 #
@@ -29,6 +31,7 @@ generate_header() { # $1: output file
 }
 
 cmd_header() {
+  python3 "$here/scripts/gen_client_methods.py"
   mkdir -p "$(dirname "$header")"
   local tmp; tmp="$(mktemp)"
   generate_header "$tmp"
@@ -37,6 +40,7 @@ cmd_header() {
 }
 
 cmd_check_header() {
+  python3 "$here/scripts/gen_client_methods.py" --check
   local tmp; tmp="$(mktemp)"
   generate_header "$tmp"
   if ! diff -u "$header" "$tmp"; then

@@ -359,6 +359,28 @@ extern "C" {
 enum mcpaxle_result mcpaxle_reply_ok(struct mcpaxle_reply *reply, const char *result_json);
 
 /**
+ * Completes a server handler's call with bytes: `len` bytes at `data`, the handler's return
+ * value as Python's `bytes` (the same rule in every binding, `core/src/server/shaping.rs`,
+ * cases in `tests/shaping_cases.json`). A tool's bytes are one `image` or `audio` block when
+ * they start with a known signature (PNG, JPEG, GIF, WebP, MP3, Ogg, FLAC, WAV), else an
+ * embedded `application/octet-stream` resource; a resource's are one `blob` with the URI read
+ * and the `mimeType` the resource or template was registered with (else
+ * `application/octet-stream`); a prompt's are one user message of that content block. To send
+ * bytes of another type (say an SVG image), complete with `mcpaxle_reply_ok` and the whole
+ * result, its bytes in base64.
+ *
+ * Exactly once, as `mcpaxle_reply_ok`. On the reply handle of a client callback or a token
+ * verifier, or with a NULL `data` and a `len` other than 0, the call still completes (it
+ * fails) and this returns `MCPAXLE_ERR_USAGE` or `MCPAXLE_ERR_NULL`.
+ *
+ * Ownership: `data` is borrowed for the duration of the call (copied). Thread: any, at any
+ * time after the callback started.
+ */
+enum mcpaxle_result mcpaxle_reply_bytes(struct mcpaxle_reply *reply,
+                                        const uint8_t *data,
+                                        size_t len);
+
+/**
  * Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
  * authorization response: `redirect_url` is the URL the authorization server redirected the
  * user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The
@@ -964,6 +986,11 @@ enum mcpaxle_result mcpaxle_client_options_set_oauth(struct mcpaxle_client_optio
  * `ElicitRequestParams` object such as `{"mode": "form", "message": "...", "requestedSchema":
  * {...}}`) under `key`, unique within the request.
  *
+ * A NULL `key` is the next automatic key, as an ask without a key in Python and Node:
+ * `elicitation_1`, `elicitation_2`, ... (`sampling_1`, ... for `mcpaxle_context_sample`,
+ * `roots_1`, ... for `mcpaxle_context_list_roots`) in the order of this run's asks of that
+ * kind, so it names the same ask on every run as long as the handler asks in the same order.
+ *
  * Returns `MCPAXLE_OK` with the client's `ElicitResult` in `*answer_json`, or
  * `MCPAXLE_INPUT_REQUIRED` when the round must end (see the MRTR model above), or an error:
  * `MCPAXLE_ERR_MISSING_CAPABILITY` when the client did not declare `elicitation`,
@@ -981,8 +1008,9 @@ enum mcpaxle_result mcpaxle_context_elicit(struct mcpaxle_context *ctx,
 
 /**
  * Asks the client to sample its LLM (`sampling/createMessage`; `params_json` is a
- * `CreateMessageRequestParams` object) under `key`. Returns and blocks as
- * `mcpaxle_context_elicit`; `*answer_json` is a `CreateMessageResult`.
+ * `CreateMessageRequestParams` object) under `key` (NULL: the next automatic key,
+ * `sampling_1`, ...). Returns and blocks as `mcpaxle_context_elicit`; `*answer_json` is a
+ * `CreateMessageResult`.
  *
  * Ownership and thread: as `mcpaxle_context_elicit`.
  */
@@ -992,8 +1020,9 @@ enum mcpaxle_result mcpaxle_context_sample(struct mcpaxle_context *ctx,
                                            char **answer_json);
 
 /**
- * Asks the client for its roots (`roots/list`) under `key`. Returns and blocks as
- * `mcpaxle_context_elicit`; `*answer_json` is a `ListRootsResult` (`{"roots": [...]}`).
+ * Asks the client for its roots (`roots/list`) under `key` (NULL: the next automatic key,
+ * `roots_1`, ...). Returns and blocks as `mcpaxle_context_elicit`; `*answer_json` is a
+ * `ListRootsResult` (`{"roots": [...]}`).
  *
  * Ownership and thread: as `mcpaxle_context_elicit`.
  */

@@ -306,6 +306,40 @@ pub unsafe extern "C" fn mcpaxle_reply_ok(reply: *mut mcpaxle_reply, result_json
     })
 }
 
+/// Completes a server handler's call with bytes: `len` bytes at `data`, the handler's return
+/// value as Python's `bytes` (the same rule in every binding, `core/src/server/shaping.rs`,
+/// cases in `tests/shaping_cases.json`). A tool's bytes are one `image` or `audio` block when
+/// they start with a known signature (PNG, JPEG, GIF, WebP, MP3, Ogg, FLAC, WAV), else an
+/// embedded `application/octet-stream` resource; a resource's are one `blob` with the URI read
+/// and the `mimeType` the resource or template was registered with (else
+/// `application/octet-stream`); a prompt's are one user message of that content block. To send
+/// bytes of another type (say an SVG image), complete with `mcpaxle_reply_ok` and the whole
+/// result, its bytes in base64.
+///
+/// Exactly once, as `mcpaxle_reply_ok`. On the reply handle of a client callback or a token
+/// verifier, or with a NULL `data` and a `len` other than 0, the call still completes (it
+/// fails) and this returns `MCPAXLE_ERR_USAGE` or `MCPAXLE_ERR_NULL`.
+///
+/// Ownership: `data` is borrowed for the duration of the call (copied). Thread: any, at any
+/// time after the callback started.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_reply_bytes(reply: *mut mcpaxle_reply, data: *const u8, len: usize) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(reply)?;
+        if !matches!(call.kind, Kind::Tool | Kind::Resource | Kind::Prompt | Kind::Completion) {
+            return fail_with(&call, FfiError::usage("mcpaxle_reply_bytes completes a server handler's call only"));
+        }
+        let bytes = match (data.is_null(), len) {
+            (true, 0) => Vec::new(),
+            (true, _) => return fail_with(&call, FfiError::null("data")),
+            // SAFETY: data points at len readable bytes, per the contract.
+            (false, _) => unsafe { std::slice::from_raw_parts(data, len) }.to_vec(),
+        };
+        call.send(Ok(Payload::Returned(Returned::Bytes(bytes))));
+        Ok(())
+    })
+}
+
 /// Completes the OAuth user-agent step (an `mcpaxle_authorization_handler`'s call) with the
 /// authorization response: `redirect_url` is the URL the authorization server redirected the
 /// user-agent to, the `redirect_uri` with `code`, `state` (and maybe `iss`) in its query. The

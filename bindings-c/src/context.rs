@@ -10,14 +10,19 @@
 //! callback runs again **from the start**: do side effects after the asks. Under a legacy
 //! (2025-11-25) session an ask is a real request to the client instead and blocks until the
 //! client answers; the same handler code serves both eras.
+//!
+//! A NULL key is the next automatic key of the ask's kind, as an ask without a key in Python
+//! and Node (the core's `RequestContext::ask_now`): `elicitation_1`, `elicitation_2`, ...,
+//! `sampling_1`, ..., `roots_1`, ... in the order of this run's asks, so it names the same ask
+//! on every run as long as the handler makes its asks in the same order.
 
 use crate::calls::{Call, live, mcpaxle_context};
 use crate::ffi::{
     FfiError, FfiResult, arg_json, arg_str, ffi_boundary, mcpaxle_result, opt_json, opt_str, out_ptr, write_json,
 };
 use crate::runtime;
-use mcpaxle_core::Error;
 use mcpaxle_core::schema::LoggingLevel;
+use mcpaxle_core::server::{Ask, AskKind};
 use serde_json::{Value, json};
 use std::ffi::{c_char, c_int};
 use std::sync::Arc;
@@ -69,9 +74,15 @@ fn server_ctx(ctx: *mut mcpaxle_context) -> FfiResult<(Arc<Call>, mcpaxle_core::
     Ok((call, rc))
 }
 
-/// Runs an ask; remembers its failure for `mcpaxle_reply_propagate`.
-fn ask(call: &Call, out: &mut *mut c_char, f: impl std::future::Future<Output = Result<Value, Error>>) -> FfiResult {
-    match runtime::block_on(f)? {
+/// Makes an ask under `key` (None: the core's next automatic key), blocking for a legacy
+/// client's answer; remembers its failure for `mcpaxle_reply_propagate`.
+fn ask(ctx: *mut mcpaxle_context, out: &mut *mut c_char, kind: AskKind, key: Option<&str>, params: Value) -> FfiResult {
+    let (call, rc) = server_ctx(ctx)?;
+    let outcome = match rc.ask_now(kind, key, params) {
+        Ask::Answered(outcome) => outcome,
+        Ask::Pending(answer) => runtime::block_on(answer)?,
+    };
+    match outcome {
         Ok(answer) => {
             write_json(out, &answer);
             Ok(())
@@ -86,6 +97,11 @@ fn ask(call: &Call, out: &mut *mut c_char, f: impl std::future::Future<Output = 
 /// Asks the client for input through elicitation (`elicitation/create`; `params_json` is an
 /// `ElicitRequestParams` object such as `{"mode": "form", "message": "...", "requestedSchema":
 /// {...}}`) under `key`, unique within the request.
+///
+/// A NULL `key` is the next automatic key, as an ask without a key in Python and Node:
+/// `elicitation_1`, `elicitation_2`, ... (`sampling_1`, ... for `mcpaxle_context_sample`,
+/// `roots_1`, ... for `mcpaxle_context_list_roots`) in the order of this run's asks of that
+/// kind, so it names the same ask on every run as long as the handler asks in the same order.
 ///
 /// Returns `MCPAXLE_OK` with the client's `ElicitResult` in `*answer_json`, or
 /// `MCPAXLE_INPUT_REQUIRED` when the round must end (see the MRTR model above), or an error:
@@ -106,16 +122,16 @@ pub unsafe extern "C" fn mcpaxle_context_elicit(
     ffi_boundary!({
         // SAFETY: pointers per the documented contract.
         let (out, key, params) = unsafe {
-            (out_ptr(answer_json, "answer_json")?, arg_str(key, "key")?, arg_json(params_json, "params_json")?)
+            (out_ptr(answer_json, "answer_json")?, opt_str(key, "key")?, arg_json(params_json, "params_json")?)
         };
-        let (call, rc) = server_ctx(ctx)?;
-        ask(&call, out, rc.elicit(key, params))
+        ask(ctx, out, AskKind::Elicit, key, params)
     })
 }
 
 /// Asks the client to sample its LLM (`sampling/createMessage`; `params_json` is a
-/// `CreateMessageRequestParams` object) under `key`. Returns and blocks as
-/// `mcpaxle_context_elicit`; `*answer_json` is a `CreateMessageResult`.
+/// `CreateMessageRequestParams` object) under `key` (NULL: the next automatic key,
+/// `sampling_1`, ...). Returns and blocks as `mcpaxle_context_elicit`; `*answer_json` is a
+/// `CreateMessageResult`.
 ///
 /// Ownership and thread: as `mcpaxle_context_elicit`.
 #[unsafe(no_mangle)]
@@ -128,15 +144,15 @@ pub unsafe extern "C" fn mcpaxle_context_sample(
     ffi_boundary!({
         // SAFETY: pointers per the documented contract.
         let (out, key, params) = unsafe {
-            (out_ptr(answer_json, "answer_json")?, arg_str(key, "key")?, arg_json(params_json, "params_json")?)
+            (out_ptr(answer_json, "answer_json")?, opt_str(key, "key")?, arg_json(params_json, "params_json")?)
         };
-        let (call, rc) = server_ctx(ctx)?;
-        ask(&call, out, rc.sample(key, params))
+        ask(ctx, out, AskKind::Sample, key, params)
     })
 }
 
-/// Asks the client for its roots (`roots/list`) under `key`. Returns and blocks as
-/// `mcpaxle_context_elicit`; `*answer_json` is a `ListRootsResult` (`{"roots": [...]}`).
+/// Asks the client for its roots (`roots/list`) under `key` (NULL: the next automatic key,
+/// `roots_1`, ...). Returns and blocks as `mcpaxle_context_elicit`; `*answer_json` is a
+/// `ListRootsResult` (`{"roots": [...]}`).
 ///
 /// Ownership and thread: as `mcpaxle_context_elicit`.
 #[unsafe(no_mangle)]
@@ -147,9 +163,8 @@ pub unsafe extern "C" fn mcpaxle_context_list_roots(
 ) -> mcpaxle_result {
     ffi_boundary!({
         // SAFETY: pointers per the documented contract.
-        let (out, key) = unsafe { (out_ptr(answer_json, "answer_json")?, arg_str(key, "key")?) };
-        let (call, rc) = server_ctx(ctx)?;
-        ask(&call, out, rc.list_roots(key))
+        let (out, key) = unsafe { (out_ptr(answer_json, "answer_json")?, opt_str(key, "key")?) };
+        ask(ctx, out, AskKind::ListRoots, key, json!({}))
     })
 }
 

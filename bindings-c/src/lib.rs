@@ -18,6 +18,7 @@
 pub mod calls;
 pub mod client;
 pub mod client_methods;
+pub mod client_methods_ffi;
 pub mod client_oauth;
 pub mod context;
 pub mod ffi;

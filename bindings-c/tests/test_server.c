@@ -151,7 +151,7 @@ static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_
     mcpaxle_result l = mcpaxle_context_list_roots(ctx, "roots", &roots);
     r->codes[3] = e, r->codes[4] = s, r->codes[5] = l;
     /* Bad input to the asks. */
-    r->codes[6] = mcpaxle_context_elicit(ctx, NULL, "{}", &r->texts[3]);
+    r->codes[6] = mcpaxle_context_elicit(ctx, "k", NULL, &r->texts[3]);
     r->codes[7] = mcpaxle_context_elicit(ctx, "k", "{bad", &r->texts[3]);
     r->codes[8] = mcpaxle_context_sample(ctx, "k", "{}", NULL);
     r->codes[9] = mcpaxle_context_list_roots(NULL, "k", &r->texts[3]);

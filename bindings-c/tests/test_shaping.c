@@ -1,7 +1,8 @@
 /*
  * What a C handler's result becomes: the shorthand cases of tests/shaping_cases.json (shared
- * with the core, Python and Node) served by C handlers and read back, and the server's policy
- * for an unexpected failure (maskErrorDetails).
+ * with the core, Python and Node) served by C handlers and read back (JSON with
+ * mcpaxle_reply_ok, bytes with mcpaxle_reply_bytes), and the server's policy for an unexpected
+ * failure (maskErrorDetails).
  */
 #include "harness.h"
 
@@ -11,6 +12,42 @@
 static void returns(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)req, (void)ctx;
     mcpaxle_reply_ok(c, (const char *)ud);
+}
+
+struct bytes {
+    uint8_t *data;
+    size_t len;
+};
+
+/* The case's bytes: the handler completes with them as they are. */
+static void returns_bytes(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)req, (void)ctx;
+    const struct bytes *b = ud;
+    mcpaxle_reply_bytes(c, b->data, b->len);
+}
+
+/* Decodes base64 (the cases' form of bytes); NULL when it is not base64. */
+static uint8_t *base64_decode(const char *text, size_t *len) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(text);
+    uint8_t *out = malloc(n / 4 * 3 + 1);
+    uint32_t acc = 0;
+    int bits = 0;
+    *len = 0;
+    for (size_t i = 0; i < n && text[i] != '='; i++) {
+        const char *at = strchr(alphabet, text[i]);
+        if (!at || !*at) {
+            free(out);
+            return NULL;
+        }
+        acc = acc << 6 | (uint32_t)(at - alphabet);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[(*len)++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return out;
 }
 
 static char *read_file(const char *path) {
@@ -87,22 +124,33 @@ static int same_result(const char *result, const char *expected, const char *nam
     return same;
 }
 
-TEST(every_shared_case_without_bytes_gives_the_same_result_as_in_the_core) {
+TEST(every_shared_case_of_json_or_bytes_gives_the_same_result_as_in_the_core) {
     char *dir = strdup(__FILE__), *path = fmt("%s/../../tests/shaping_cases.json", dirname(dir));
     char *doc = read_file(path);
     CHECK(doc != NULL);
-    size_t n = doc ? length(doc, "/cases") : 0, ran = 0, with_bytes = 0;
+    size_t n = doc ? length(doc, "/cases") : 0, ran = 0, ran_bytes = 0, mixed = 0;
     CHECK(n >= 20);
     for (size_t i = 0; i < n; i++) {
         char *at = fmt("/cases/%zu", i), *p;
         p = fmt("%s/returned/json", at);
         char *value = get(doc, p);
         free(p);
-        if (!value) {
-            with_bytes++; /* C has no bytes type: a C handler returns JSON only */
+        p = fmt("%s/returned/bytes", at);
+        char *base64 = value ? NULL : get_string(doc, p);
+        free(p);
+        struct bytes b = {0};
+        if (base64) {
+            b.data = base64_decode(base64, &b.len);
+            CHECK(b.data != NULL);
+            free(base64);
+        }
+        if (!value && !b.data) {
+            mixed++; /* JSON with bytes inside: a C handler replies JSON or bytes, not a mix */
             free(at);
             continue;
         }
+        mcpaxle_handler handler = value ? returns : returns_bytes;
+        void *ud = value ? (void *)value : (void *)&b;
         p = fmt("%s/kind", at);
         char *kind = get_string(doc, p), *name = (free(p), p = fmt("%s/name", at), get_string(doc, p));
         free(p);
@@ -114,23 +162,23 @@ TEST(every_shared_case_without_bytes_gives_the_same_result_as_in_the_core) {
         if (!strcmp(kind, "tool")) {
             p = fmt("%s/outputSchema", at);
             char *schema = get(doc, p), *def = schema ? fmt("{\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"},\"outputSchema\":%s}", schema) : fmt("{\"name\":\"t\",\"inputSchema\":{\"type\":\"object\"}}");
-            CHECK_RC(mcpaxle_server_add_tool(s, def, returns, value), MCPAXLE_OK);
+            CHECK_RC(mcpaxle_server_add_tool(s, def, handler, ud), MCPAXLE_OK);
             method = "tools/call", header = "t", params = fmt("\"name\":\"t\"");
             free(p), free(schema), free(def);
         } else if (!strcmp(kind, "resource")) {
             p = fmt("%s/uri", at);
             char *uri = get(doc, p), *mp = fmt("%s/mimeType", at), *mime = get(doc, mp);
             char *def = mime ? fmt("{\"uri\":%s,\"name\":\"r\",\"mimeType\":%s}", uri, mime) : fmt("{\"uri\":%s,\"name\":\"r\"}", uri);
-            CHECK_RC(mcpaxle_server_add_resource(s, def, NULL, returns, value), MCPAXLE_OK);
+            CHECK_RC(mcpaxle_server_add_resource(s, def, NULL, handler, ud), MCPAXLE_OK);
             method = "resources/read", params = fmt("\"uri\":%s", uri);
             header = get_string(doc, p);
             free(p), free(uri), free(mp), free(mime), free(def);
         } else if (!strcmp(kind, "prompt")) {
-            CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\"}", returns, value), MCPAXLE_OK);
+            CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\"}", handler, ud), MCPAXLE_OK);
             method = "prompts/get", header = "p", params = fmt("\"name\":\"p\"");
         } else {
             CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\",\"arguments\":[{\"name\":\"a\"}]}", returns, "\"x\""), MCPAXLE_OK);
-            CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", returns, value), MCPAXLE_OK);
+            CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", handler, ud), MCPAXLE_OK);
             method = "completion/complete";
             params = fmt("\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}");
         }
@@ -144,15 +192,68 @@ TEST(every_shared_case_without_bytes_gives_the_same_result_as_in_the_core) {
             fprintf(stderr, "  FAIL case \"%s\": got %s\n", name, result);
         }
         ran++;
+        if (b.data) ran_bytes++;
         mcpaxle_http_server_stop(http);
         mcpaxle_http_server_free(http);
         mcpaxle_server_free(s);
         if (!strcmp(kind, "resource")) free(header);
         free(body), free(json), free(result), free(params), free(expected), free(kind), free(name), free(value), free(at);
+        free(b.data);
     }
-    printf("  %zu cases run; %zu return bytes, which a C handler cannot (C results are JSON)\n", ran, with_bytes);
-    CHECK(ran + with_bytes == n && ran >= 20);
+    printf("  %zu cases run (%zu of bytes); %zu hold bytes inside JSON, which a C reply cannot\n", ran, ran_bytes, mixed);
+    CHECK(ran + mixed == n && ran >= 20 && ran_bytes >= 3);
     free(doc), free(path), free(dir);
+}
+
+static mcpaxle_result bytes_codes[3];
+
+/* Bytes that hold NUL bytes, then bad input: a NULL `data` with a length, a second reply. */
+static void bytes_modes(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)req, (void)ctx;
+    const char *mode = ud;
+    if (!strcmp(mode, "nul")) {
+        bytes_codes[0] = mcpaxle_reply_bytes(c, (const uint8_t *)"\0\1", 2);
+        bytes_codes[1] = mcpaxle_reply_bytes(c, (const uint8_t *)"\0\1", 2);
+    } else if (!strcmp(mode, "empty")) {
+        bytes_codes[0] = mcpaxle_reply_bytes(c, NULL, 0);
+    } else {
+        bytes_codes[0] = mcpaxle_reply_bytes(c, NULL, 5);
+    }
+}
+
+TEST(bytes_with_bad_input) {
+    mcpaxle_server *s = new_server(NULL);
+    CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"nul\",\"inputSchema\":{\"type\":\"object\"}}", bytes_modes, "nul"), MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_resource(s, "{\"uri\":\"test://empty\",\"name\":\"e\",\"mimeType\":\"image/png\"}", NULL, bytes_modes, "empty"),
+             MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"null\",\"inputSchema\":{\"type\":\"object\"}}", bytes_modes, "null"), MCPAXLE_OK);
+    uint16_t port = 0;
+    mcpaxle_http_server *http = start_http(s, &port);
+
+    char *body = mcp(port, "tools/call", "nul", "\"name\":\"nul\"", NULL);
+    CHECK_JSON(body, "/result/content/0/resource/blob", "AAE=");
+    CHECK_JSON(body, "/result/content/0/resource/mimeType", "application/octet-stream");
+    CHECK_RC(bytes_codes[0], MCPAXLE_OK);
+    CHECK_RC(bytes_codes[1], MCPAXLE_ERR_ALREADY_REPLIED);
+    free(body);
+
+    body = mcp(port, "resources/read", "test://empty", "\"uri\":\"test://empty\"", NULL);
+    CHECK_JSON(body, "/result/contents/0/uri", "test://empty");
+    CHECK_JSON(body, "/result/contents/0/mimeType", "image/png");
+    CHECK_JSON(body, "/result/contents/0/blob", "");
+    CHECK_RC(bytes_codes[0], MCPAXLE_OK);
+    free(body);
+
+    /* The call still ends (never hangs), as an internal failure. */
+    body = mcp(port, "tools/call", "null", "\"name\":\"null\"", NULL);
+    CHECK(body && (strstr(body, "\"isError\":true") || strstr(body, "-32603")));
+    CHECK_RC(bytes_codes[0], MCPAXLE_ERR_NULL);
+    free(body);
+    CHECK_RC(mcpaxle_reply_bytes(NULL, (const uint8_t *)"x", 1), MCPAXLE_ERR_NULL);
+
+    mcpaxle_http_server_stop(http);
+    mcpaxle_http_server_free(http);
+    mcpaxle_server_free(s);
 }
 
 static void fails_internally(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
@@ -194,7 +295,8 @@ TEST(an_internal_failure_shows_its_message_unless_masked) {
 
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
-    RUN(every_shared_case_without_bytes_gives_the_same_result_as_in_the_core);
+    RUN(every_shared_case_of_json_or_bytes_gives_the_same_result_as_in_the_core);
+    RUN(bytes_with_bad_input);
     RUN(an_internal_failure_shows_its_message_unless_masked);
     return summary();
 }

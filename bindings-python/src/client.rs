@@ -18,7 +18,6 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -26,14 +25,6 @@ use tokio_util::sync::CancellationToken;
 fn to_json<T: Serialize>(v: T) -> Result<Value> {
     serde_json::to_value(v)
         .map_err(|e| Error::internal(format!("Internal error: cannot convert a result to JSON: {e}")))
-}
-
-fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
-    match s {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(usage(format!("a timeout must be a positive number of seconds, not {s}"))),
-    }
 }
 
 /// An input handler calling `handler(params)` (a coroutine function) on the bridge's loop.
@@ -118,36 +109,50 @@ fn client_options(py: Python<'_>, bridge: &Arc<BridgeInner>, d: Option<&Bound<'_
     Ok(o)
 }
 
-/// Call options: a timeout, and a progress callback fed in order by one forwarding task. The
-/// task ends once the options are dropped (the call is over) and every notification was
-/// delivered: awaiting it makes the callbacks run before the call's result is returned.
+/// Call options from the dict the Python layer passes: the core's `CallOptions` by their
+/// Python names (`timeout_ms`, `meta`, `log_level`, `bypass_cache`), read by the core, beside
+/// the callbacks `on_progress` and `on_log` (coroutine functions). The callbacks are fed in
+/// order by one forwarding task, which ends once the options are dropped (the call is over)
+/// and every notification was delivered: awaiting it makes the callbacks run before the call's
+/// result is returned.
 fn call_options(
     bridge: &Arc<BridgeInner>,
-    timeout: Option<f64>,
-    on_progress: Option<Py<PyAny>>,
+    d: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(CallOptions, Option<JoinHandle<()>>)> {
-    let mut o = CallOptions::new();
-    o.timeout = seconds(timeout)?;
-    let mut forwarder = None;
+    let Some(d) = d else { return Ok((CallOptions::new(), None)) };
+    let d = d.copy()?;
+    let on_progress = take(&d, "on_progress")?.map(|f| Arc::new(f.unbind()));
+    let on_log = take(&d, "on_log")?.map(|f| Arc::new(f.unbind()));
+    let mut o: CallOptions = crate::server::from_dict(&d, "the call options")?;
+    if on_progress.is_none() && on_log.is_none() {
+        return Ok((o, None));
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Arc<Py<PyAny>>, Value)>();
+    let b = bridge.clone();
+    let forwarder = runtime::spawn(async move {
+        while let Some((cb, v)) = rx.recv().await {
+            let _ = bridge::call_client(b.clone(), cb, v).await;
+        }
+    })?;
     if let Some(cb) = on_progress {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-        let bridge = bridge.clone();
-        let cb = Arc::new(cb);
-        forwarder = Some(runtime::spawn(async move {
-            while let Some(v) = rx.recv().await {
-                let _ = bridge::call_client(bridge.clone(), cb.clone(), v).await;
-            }
-        })?);
+        let tx = tx.clone();
         o = o.on_progress(move |p| {
             if let Ok(v) = serde_json::to_value(p) {
-                let _ = tx.send(v);
+                let _ = tx.send((cb.clone(), v));
             }
         });
     }
-    Ok((o, forwarder))
+    if let Some(cb) = on_log {
+        o = o.on_log(move |m| {
+            if let Ok(v) = serde_json::to_value(m) {
+                let _ = tx.send((cb.clone(), v));
+            }
+        });
+    }
+    Ok((o, Some(forwarder)))
 }
 
-/// Runs a call (which owns its options), then waits until its progress callbacks have run.
+/// Runs a call (which owns its options), then waits until its callbacks have run.
 async fn delivered<T>(call: impl Future<Output = Result<T>>, forwarder: Option<JoinHandle<()>>) -> Result<T> {
     let result = call.await;
     if let Some(f) = forwarder {
@@ -261,19 +266,18 @@ impl PyClient {
     }
 
     /// Any request, untyped: its result object.
-    #[pyo3(signature = (bridge, method, params=None, timeout=None, on_progress=None))]
+    #[pyo3(signature = (bridge, method, params=None, options=None))]
     fn request<'py>(
         &self,
         py: Python<'py>,
         bridge: &Bound<'py, Bridge>,
         method: String,
         params: Option<&Bound<'py, PyAny>>,
-        timeout: Option<f64>,
-        on_progress: Option<Py<PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let b = &bridge.get().inner;
         let params = params.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
-        let (o, forwarder) = call_options(b, timeout, on_progress)?;
+        let (o, forwarder) = call_options(b, options)?;
         let c = self.client.clone();
         bridge::awaitable(
             py,
@@ -299,19 +303,18 @@ impl PyClient {
         )
     }
 
-    #[pyo3(signature = (bridge, name, arguments=None, timeout=None, on_progress=None))]
+    #[pyo3(signature = (bridge, name, arguments=None, options=None))]
     fn call_tool<'py>(
         &self,
         py: Python<'py>,
         bridge: &Bound<'py, Bridge>,
         name: String,
         arguments: Option<&Bound<'py, PyAny>>,
-        timeout: Option<f64>,
-        on_progress: Option<Py<PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let b = &bridge.get().inner;
         let args = arguments.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
-        let (o, forwarder) = call_options(b, timeout, on_progress)?;
+        let (o, forwarder) = call_options(b, options)?;
         let c = self.client.clone();
         bridge::awaitable(
             py,
@@ -347,17 +350,21 @@ impl PyClient {
         )
     }
 
+    #[pyo3(signature = (bridge, uri, options=None))]
     fn read_resource<'py>(
         &self,
         py: Python<'py>,
         bridge: &Bound<'py, Bridge>,
         uri: String,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let b = &bridge.get().inner;
+        let (o, forwarder) = call_options(b, options)?;
         let c = self.client.clone();
         bridge::awaitable(
             py,
-            &bridge.get().inner,
-            async move { to_json(c.read_resource(&uri, CallOptions::new()).await?) },
+            b,
+            async move { to_json(delivered(c.read_resource(&uri, o), forwarder).await?) },
             bridge::make_value,
         )
     }
@@ -373,21 +380,24 @@ impl PyClient {
         )
     }
 
-    #[pyo3(signature = (bridge, name, arguments=None))]
+    #[pyo3(signature = (bridge, name, arguments=None, options=None))]
     fn get_prompt<'py>(
         &self,
         py: Python<'py>,
         bridge: &Bound<'py, Bridge>,
         name: String,
         arguments: Option<&Bound<'py, PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let args: std::collections::BTreeMap<String, String> =
             arguments.map(|a| a.extract()).transpose()?.unwrap_or_default();
+        let b = &bridge.get().inner;
+        let (o, forwarder) = call_options(b, options)?;
         let c = self.client.clone();
         bridge::awaitable(
             py,
-            &bridge.get().inner,
-            async move { to_json(c.get_prompt(&name, args, CallOptions::new()).await?) },
+            b,
+            async move { to_json(delivered(c.get_prompt(&name, args, o), forwarder).await?) },
             bridge::make_value,
         )
     }

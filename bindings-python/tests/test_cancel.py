@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from conftest import threaded
 from mcpclient import request
 
@@ -118,6 +120,48 @@ async def test_shutdown_drains_requests_in_flight() -> None:
     await running.stop()
     r = await call
     assert r["content"][0]["text"] == "finished"
+
+
+async def test_stop_wait_and_shutdown_are_idempotent_and_concurrent() -> None:
+    """Two tasks stopping at once both return once stopped; a later stop, wait or shutdown
+    returns at once (they used to wait for a bridge already released, forever)."""
+    from mcpaxle import _bridge
+
+    server = Server("stop-twice")
+    running = await server.start_http("127.0.0.1", 0)
+    waiter = asyncio.create_task(running.wait())
+    await asyncio.wait_for(asyncio.gather(running.stop(), running.stop(), waiter), 5)
+    assert server._serving == 0
+    assert asyncio.get_running_loop() not in _bridge._bridges
+    await asyncio.wait_for(running.stop(), 5)
+    await asyncio.wait_for(running.wait(), 5)
+    running.shutdown()
+    async with await server.start_http("127.0.0.1", 0) as again:
+        await asyncio.wait_for(again.stop(), 5)
+    assert server._serving == 0
+
+
+async def test_a_cancelled_wait_leaves_the_server_running() -> None:
+    server = Server("wait-cancelled")
+
+    @server.tool()
+    def ping() -> str:
+        return "pong"
+
+    running = await server.start_http("127.0.0.1", 0)
+    waiter = asyncio.create_task(running.wait())
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert server._serving == 1
+    from mcpclient import Http
+
+    client = Http(running.url or "")
+    r = await threaded(client.call_tool)("ping")
+    assert r["content"][0]["text"] == "pong"
+    await asyncio.wait_for(running.stop(), 5)
+    assert server._serving == 0
 
 
 async def test_serve_http_task_cancellation_stops_the_server() -> None:

@@ -226,7 +226,7 @@ async def test_stdio_server_gets_a_small_environment(monkeypatch: pytest.MonkeyP
 async def test_call_timeout(tmp_path: Path) -> None:
     async with Client.connect_stdio([sys.executable, str(SERVERS / "stdio_server.py")]) as client:
         with pytest.raises(McpError) as e:
-            await client.call_tool("wait_for_cancel", timeout=0.3)
+            await client.call_tool("wait_for_cancel", timeout_ms=300)
         assert e.value.kind == "timeout"
 
 

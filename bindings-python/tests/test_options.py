@@ -85,6 +85,23 @@ async def test_every_client_option_is_taken_by_its_python_name() -> None:
         assert (await c.call_tool("noisy"))["content"][0]["text"] == "quiet"
 
 
+async def test_every_call_option_is_taken_by_its_python_name() -> None:
+    call = python("call")
+    server = Server("opts")
+    server.tool("t")(lambda: "ok")
+    server.resource("test://r")(lambda: "r")
+    server.prompt("p")(lambda: "p")
+    running = await server.start_http("127.0.0.1", 0)
+    try:
+        async with Client.connect_http(running.url or "") as c:
+            assert (await c.call_tool("t", **call))["content"][0]["text"] == "ok"
+            assert (await c.request("tools/call", {"name": "t"}, **call))["content"][0]["text"] == "ok"
+            assert (await c.read_resource("test://r", **call))["contents"][0]["text"] == "r"
+            assert (await c.get_prompt("p", **call))["messages"]
+    finally:
+        await running.stop()
+
+
 def test_every_stdio_option_is_taken_by_its_python_name() -> None:
     options = python("stdio")
     script = f"from mcpaxle import Server\nServer('opts').run('stdio', **{options!r})\nprint('served', flush=True)"
@@ -102,6 +119,4 @@ def test_durations_take_a_timedelta_and_unknown_names_are_refused() -> None:
 
 
 def test_every_area_of_the_core_is_covered() -> None:
-    # One call's options (`call`) are the client methods' keywords, which still take `timeout`
-    # in seconds: unifying them is the part of issue 11 left to do.
-    assert covered | {"call"} == set(EXAMPLES)
+    assert covered == set(EXAMPLES)

@@ -40,6 +40,8 @@ from .types import (
     DiscoverResult,
     GetPromptResult,
     Implementation,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
     ProgressNotificationParams,
     Prompt,
     PromptReference,
@@ -71,7 +73,8 @@ def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
     return invoke
 
 
-def _progress(fn: Callable[[ProgressNotificationParams], Any] | None) -> Callable[[Any], Awaitable[Any]] | None:
+def _event(fn: Callable[[Any], Any] | None) -> Callable[[Any], Awaitable[None]] | None:
+    """A notification callback (sync or async) as a coroutine function returning ``None``."""
     if fn is None:
         return None
 
@@ -82,6 +85,26 @@ def _progress(fn: Callable[[ProgressNotificationParams], Any] | None) -> Callabl
         return None
 
     return invoke
+
+
+def _call_options(
+    timeout_ms: int | datetime.timedelta | None,
+    meta: Mapping[str, Any] | None,
+    log_level: LoggingLevel | None,
+    bypass_cache: bool | None,
+    on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+    on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+) -> dict[str, Any]:
+    """The native call options: the core's ``CallOptions`` by their Python names (read by the
+    core; ``None`` left out), beside the callbacks."""
+    o = ms_options({"timeout_ms": timeout_ms, "meta": None if meta is None else dict(meta), "log_level": log_level,
+                    "bypass_cache": bypass_cache})
+    for key, fn in (("on_progress", on_progress), ("on_log", on_log)):
+        if fn is not None:
+            if not callable(fn):
+                raise UsageError(f"{key} must be a callable, not {type(fn).__name__}")
+            o[key] = _event(fn)
+    return o
 
 
 class _Connect:
@@ -268,10 +291,22 @@ class Client:
 
     # -- calls --------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JsonObject | None = None, *, timeout: float | None = None,
-                      on_progress: Callable[[ProgressNotificationParams], Any] | None = None) -> JsonObject:
-        """Any request; its result object."""
-        return await self._native.request(self._bridge, method, params, timeout, _progress(on_progress))
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None = None,
+        *,
+        timeout_ms: int | datetime.timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+        bypass_cache: bool | None = None,
+        on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+    ) -> JsonObject:
+        """Any request, through the whole pipeline (``_meta``, headers, cache, MRTR, retries):
+        its result object. The per-call options as :meth:`call_tool`'s."""
+        o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress, on_log)
+        return await self._native.request(self._bridge, method, params, o)
 
     async def discover(self) -> DiscoverResult:
         """``server/discover`` (built from the ``initialize`` result in a legacy session)."""
@@ -281,18 +316,48 @@ class Client:
         """Every tool, all pages."""
         return await self._native.list_tools(self._bridge)
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None,
-                        on_progress: Callable[[ProgressNotificationParams], Any] | None = None) -> CallToolResult:
-        """``tools/call``: the ``CallToolResult``. ``on_progress`` receives each progress
-        notification's params (sync or async callable); ``timeout`` in seconds."""
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout_ms: int | datetime.timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+        bypass_cache: bool | None = None,
+        on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+    ) -> CallToolResult:
+        """``tools/call``: the ``CallToolResult``. The per-call options are the core's (as
+        Node's and C's): ``timeout_ms`` (milliseconds or a ``timedelta``) overrides the
+        client's ``request_timeout_ms`` for each round trip of this call; ``meta`` adds members
+        to the request's ``_meta``; ``log_level`` overrides the client's for this call (2026-07-28:
+        a legacy session keeps the level it set when connecting);
+        ``bypass_cache`` skips the cache (the fresh result is still stored); ``on_progress``
+        receives each progress notification's params and ``on_log`` each log message's (sync
+        or async callables; they all run before the call returns). Over stdio a log message
+        names no request, so it reaches no ``on_log``. Cancel the awaiting task to cancel the
+        call."""
         args = dict(arguments) if arguments is not None else None
-        return await self._native.call_tool(self._bridge, name, args, timeout, _progress(on_progress))
+        o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress, on_log)
+        return await self._native.call_tool(self._bridge, name, args, o)
 
     async def list_resources(self) -> list[Resource]:
         return await self._native.list_resources(self._bridge)
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        return await self._native.read_resource(self._bridge, uri)
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        timeout_ms: int | datetime.timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+        bypass_cache: bool | None = None,
+        on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+    ) -> ReadResourceResult:
+        """``resources/read``; the per-call options as :meth:`call_tool`'s."""
+        o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress)
+        return await self._native.read_resource(self._bridge, uri, o)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         return await self._native.list_resource_templates(self._bridge)
@@ -300,8 +365,20 @@ class Client:
     async def list_prompts(self) -> list[Prompt]:
         return await self._native.list_prompts(self._bridge)
 
-    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        return await self._native.get_prompt(self._bridge, name, dict(arguments) if arguments else None)
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout_ms: int | datetime.timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+        bypass_cache: bool | None = None,
+        on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+    ) -> GetPromptResult:
+        """``prompts/get`` with string arguments; the per-call options as :meth:`call_tool`'s."""
+        o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress)
+        return await self._native.get_prompt(self._bridge, name, dict(arguments) if arguments else None, o)
 
     async def complete(
         self,

@@ -745,12 +745,15 @@ class Server:
 
 class Running:
     """A transport being served: ``address``, ``port`` and ``url`` (HTTP), ``shutdown()``,
-    ``await wait()``, ``await stop()``; usable as ``async with``."""
+    ``await wait()``, ``await stop()``; usable as ``async with``. ``shutdown``, ``wait`` and
+    ``stop`` may be called any number of times, from several tasks at once: every ``wait`` and
+    ``stop`` returns once the transport has stopped."""
 
     def __init__(self, server: Server, loop: asyncio.AbstractEventLoop, bridge: _native.Bridge, native: _native.Running, path: str | None) -> None:
         self._server, self._loop, self._bridge, self._native = server, loop, bridge, native
         self._path = path
         self._released = False
+        self._stopped: asyncio.Future[None] | None = None
 
     @property
     def address(self) -> str:
@@ -772,16 +775,30 @@ class Running:
         return f"http://{self.address}{self._path}"
 
     def shutdown(self) -> None:
-        """Starts a graceful shutdown (returns at once)."""
-        self._native.shutdown()
+        """Starts a graceful shutdown (returns at once; again, it does nothing)."""
+        if not self._released:
+            self._native.shutdown()
 
-    async def wait(self) -> None:
-        """Waits until the transport has stopped."""
-        try:
-            await self._native.wait(self._bridge)
-        finally:
+    def _stop_future(self) -> asyncio.Future[None] | None:
+        """The one native wait every waiter shares (made on first use; ``None`` once stopped
+        and released). Its completion releases the loop's bridge, after which no native
+        awaitable could complete, which is why a later wait must not make another one."""
+        if self._released:
+            return None
+        if self._stopped is None:
             if self._native.done:
                 self._release()
+                return None
+            self._stopped = asyncio.ensure_future(self._native.wait(self._bridge))
+            self._stopped.add_done_callback(lambda _: self._release())
+        return self._stopped
+
+    async def wait(self) -> None:
+        """Waits until the transport has stopped (at once if it has). Cancelling the waiting
+        task stops the wait, not the transport."""
+        stopped = self._stop_future()
+        if stopped is not None:
+            await asyncio.shield(stopped)
 
     async def stop(self) -> None:
         """Shuts down gracefully and waits until done."""
@@ -792,13 +809,10 @@ class Running:
         """Waits until the transport stops; if the awaiting task is cancelled, shuts down
         gracefully (requests in flight still run on this loop while draining), then re-raises."""
         try:
-            await self._native.wait(self._bridge)
+            await self.wait()
         except asyncio.CancelledError:
-            self.shutdown()
-            await self._native.wait(self._bridge)
+            await self.stop()
             raise
-        finally:
-            self._release()
 
     def _release(self) -> None:
         if not self._released:

@@ -156,7 +156,7 @@ async def call_each(client: Client, tools: list[dict[str, Any]]) -> None:
 async def run(url: str, scenario: str, version: str, context: Any) -> None:
     versions = None if os.environ.get("MCPAXLE_AUTO_ERA") else [version]
     async with Client.connect_http(
-        url, request_timeout_ms=25_000, elicitation=elicit, sampling=sample, roots=roots, protocol_versions=versions,
+        url, request_timeout_ms=25_000, on_elicitation=elicit, on_sampling=sample, on_roots=roots, protocol_versions=versions,
         client_info={"name": "mcpaxle-everything-client", "version": __version__}, oauth=oauth(context),
     ) as client:
         print(f"connected: era {client.era}, protocol version {client.protocol_version}", file=sys.stderr)

@@ -8,7 +8,7 @@
 use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::{convert, runtime};
 use futures_util::future::BoxFuture;
-use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, OAuthOptions, Subscription};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, LogCallback, OAuthOptions, Subscription};
 use mcpaxle::schema::{Implementation, SubscriptionFilter};
 use mcpaxle::{Error, Result};
 use pyo3::exceptions::PyTypeError;
@@ -87,15 +87,16 @@ fn usage(message: impl Into<String>) -> PyErr {
 }
 
 /// The core's client options from the dict the Python layer passes: the core's
-/// `ClientOptions` by their Python names, read by the core, beside the input handlers
-/// (`elicitation`, `sampling`, `roots`) and `oauth` (`mcpaxle.OAuth._native()`).
+/// `ClientOptions` by their Python names, read by the core, beside the callbacks
+/// (`on_elicitation`, `on_sampling`, `on_roots`, `on_log`) and `oauth` (`mcpaxle.OAuth._native()`).
 fn client_options(py: Python<'_>, bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyResult<ClientOptions> {
     let d = match d {
         Some(d) => d.copy()?,
         None => PyDict::new(py),
     };
-    let handlers = [take(&d, "elicitation")?, take(&d, "sampling")?, take(&d, "roots")?];
+    let handlers = [take(&d, "on_elicitation")?, take(&d, "on_sampling")?, take(&d, "on_roots")?];
     let oauth = take(&d, "oauth")?;
+    let on_log = take(&d, "on_log")?;
     let named = d.contains("client_info")? || d.contains("clientInfo")?;
     let mut o: ClientOptions = crate::server::from_dict(&d, "client options")?;
     if !named {
@@ -106,7 +107,41 @@ fn client_options(py: Python<'_>, bridge: &Arc<BridgeInner>, d: Option<&Bound<'_
     if let Some(oauth) = oauth {
         o = o.oauth(oauth_options(bridge, &oauth)?);
     }
+    if let Some(cb) = on_log {
+        o.on_log = Some(log_forwarder(bridge, Arc::new(cb.unbind()))?);
+    }
     Ok(o)
+}
+
+/// Log messages waiting for the client's `on_log` at most; past it they are dropped (a server
+/// logging faster than the callback runs must not grow the client's memory).
+const LOG_BACKLOG: usize = 1024;
+
+/// The client's log callback: messages go in order to `cb` on the loop through one task,
+/// which ends when the client (holding the sender) is dropped.
+fn log_forwarder(bridge: &Arc<BridgeInner>, cb: Arc<Py<PyAny>>) -> PyResult<LogCallback> {
+    let (tx, mut rx) = mpsc::channel::<Value>(LOG_BACKLOG);
+    let b = bridge.clone();
+    runtime::spawn(async move {
+        while let Some(v) = rx.recv().await {
+            let _ = bridge::call_client(b.clone(), cb.clone(), v).await;
+        }
+    })?;
+    let dropped = std::sync::atomic::AtomicU64::new(0);
+    Ok(Arc::new(move |m| {
+        let Ok(v) = serde_json::to_value(m) else { return };
+        if tx.try_send(v).is_err() {
+            let n = dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if n.is_power_of_two() {
+                let message =
+                    format!("the client's on_log is {LOG_BACKLOG} messages behind: {n} log messages dropped so far");
+                Python::attach(|py| {
+                    let logged = py.import("logging").and_then(|l| l.call_method1("getLogger", ("mcpaxle",)));
+                    let _ = logged.and_then(|logger| logger.call_method1("warning", (message,)));
+                });
+            }
+        }
+    }))
 }
 
 /// Call options from the dict the Python layer passes: the core's `CallOptions` by their

@@ -66,9 +66,9 @@ async def client(request: pytest.FixtureRequest, rust_url: str) -> AsyncIterator
         return {"action": "accept", "content": {"name": "Ada"}}
 
     if transport == "http":
-        c = await Client.connect_http(rust_url, elicitation=elicit, protocol_versions=versions)
+        c = await Client.connect_http(rust_url, on_elicitation=elicit, protocol_versions=versions)
     else:
-        c = await Client.connect_stdio([str(RUST_SERVER), "--stdio"], elicitation=elicit, protocol_versions=versions)
+        c = await Client.connect_stdio([str(RUST_SERVER), "--stdio"], on_elicitation=elicit, protocol_versions=versions)
     assert c.era == era
     yield c
     await c.close()
@@ -107,7 +107,7 @@ async def test_async_input_handler_runs_on_the_loop(rust_url: str) -> None:
         await asyncio.sleep(0.01)
         return {"action": "accept", "content": {"name": "Grace"}}
 
-    async with Client.connect_http(rust_url, elicitation=elicit) as client:
+    async with Client.connect_http(rust_url, on_elicitation=elicit) as client:
         r = await client.call_tool("test_input_required_result_multi_round")
         assert r["content"][0]["text"] == "Rounds done: Grace and Grace"
         assert len(seen) == 2 and "requestedSchema" in seen[0]
@@ -117,7 +117,7 @@ async def test_input_handler_error_fails_the_call(rust_url: str) -> None:
     def elicit(params: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParams("no, thanks")
 
-    async with Client.connect_http(rust_url, elicitation=elicit) as client:
+    async with Client.connect_http(rust_url, on_elicitation=elicit) as client:
         with pytest.raises(McpError):
             await client.call_tool("test_input_required_result_elicitation")
 
@@ -175,7 +175,7 @@ async def test_cancel_while_an_input_handler_waits(rust_url: str) -> None:
             raise
         return {"action": "decline"}
 
-    async with Client.connect_http(rust_url, elicitation=elicit) as client:
+    async with Client.connect_http(rust_url, on_elicitation=elicit) as client:
         task = asyncio.create_task(client.call_tool("test_input_required_result_elicitation"))
         await asyncio.wait_for(started.wait(), 5)
         task.cancel()
@@ -266,8 +266,8 @@ async def test_all_input_handlers(rust_url: str) -> None:
     def roots(params: dict[str, Any]) -> dict[str, Any]:
         return {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}
 
-    async with Client.connect_http(rust_url, elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}},
-                                   sampling=sample, roots=roots) as client:
+    async with Client.connect_http(rust_url, on_elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}},
+                                   on_sampling=sample, on_roots=roots) as client:
         r = await client.call_tool("test_input_required_result_multiple_inputs")
         assert r["content"][0]["text"] == "Hello, Ada; 2 root(s)"
         r = await client.call_tool("test_input_required_result_sampling")
@@ -289,7 +289,7 @@ async def test_against_a_python_server_on_the_same_loop() -> None:
     try:
         for versions in (["2026-07-28"], ["2025-11-25"]):
             async with Client.connect_http(running.url or "", protocol_versions=versions,
-                                           elicitation=lambda p: {"action": "accept", "content": {"name": "Lin"}}) as client:
+                                           on_elicitation=lambda p: {"action": "accept", "content": {"name": "Lin"}}) as client:
                 assert [t["name"] for t in await client.list_tools()] == ["greet"]
                 r = await client.call_tool("greet")
                 assert r["content"][0]["text"] == "Hello, Lin!"

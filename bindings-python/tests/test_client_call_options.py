@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import sys
 from typing import Any, AsyncIterator
 
 import pytest
@@ -138,3 +139,41 @@ async def reads(client: Client) -> None:
 async def test_a_callback_must_be_callable(client: Client) -> None:
     with pytest.raises(UsageError, match="on_log"):
         await client.call_tool("trace", on_log="print")  # type: ignore[arg-type]
+
+
+async def until(predicate: Any, seconds: float = 5) -> None:
+    """Waits (bounded) until ``predicate()``: the client's ``on_log`` runs after the call."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not predicate() and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def test_the_clients_on_log_takes_what_no_call_takes(running: Running) -> None:
+    seen: list[Any] = []
+    async with Client.connect_http(running.url or "", protocol_versions=["2026-07-28"],
+                                   on_log=lambda m: seen.append(m["data"])) as client:
+        own: list[Any] = []
+        await client.call_tool("chatty", log_level="info", on_log=lambda m: own.append(m["data"]))
+        assert own == ["info line", "warning line"]
+        await client.call_tool("chatty", log_level="warning")
+        await until(lambda: seen)
+    assert seen == ["warning line"], "the call with its own on_log kept its messages"
+
+
+async def test_the_clients_on_log_over_stdio() -> None:
+    """Over stdio a log message names no request: all of them reach the client's ``on_log``."""
+    from mcpclient import EXAMPLE
+
+    seen: list[Any] = []
+
+    async def collect(m: Any) -> None:
+        seen.append(m["level"])
+
+    async with Client.connect_stdio([sys.executable, str(EXAMPLE), "--stdio"], log_level="info", on_log=collect,
+                                    stderr="null") as client:
+        await client.call_tool("test_tool_with_logging")
+        await until(lambda: len(seen) >= 3)
+    assert len(seen) >= 3 and set(seen) <= {"info", "notice", "warning", "error"}, seen
+    with pytest.raises(UsageError, match="on_log"):
+        await Client.connect_stdio([sys.executable, str(EXAMPLE), "--stdio"], on_log="print")  # type: ignore[arg-type]

@@ -10,8 +10,8 @@ cache, subscriptions) driven from asyncio.
 Results are plain dicts (the JSON objects of the protocol), typed for type checkers with the
 ``TypedDict`` classes of :mod:`mcpaxle.types`, generated from the schema: ``call_tool`` returns
 a :class:`~mcpaxle.types.CallToolResult`, ``list_tools`` a list of
-:class:`~mcpaxle.types.Tool`. Input handlers (``elicitation``,
-``sampling``, ``roots``) are callables, ``async def`` or plain, taking the request's params
+:class:`~mcpaxle.types.Tool`. Input handlers (``on_elicitation``,
+``on_sampling``, ``on_roots``) are callables, ``async def`` or plain, taking the request's params
 dict and returning the result dict; they run on the event loop that made the client.
 Cancelling the task awaiting a call cancels the request. Errors are the classes of
 :mod:`mcpaxle.errors`.
@@ -137,10 +137,11 @@ class Client:
         self._closed = False
 
     @staticmethod
-    def _options(options: Mapping[str, Any], elicitation: InputHandler | None, sampling: InputHandler | None, roots: InputHandler | None) -> dict[str, Any]:
+    def _options(options: Mapping[str, Any], on_elicitation: InputHandler | None, on_sampling: InputHandler | None,
+                 on_roots: InputHandler | None, on_log: Callable[[LoggingMessageNotificationParams], Any] | None) -> dict[str, Any]:
         """The native options: the core's client options by their Python names (``*_ms``
         durations as milliseconds or ``timedelta``, ``None`` left out: the core's default),
-        beside the input handlers."""
+        beside the input handlers and the log callback."""
         o = ms_options(options)
         for key in ("headers", "env"):
             if key in o:
@@ -149,9 +150,13 @@ class Client:
             o["protocol_versions"] = list(o["protocol_versions"])
         if "cwd" in o:
             o["cwd"] = str(o["cwd"])
-        for key, fn in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
+        for key, fn in (("on_elicitation", on_elicitation), ("on_sampling", on_sampling), ("on_roots", on_roots)):
             if fn is not None:
                 o[key] = _async(fn)
+        if on_log is not None:
+            if not callable(on_log):
+                raise UsageError(f"on_log must be a callable, not {type(on_log).__name__}")
+            o["on_log"] = _event(on_log)
         return o
 
     @classmethod
@@ -174,9 +179,10 @@ class Client:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
-        elicitation: InputHandler | None = None,
-        sampling: InputHandler | None = None,
-        roots: InputHandler | None = None,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
         oauth: OAuth | None = None,
         client_info: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
@@ -194,8 +200,10 @@ class Client:
         options (see the README: units and defaults, the same in every binding), e.g.
         ``request_timeout_ms`` (default 60000). ``oauth``: how to obtain access tokens when the
         server requires authorization (see :class:`~mcpaxle.OAuth`); a failed authorization
-        fails the call that needed it (often the connect). Await it, or use it with
-        ``async with``.
+        fails the call that needed it (often the connect). ``on_log`` (sync or async)
+        receives the params of every log message no call's own ``on_log`` takes (over stdio,
+        all of them), in order; at most 1024 wait for it, and more are dropped with a warning
+        of the ``mcpaxle`` logger. Await it, or use it with ``async with``.
 
         >>> oauth = OAuth(redirect_uri="http://127.0.0.1:8765/callback", authorize=open_browser)  # doctest: +SKIP
         >>> client = await Client.connect_http("https://mcp.example.com/mcp", oauth=oauth)  # doctest: +SKIP
@@ -206,7 +214,7 @@ class Client:
             "max_request_timeout_ms": max_request_timeout_ms, "cache": cache, "max_input_rounds": max_input_rounds,
             "log_level": log_level, "legacy_get_stream": legacy_get_stream, "max_message_size": max_message_size,
         }
-        options = cls._options(data, elicitation, sampling, roots)
+        options = cls._options(data, on_elicitation, on_sampling, on_roots, on_log)
         if oauth is not None:
             if not isinstance(oauth, OAuth):
                 raise UsageError(f"connect_http's oauth must be an mcpaxle.OAuth, not {type(oauth).__name__}")
@@ -224,9 +232,10 @@ class Client:
         stderr: Literal["inherit", "null", "tracing"] | None = None,
         probe_timeout_ms: int | datetime.timedelta | None = None,
         shutdown_timeout_ms: int | datetime.timedelta | None = None,
-        elicitation: InputHandler | None = None,
-        sampling: InputHandler | None = None,
-        roots: InputHandler | None = None,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
         client_info: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
         protocol_versions: Sequence[str] | None = None,
@@ -254,7 +263,7 @@ class Client:
             "reset_timeout_on_progress": reset_timeout_on_progress, "max_request_timeout_ms": max_request_timeout_ms,
             "cache": cache, "max_input_rounds": max_input_rounds, "log_level": log_level, "max_message_size": max_message_size,
         }
-        options = cls._options(data, elicitation, sampling, roots)
+        options = cls._options(data, on_elicitation, on_sampling, on_roots, on_log)
         return _Connect(lambda: cls._connect("stdio", [str(c) for c in command], options))
 
     # -- properties ---------------------------------------------------------------------------

@@ -130,7 +130,7 @@ __attribute__((unused)) static char *json_at(const char *body, const char *point
     return copy;
 }
 
-/* ---- the shared case tables (tests/*.json at the repository root) --------------------------- */
+/* ---- the shared case tables (the JSON files of tests/ at the repository root) -------------- */
 
 /* The text of the shared table tests/`name`, or NULL. The caller frees it. */
 __attribute__((unused)) static char *shared_table(const char *name) {

@@ -35,7 +35,7 @@ fn options_value(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Value> {
     for (k, v) in d.iter() {
         if !v.is_none() {
             let key: String = k.extract()?;
-            let value = convert::from_py(&v).map_err(|e| usage(format!("{what}: {key}: {e}")))?;
+            let value = convert::from_py(&v).map_err(|e| usage(format!("{what}: {key}: {}", e.value(v.py()))))?;
             m.insert(key, value);
         }
     }

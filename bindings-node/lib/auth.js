@@ -6,6 +6,7 @@
 // and wraps it as the native side's `(token) => Promise<envelope>`.
 
 const native = require('../native.js')
+const { present } = require('./options.js')
 const { ErrorKind, McpError, okEnvelope, errorEnvelope, typeName, usage } = require('./errors.js')
 
 /** The native `AuthConfig` of the `auth` option of `serveHttp`: the data, and `verify` wrapped. */
@@ -15,7 +16,7 @@ function authConfig(o) {
   }
   const { verify, ...data } = o
   if (typeof verify !== 'function') throw usage(`auth.verify must be a function, async (token) => ({subject, scopes}) | null, not ${typeName(verify)}`)
-  return { ...data, verify: (token) => answerVerify(verify, token) }
+  return { ...present(data), verify: (token) => answerVerify(verify, token) }
 }
 
 /** The JSON text of a verifier's answer, or undefined when it has none (a function, a cycle). */

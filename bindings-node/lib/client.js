@@ -6,7 +6,7 @@
 const native = require('../native.js')
 const { ErrorKind, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
-const { optionsJson } = require('./options.js')
+const { optionsJson, present } = require('./options.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
 const HANDLER_OPTION = { elicitation: 'onElicitation', sampling: 'onSampling', roots: 'onRoots' }
@@ -69,7 +69,8 @@ function clientConfig(options, handlers, http) {
  */
 function oauthConfig(o) {
   if (typeof o !== 'object' || Array.isArray(o)) throw usage(`oauth must be an object: {redirectUri, authorize?, clientId?, ...}, not ${typeName(o)}`)
-  const { authorize, ...config } = o
+  const { authorize, ...data } = o
+  const config = present(data)
   if (authorize != null) {
     if (typeof authorize !== 'function') throw usage(`oauth.authorize must be a function, async (authorizationUrl) => redirectUrl, not ${typeName(authorize)}`)
     config.authorize = (url) => answerAuthorize(authorize, url)

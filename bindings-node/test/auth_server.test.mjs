@@ -227,6 +227,16 @@ describe('auth option checking', () => {
     await assert.rejects(notesServer().serveHttp({ port: 0, auth: withoutVerify }), { kind: 'usage', message: /auth\.verify must be a function/ })
   })
 
+  test('a null member is absent, as at the top level of the options', async () => {
+    const running = await notesServer().serveHttp({ port: 0, auth: authWith(verify, { scopesSupported: null, toolScopes: undefined }) })
+    try {
+      const metadata = await (await fetch(running.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'))).json()
+      assert.deepEqual(metadata.scopes_supported, ['notes:read'])
+    } finally {
+      await running.close()
+    }
+  })
+
   test('auth must be an object', async () => {
     await assert.rejects(notesServer().serveHttp({ port: 0, auth: 'secret' }), { kind: 'usage', message: /auth must be an object/ })
   })

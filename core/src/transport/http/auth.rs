@@ -208,8 +208,8 @@ impl BearerAuth {
     /// §2); at least one authorization server, each an issuer URL (absolute `http(s)`, no
     /// query or fragment: RFC 8414 §2); every scope a scope token (RFC 6749 §3.3), which also
     /// fits the quoted `scope` parameter of a challenge; tool names not empty. Options read
-    /// from data are checked as they are read; [`HttpServer::bind`](super::HttpServer::bind)
-    /// checks those built in Rust.
+    /// from data are checked as they are read; `HttpServer::bind` checks those built in
+    /// Rust.
     pub fn validate(&self) -> Result<()> {
         let bad = |at: String, m: String| Err(crate::Error::invalid_params(format!("bearer auth: {at}: {m}")));
         if let Err(m) = resource_rule(&self.resource) {
@@ -580,6 +580,13 @@ mod tests {
         v
     }
 
+    /// The `auth` member of the HTTP options, as they nest it.
+    #[derive(Deserialize)]
+    struct InHttpOptions {
+        #[allow(dead_code)]
+        auth: BearerAuth,
+    }
+
     #[test]
     fn every_shared_bearer_auth_case_is_refused_at_its_option() {
         let table: Value = serde_json::from_str(CASES).unwrap();
@@ -594,10 +601,9 @@ mod tests {
             let message = case["message"].as_str().unwrap();
             let want = if path.is_empty() { format!("auth: {message}") } else { format!("auth.{path}: {message}") };
             // Nested as in the HTTP options, so the path has a prefix.
-            let e =
-                crate::options::from_json::<super::super::HttpOptions>("the HTTP options", json!({ "auth": options }))
-                    .map(drop)
-                    .unwrap_err();
+            let e = crate::options::from_json::<InHttpOptions>("the HTTP options", json!({ "auth": options }))
+                .map(drop)
+                .unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidParams, "{name}");
             let e = e.to_string();
             assert!(e.contains(&want), "{name}: {e:?} should contain {want:?}");

@@ -174,7 +174,7 @@ export interface ClientOptions {
  * ```
  */
 export interface OAuthOptions {
-  /** Where the authorization server sends the user back. */
+  /** Where the authorization server sends the user back: an absolute URI without a fragment (checked by the core, as every value here). */
   redirectUri: string
   /**
    * The user-agent step: open `authorizationUrl` (which carries `code_challenge`, `state`,
@@ -195,7 +195,7 @@ export interface OAuthOptions {
   clientMetadataUrl?: string
   /** `client_name` in Dynamic Client Registration (default: `clientInfo.name`). */
   clientName?: string
-  /** How many authorization flows one request may trigger before its error is returned (default 3). */
+  /** How many authorization flows one request may trigger before its error is returned (default 3, at least 1). */
   maxAuthorizations?: number
 }
 
@@ -486,7 +486,11 @@ export declare class ServerHandle {
 
 type Awaitable<T> = T | Promise<T>
 
-/** What a verified access token grants: what `BearerAuthOptions.verify` resolves with. */
+/**
+ * What a verified access token grants: what `BearerAuthOptions.verify` resolves with. The core
+ * checks it (the same rule in every binding): no other member, a non-empty `subject`, each scope
+ * a scope token of RFC 6749 §3.3 (printable ASCII without spaces, quotes or backslashes).
+ */
 export interface TokenInfo {
   /** Who the token stands for (a user or client id, the JWT `sub`): the handlers' `ctx.principal`. */
   subject: string
@@ -500,7 +504,9 @@ export interface TokenInfo {
  * accepts. The server publishes its protected resource metadata (RFC 9728) at
  * `/.well-known/oauth-protected-resource<path>`; a missing or rejected token gets `401` with a
  * `WWW-Authenticate` challenge, a token without the scopes needed `403 insufficient_scope`.
- * Bad option types reject `serveHttp` with code `USAGE`.
+ * The core checks the options (`resource` an absolute http(s) URL without a fragment, at least
+ * one issuer URL, every scope a scope token): bad ones reject `serveHttp` with code `USAGE` and
+ * a message naming the option (`auth.requiredScopes[0]`).
  */
 export interface BearerAuthOptions {
   /** The canonical URL of this MCP server (`https://mcp.example.com/mcp`): the audience tokens must be issued for. */
@@ -510,8 +516,8 @@ export interface BearerAuthOptions {
   /**
    * Checks a token (signature, expiry, audience): a `TokenInfo` for a valid one, `null` for an
    * invalid or expired one (`401 invalid_token`). If it throws (say, the introspection endpoint
-   * is down) or answers another shape, the request gets `503` and the failure is reported on
-   * `console.error`.
+   * is down) or answers anything the core refuses (see `TokenInfo`), the request gets `503` and
+   * the failure is reported on `console.error`.
    */
   verify: (token: string) => Awaitable<TokenInfo | null | undefined>
   /** Scopes every request needs; also published as `scopes_supported` unless that is set. */

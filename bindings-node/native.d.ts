@@ -281,3 +281,10 @@ export interface StdioConfig {
 
 /** The protocol revisions the client speaks, most preferred first. */
 export declare function supportedVersions(): Array<string>
+
+/**
+ * What is wrong with a token verifier's answer (JSON text), by the core's rule for it
+ * ([`TokenInfo::from_answer`]); `null` when it is a valid one. `lib/auth.js` reports a wrong
+ * answer on `console.error` before the request gets `503`.
+ */
+export declare function tokenAnswerProblem(answerJson: string): string | null

@@ -848,3 +848,4 @@ module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.optionsExamples = nativeBinding.optionsExamples
 module.exports.optionsSchema = nativeBinding.optionsSchema
 module.exports.supportedVersions = nativeBinding.supportedVersions
+module.exports.tokenAnswerProblem = nativeBinding.tokenAnswerProblem

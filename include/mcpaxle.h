@@ -317,7 +317,10 @@ typedef void (*mcpaxle_handler)(void *user_data,
  *
  * Complete with `mcpaxle_reply_error` (any error kind) when the token cannot be checked
  * right now (the introspection endpoint is down): the request gets `503`. So does an answer
- * that is not of the shape above. `token` is borrowed for the duration of the callback.
+ * that breaks the core's rules for it (not of the shape above, an unknown member such as a
+ * JWT's `"scope"`, an empty `subject`, a scope that is not a scope token of RFC 6749 §3.3):
+ * `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
+ * wrong. `token` is borrowed for the duration of the callback.
  *
  * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
  * request); the HTTP request waits for the reply, so reply promptly and cache
@@ -960,8 +963,12 @@ enum mcpaxle_result mcpaxle_client_complete_async(struct mcpaxle_client *client,
  * credentials, used only with that issuer when it is given), `"clientMetadataUrl"` (the HTTPS
  * URL of this client's metadata document), `"clientName"` (for registration; default the
  * client's name) and `"maxAuthorizations"` (flows one request may trigger, default 3).
- * Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member, or
- * `clientSecret`/`issuer` without `clientId` is `MCPAXLE_ERR_INVALID_PARAMS`.
+ * Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member,
+ * `clientSecret`/`issuer` without `clientId`, or a value the core refuses is
+ * `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json: redirectUri: …`).
+ * The core's rules: `redirectUri` an absolute URI without a fragment (any scheme), `clientId`
+ * not empty, `issuer` an issuer URL (absolute http(s), no query or fragment),
+ * `clientMetadataUrl` an https URL, `maxAuthorizations` at least 1.
  *
  * `authorize` is the user-agent step (see `mcpaxle_authorization_handler`). NULL: the client
  * fetches the authorization URL itself and takes the authorization server's redirect as the
@@ -1627,8 +1634,13 @@ enum mcpaxle_result mcpaxle_server_notify_list_changed(struct mcpaxle_server *se
  * `"requiredScopes"` (scopes every request needs), `"scopesSupported"` (published in the
  * metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
  * scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
- * `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, or an
- * unknown member is `MCPAXLE_ERR_INVALID_PARAMS`.
+ * `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, an
+ * unknown member, or a value the core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message
+ * naming the member (`auth_json: requiredScopes[0]: a scope must be …`). The core's rules:
+ * `resource` an absolute http(s) URL without a fragment; at least one authorization server,
+ * each an issuer URL (absolute http(s), no query or fragment); every scope a scope token
+ * (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes); tool names not
+ * empty.
  *
  * Setting it again replaces the earlier setting for the transports started afterwards; those
  * already running keep theirs. stdio transports are not affected (they have no HTTP requests).

@@ -18,7 +18,6 @@ use crate::owner::Owner;
 use mcpaxle_core::server::{RequestContext, Returned, shaping};
 use mcpaxle_core::transport::auth::TokenInfo;
 use mcpaxle_core::{Error, ErrorKind};
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int};
@@ -77,15 +76,6 @@ pub(crate) enum Payload {
     Authorization(String),
     /// A token verifier's answer: what a valid token grants, `None` for an invalid one.
     Token(Option<TokenInfo>),
-}
-
-/// A token verifier's answer for a valid token.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TokenJson {
-    subject: String,
-    #[serde(default)]
-    scopes: Vec<String>,
 }
 
 type Outcome = Result<Payload, Error>;
@@ -221,9 +211,6 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
         return Err(FfiError::usage("an authorization completes with mcpaxle_reply_redirect (or an error)"));
     }
     let v = parse_json(json, "result_json")?;
-    let bad = |e: serde_json::Error, what: &str| {
-        FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json is not a valid {what}: {e}"))
-    };
     // A server handler's value is checked now, by the core's own rule, so that C learns at once
     // that it completed wrongly; the core shapes it again with what only it knows (the tool's
     // outputSchema, the resource's URI and MIME type), which gives a result just as valid.
@@ -247,12 +234,10 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Returned(Returned::Json(v))
         }
         Kind::Input if v.is_object() => Payload::Input(v),
-        Kind::Token if v.is_null() => Payload::Token(None),
-        Kind::Token => {
-            let t: TokenJson =
-                serde_json::from_value(v).map_err(|e| bad(e, "token answer ({\"subject\", \"scopes\"} or null)"))?;
-            Payload::Token(Some(TokenInfo { subject: t.subject, scopes: t.scopes }))
-        }
+        // The core's rule for what a verifier may answer.
+        Kind::Token => Payload::Token(TokenInfo::from_answer(v).map_err(|e| {
+            FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json: {}", e.message()))
+        })?),
         Kind::Input | Kind::Authorization => {
             return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "result_json must be a JSON object"));
         }

@@ -58,8 +58,12 @@ impl OAuthSetting {
 /// credentials, used only with that issuer when it is given), `"clientMetadataUrl"` (the HTTPS
 /// URL of this client's metadata document), `"clientName"` (for registration; default the
 /// client's name) and `"maxAuthorizations"` (flows one request may trigger, default 3).
-/// Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member, or
-/// `clientSecret`/`issuer` without `clientId` is `MCPAXLE_ERR_INVALID_PARAMS`.
+/// Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member,
+/// `clientSecret`/`issuer` without `clientId`, or a value the core refuses is
+/// `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json: redirectUri: …`).
+/// The core's rules: `redirectUri` an absolute URI without a fragment (any scheme), `clientId`
+/// not empty, `issuer` an issuer URL (absolute http(s), no query or fragment),
+/// `clientMetadataUrl` an https URL, `maxAuthorizations` at least 1.
 ///
 /// `authorize` is the user-agent step (see `mcpaxle_authorization_handler`). NULL: the client
 /// fetches the authorization URL itself and takes the authorization server's redirect as the

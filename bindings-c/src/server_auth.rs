@@ -23,7 +23,10 @@ use std::sync::Arc;
 ///
 /// Complete with `mcpaxle_reply_error` (any error kind) when the token cannot be checked
 /// right now (the introspection endpoint is down): the request gets `503`. So does an answer
-/// that is not of the shape above. `token` is borrowed for the duration of the callback.
+/// that breaks the core's rules for it (not of the shape above, an unknown member such as a
+/// JWT's `"scope"`, an empty `subject`, a scope that is not a scope token of RFC 6749 §3.3):
+/// `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
+/// wrong. `token` is borrowed for the duration of the callback.
 ///
 /// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
 /// request); the HTTP request waits for the reply, so reply promptly and cache
@@ -51,8 +54,13 @@ type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_re
 /// `"requiredScopes"` (scopes every request needs), `"scopesSupported"` (published in the
 /// metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
 /// scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
-/// `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, or an
-/// unknown member is `MCPAXLE_ERR_INVALID_PARAMS`.
+/// `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, an
+/// unknown member, or a value the core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message
+/// naming the member (`auth_json: requiredScopes[0]: a scope must be …`). The core's rules:
+/// `resource` an absolute http(s) URL without a fragment; at least one authorization server,
+/// each an issuer URL (absolute http(s), no query or fragment); every scope a scope token
+/// (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes); tool names not
+/// empty.
 ///
 /// Setting it again replaces the earlier setting for the transports started afterwards; those
 /// already running keep theirs. stdio transports are not affected (they have no HTTP requests).

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -127,6 +128,77 @@ __attribute__((unused)) static char *json_at(const char *body, const char *point
     mcpaxle_string_free(v);
     free(json);
     return copy;
+}
+
+/* ---- the shared case tables (the JSON files of tests/ at the repository root) -------------- */
+
+/* The text of the shared table tests/`name`, or NULL. The caller frees it. */
+__attribute__((unused)) static char *shared_table(const char *name) {
+    char *dir = strdup(__FILE__), *path = fmt("%s/../../tests/%s", dirname(dir), name), *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        text = calloc((size_t)n + 1, 1);
+        if (text && fread(text, 1, (size_t)n, f) != (size_t)n) free(text), text = NULL;
+    }
+    if (f) fclose(f);
+    free(dir), free(path);
+    return text;
+}
+
+/* The JSON text at `pointer` of `json` (a copy the caller frees), NULL when there is none. */
+__attribute__((unused)) static char *json_value(const char *json, const char *pointer) {
+    char *v = NULL, *copy = NULL;
+    if (mcpaxle_json_get(json, pointer, &v) == MCPAXLE_OK && v) copy = strdup(v);
+    mcpaxle_string_free(v);
+    return copy;
+}
+
+/* The string at `pointer` of `json` as its text (a copy the caller frees), NULL when none. */
+__attribute__((unused)) static char *json_text(const char *json, const char *pointer) {
+    char *v = NULL, *copy = NULL;
+    if (mcpaxle_json_get_string(json, pointer, &v) == MCPAXLE_OK && v) copy = strdup(v);
+    mcpaxle_string_free(v);
+    return copy;
+}
+
+/* The elements or members at `pointer` of `json`. */
+__attribute__((unused)) static size_t json_count(const char *json, const char *pointer) {
+    size_t n = 0;
+    return mcpaxle_json_length(json, pointer, &n) == MCPAXLE_OK ? n : 0;
+}
+
+/* The object `valid` with the members of the object `set` applied, a null removing one: the
+ * options of one case of tests/auth_option_cases.json. The caller frees it. */
+__attribute__((unused)) static char *overlay(const char *valid, const char *set) {
+    char *out = strdup(""), *keys = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *from = pass == 0 ? valid : set;
+        mcpaxle_json_keys(from, "", &keys);
+        size_t n = json_count(keys, "");
+        for (size_t i = 0; i < n; i++) {
+            char *p = fmt("/%zu", i), *key = json_text(keys, p), *kp = fmt("/%s", key);
+            char *overridden = pass == 0 ? json_value(set, kp) : NULL, *v = json_value(from, kp);
+            if (!overridden && v && strcmp(v, "null") != 0) {
+                char *next = fmt("%s%s\"%s\":%s", out, out[0] ? "," : "", key, v);
+                free(out), out = next;
+            }
+            free(overridden), free(v), free(p), free(key), free(kp);
+        }
+        mcpaxle_string_free(keys), keys = NULL;
+    }
+    char *done = fmt("{%s}", out);
+    free(out);
+    return done;
+}
+
+/* Whether the error message `got` says "<path>: <message>" (`message` alone for an empty path). */
+__attribute__((unused)) static bool says(const char *got, const char *path, const char *message) {
+    char *want = path && path[0] ? fmt("%s: %s", path, message) : strdup(message);
+    bool ok = got && strstr(got, want) != NULL;
+    free(want);
+    return ok;
 }
 
 __attribute__((unused)) static mcpaxle_server *new_server(const char *options) {

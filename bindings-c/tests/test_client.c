@@ -817,9 +817,9 @@ TEST(oauth_bad_input) {
     CHECK_RC(mcpaxle_client_options_set_oauth(o, "{}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK(strstr(mcpaxle_last_error_message(), "redirectUri") != NULL);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, "[]", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"scopes\":[]}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"maxAuthorizations\":-1}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x\",\"clientSecret\":\"s\"}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"scopes\":[]}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"maxAuthorizations\":-1}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"clientSecret\":\"s\"}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK(strstr(mcpaxle_last_error_message(), "clientId") != NULL);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, NULL, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, on_authorize, NULL), MCPAXLE_OK); /* replaces */
@@ -841,6 +841,37 @@ TEST(oauth_bad_input) {
     mcpaxle_client_options_free(o);
 }
 
+/* Every invalid OAuth option object of tests/auth_option_cases.json (shared with the core,
+ * Python and Node) is refused with the core's message naming the member at fault. */
+TEST(every_shared_bad_oauth_is_refused_at_its_member) {
+    char *doc = shared_table("auth_option_cases.json");
+    CHECK(doc != NULL);
+    if (!doc) return;
+    mcpaxle_client_options *o = NULL;
+    mcpaxle_client_options_new("n", "1", NULL, &o);
+    char *valid = json_value(doc, "/oauth/valid");
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, valid, NULL, NULL), MCPAXLE_OK);
+    size_t n = json_count(doc, "/oauth/cases");
+    CHECK(n >= 10);
+    for (size_t i = 0; i < n; i++) {
+        char *at = fmt("/oauth/cases/%zu", i), *p;
+        char *name = json_text(doc, (p = fmt("%s/name", at))), *set = (free(p), json_value(doc, (p = fmt("%s/set", at))));
+        char *path = (free(p), json_text(doc, (p = fmt("%s/path", at))));
+        char *message = (free(p), json_text(doc, (p = fmt("%s/message", at))));
+        free(p);
+        char *options = overlay(valid, set);
+        mcpaxle_result rc = mcpaxle_client_options_set_oauth(o, options, NULL, NULL);
+        char *got = strdup(mcpaxle_last_error_message());
+        if (rc != MCPAXLE_ERR_INVALID_PARAMS || !says(got, path, message) || strncmp(got, "oauth_json is not valid: ", 25) != 0) {
+            fprintf(stderr, "  %s: %s gave %d %s, expected %s: %s\n", name, options, rc, got, path, message);
+            CHECK(false);
+        }
+        free(at), free(name), free(set), free(path), free(message), free(options), free(got);
+    }
+    mcpaxle_client_options_free(o);
+    free(valid), free(doc);
+}
+
 static int stdio_server(void) {
     mcpaxle_server *s = build_server();
     mcpaxle_result r = mcpaxle_server_serve_stdio(s, NULL);
@@ -855,6 +886,7 @@ int main(int argc, char **argv) {
     server = build_server();
     http = start_http(server, &port);
     RUN(options_and_tokens_with_bad_input);
+    RUN(every_shared_bad_oauth_is_refused_at_its_member);
     RUN(blocking_methods);
     RUN(input_handlers_progress_and_logs);
     RUN(async_methods_and_cancellation);

@@ -244,6 +244,91 @@ TEST(token_verifier_completions) {
     mcpaxle_server_free(s);
 }
 
+/* Every invalid bearer auth of tests/auth_option_cases.json (shared with the core, Python and
+ * Node) is refused with the core's message naming the member at fault. */
+TEST(every_shared_bad_bearer_auth_is_refused_at_its_member) {
+    char *doc = shared_table("auth_option_cases.json");
+    CHECK(doc != NULL);
+    if (!doc) return;
+    struct verifier v = {0};
+    mcpaxle_server *s = new_server(NULL);
+    char *valid = json_value(doc, "/bearerAuth/valid");
+    CHECK_RC(mcpaxle_server_set_bearer_auth(s, valid, verify, &v), MCPAXLE_OK);
+    size_t n = json_count(doc, "/bearerAuth/cases");
+    CHECK(n >= 15);
+    for (size_t i = 0; i < n; i++) {
+        char *at = fmt("/bearerAuth/cases/%zu", i), *p;
+        char *name = json_text(doc, (p = fmt("%s/name", at))), *set = (free(p), json_value(doc, (p = fmt("%s/set", at))));
+        char *path = (free(p), json_text(doc, (p = fmt("%s/path", at))));
+        char *message = (free(p), json_text(doc, (p = fmt("%s/message", at))));
+        free(p);
+        char *options = overlay(valid, set);
+        mcpaxle_result rc = mcpaxle_server_set_bearer_auth(s, options, verify, &v);
+        char *got = strdup(mcpaxle_last_error_message());
+        if (rc != MCPAXLE_ERR_INVALID_PARAMS || !says(got, path, message) || strncmp(got, "auth_json is not valid: ", 24) != 0) {
+            fprintf(stderr, "  %s: %s gave %d %s, expected %s: %s\n", name, options, rc, got, path, message);
+            CHECK(false);
+        }
+        free(at), free(name), free(set), free(path), free(message), free(options), free(got);
+    }
+    mcpaxle_server_free(s);
+    free(valid), free(doc);
+    CHECK(atomic_load(&v.calls) == 0);
+}
+
+/* The answers of tests/auth_option_cases.json's "tokenInfo", by index (the token). */
+struct answers {
+    char *json[32];
+    mcpaxle_result codes[32];
+    char *errors[32];
+};
+
+static void verify_with_answer(void *ud, const char *token, mcpaxle_reply *c) {
+    struct answers *a = ud;
+    size_t i = (size_t)atoi(token);
+    a->codes[i] = mcpaxle_reply_ok(c, a->json[i]);
+    a->errors[i] = strdup(mcpaxle_last_error_message());
+}
+
+/* A verifier answering any bad answer of the shared table gets the request 503, and
+ * mcpaxle_reply_ok says what is wrong with it, as the core's rule does. */
+TEST(every_shared_bad_token_answer_gets_503) {
+    char *doc = shared_table("auth_option_cases.json");
+    CHECK(doc != NULL);
+    if (!doc) return;
+    struct answers a = {0};
+    size_t n = json_count(doc, "/tokenInfo/cases");
+    CHECK(n >= 5 && n <= 32);
+    if (n > 32) n = 32;
+    for (size_t i = 0; i < n; i++) {
+        char *p = fmt("/tokenInfo/cases/%zu/answer", i);
+        a.json[i] = json_value(doc, p);
+        free(p);
+    }
+    mcpaxle_server *s = notes_server();
+    CHECK_RC(mcpaxle_server_set_bearer_auth(s, AUTH_JSON, verify_with_answer, &a), MCPAXLE_OK);
+    uint16_t port = 0;
+    mcpaxle_http_server *http = start_http(s, &port);
+    for (size_t i = 0; i < n; i++) {
+        char *token = fmt("%zu", i), *p = fmt("/tokenInfo/cases/%zu/name", i), *name = json_text(doc, p);
+        free(p);
+        char *message = json_text(doc, (p = fmt("/tokenInfo/cases/%zu/message", i)));
+        free(p);
+        struct http_response r = call_as(port, token, "whoami");
+        if (r.status != 503 || a.codes[i] != MCPAXLE_ERR_INVALID_PARAMS || !says(a.errors[i], "", message)) {
+            fprintf(stderr, "  %s: %s got %d, reply %d %s, expected 503 and %s\n", name, a.json[i], r.status, a.codes[i],
+                    a.errors[i] ? a.errors[i] : "(none)", message);
+            CHECK(false);
+        }
+        http_response_free(&r);
+        free(token), free(name), free(message);
+    }
+    mcpaxle_http_server_free(http);
+    mcpaxle_server_free(s);
+    for (size_t i = 0; i < n; i++) free(a.json[i]), free(a.errors[i]);
+    free(doc);
+}
+
 TEST(bearer_auth_applies_to_transports_started_afterwards) {
     struct verifier v = {0};
     mcpaxle_server *s = notes_server();
@@ -333,6 +418,8 @@ int main(void) {
     RUN(bearer_auth_with_bad_arguments);
     RUN(bearer_auth_protects_the_endpoint);
     RUN(token_verifier_completions);
+    RUN(every_shared_bad_bearer_auth_is_refused_at_its_member);
+    RUN(every_shared_bad_token_answer_gets_503);
     RUN(bearer_auth_applies_to_transports_started_afterwards);
     RUN(free_abandons_a_pending_verification);
     return summary();

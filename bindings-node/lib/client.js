@@ -6,7 +6,7 @@
 const native = require('../native.js')
 const { ErrorKind, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
-const { optionsJson } = require('./options.js')
+const { optionsJson, present } = require('./options.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
 const HANDLER_OPTION = { elicitation: 'onElicitation', sampling: 'onSampling', roots: 'onRoots' }
@@ -63,28 +63,15 @@ function clientConfig(options, handlers, http) {
   return { config, declared }
 }
 
-const OAUTH_STRINGS = ['clientId', 'clientSecret', 'issuer', 'clientMetadataUrl', 'clientName']
-
 /**
- * The `oauth` option with its types checked (the messages name the option) and `authorize`
- * wrapped as the native side's `(url) => Promise<envelope>`; the core reads the rest.
+ * The `oauth` option: its data for the core, which checks every value (the messages name the
+ * option), and `authorize` wrapped as the native side's `(url) => Promise<envelope>`.
  */
 function oauthConfig(o) {
-  if (typeof o !== 'object' || Array.isArray(o)) throw usage('oauth must be an object: {redirectUri, authorize?, clientId?, ...}')
-  if (typeof o.redirectUri !== 'string' || o.redirectUri === '') {
-    throw usage(`oauth.redirectUri must be a non-empty string (where the authorization server sends the user back), not ${typeName(o.redirectUri)}`)
-  }
-  for (const key of OAUTH_STRINGS) {
-    if (o[key] != null && typeof o[key] !== 'string') throw usage(`oauth.${key} must be a string, not ${typeName(o[key])}`)
-  }
-  if (o.maxAuthorizations != null) {
-    const n = o.maxAuthorizations
-    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw usage(`oauth.maxAuthorizations must be a non-negative integer, not ${typeName(n)}`)
-  }
-  const config = {}
-  for (const [key, value] of Object.entries(o)) if (value != null && key !== 'authorize') config[key] = value
-  if (o.authorize != null) {
-    const authorize = o.authorize
+  if (typeof o !== 'object' || Array.isArray(o)) throw usage(`oauth must be an object: {redirectUri, authorize?, clientId?, ...}, not ${typeName(o)}`)
+  const { authorize, ...data } = o
+  const config = present(data)
+  if (authorize != null) {
     if (typeof authorize !== 'function') throw usage(`oauth.authorize must be a function, async (authorizationUrl) => redirectUrl, not ${typeName(authorize)}`)
     config.authorize = (url) => answerAuthorize(authorize, url)
   }

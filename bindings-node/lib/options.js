@@ -22,6 +22,14 @@ function optionsJson(options, what, omit = []) {
   return JSON.stringify(data)
 }
 
+/**
+ * The members of the object `o` that are not `undefined` or `null`, as `optionsJson` keeps them:
+ * absent, so the core's default (for an options object nested in another, such as `auth`).
+ */
+function present(o) {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v != null))
+}
+
 /** The core's option names per options struct: `{server: ['title', ...], client: [...], ...}`. */
 function optionsSchema() {
   return JSON.parse(native.optionsSchema())
@@ -32,4 +40,4 @@ function optionsExamples() {
   return JSON.parse(native.optionsExamples())
 }
 
-module.exports = { optionsJson, optionsSchema, optionsExamples }
+module.exports = { optionsJson, optionsSchema, optionsExamples, present }

@@ -1,13 +1,13 @@
 //! Bearer-token protection of a JavaScript server's HTTP endpoint: the core reads the `auth`
-//! option of `serveHttp` (its `BearerAuth`; `lib/auth.js` checks its types first); its verifier
-//! is a JavaScript function called on the JavaScript thread through a weak threadsafe function,
-//! like a handler.
+//! option of `serveHttp` (its `BearerAuth`, every value checked there); its verifier is a
+//! JavaScript function called on the JavaScript thread through a weak threadsafe function, like
+//! a handler, whose answer the core reads too ([`TokenInfo::from_answer`]).
 
 use crate::callbacks::{self, VerifyFn};
 use futures_util::future::BoxFuture;
+use mcpaxle::Result;
 use mcpaxle::transport::auth::{TokenInfo, TokenVerifier};
-use mcpaxle::{Error, Result};
-use serde_json::Value;
+use napi_derive::napi;
 use std::sync::Arc;
 
 /// A verifier calling the JavaScript `verify` and reading its answer.
@@ -15,24 +15,17 @@ pub fn verifier(f: VerifyFn) -> TokenVerifier {
     let f = Arc::new(f);
     Arc::new(move |token: String| -> BoxFuture<'static, Result<Option<TokenInfo>>> {
         let f = f.clone();
-        Box::pin(async move { token_info(callbacks::answer(&f, token).await?) })
+        Box::pin(async move { TokenInfo::from_answer(callbacks::answer(&f, token).await?) })
     })
 }
 
-/// A verifier's answer: `null` (an invalid token) or `{subject, scopes}`; anything else is an
-/// `Err` (the core answers `503`).
-fn token_info(v: Value) -> Result<Option<TokenInfo>> {
-    let wrong = || Error::internal(format!("the token verifier returned a result of the wrong shape: {v}"));
-    let Value::Object(m) = &v else {
-        return if v.is_null() { Ok(None) } else { Err(wrong()) };
-    };
-    let subject = m.get("subject").and_then(Value::as_str).ok_or_else(wrong)?;
-    let scopes = match m.get("scopes") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => {
-            a.iter().map(|s| s.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>().ok_or_else(wrong)?
-        }
-        Some(_) => return Err(wrong()),
-    };
-    Ok(Some(TokenInfo::new(subject, scopes)))
+/// What is wrong with a token verifier's answer (JSON text), by the core's rule for it
+/// ([`TokenInfo::from_answer`]); `null` when it is a valid one. `lib/auth.js` reports a wrong
+/// answer on `console.error` before the request gets `503`.
+#[napi]
+pub fn token_answer_problem(answer_json: String) -> Option<String> {
+    match serde_json::from_str(&answer_json) {
+        Ok(v) => TokenInfo::from_answer(v).err().map(|e| e.message().to_owned()),
+        Err(e) => Some(format!("the token verifier's answer is not JSON: {e}")),
+    }
 }

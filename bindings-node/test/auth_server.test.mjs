@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { mcpaxle, text } from './helpers.mjs'
+import { AUTH_CASES, mcpaxle, overlay, says, text } from './helpers.mjs'
 
 const { Client, Server } = mcpaxle
 
@@ -168,7 +168,7 @@ describe('JavaScript server behind bearer-token auth', () => {
       })
       assert.equal(r.status, 503)
       assert.equal(lines.length, 1, lines.join('\n'))
-      assert.match(lines[0], /returned an object; it must return \{subject/)
+      assert.match(lines[0], /returned an object, so the request gets 503: the token verifier must answer \{"subject": non-empty string/)
     } finally {
       await sloppy.close()
     }
@@ -208,25 +208,63 @@ describe('JavaScript server behind bearer-token auth', () => {
 })
 
 describe('auth option checking', () => {
-  const cases = [
-    [{ resource: 'mcp.example.com' }, /auth\.resource must be the server's absolute http/],
-    [{ resource: undefined }, /auth\.resource must be/],
-    [{ authorizationServers: ISSUER }, /auth\.authorizationServers must be an array/],
-    [{ authorizationServers: [] }, /at least one issuer/],
-    [{ verify: 'verify' }, /auth\.verify must be a function/],
-    [{ requiredScopes: 'notes:read' }, /auth\.requiredScopes must be an array/],
-    [{ scopesSupported: [1] }, /auth\.scopesSupported: each scope/],
-    [{ requiredScopes: ['notes:read notes:write'] }, /without spaces/],
-    [{ toolScopes: [['write_note', ['notes:write']]] }, /auth\.toolScopes must be an object/],
-    [{ toolScopes: { write_note: 'notes:write' } }, /auth\.toolScopes\["write_note"\] must be an array/],
-  ]
-  for (const [options, message] of cases) {
-    test(`${JSON.stringify(options)} is a usage error`, async () => {
-      await assert.rejects(notesServer().serveHttp({ port: 0, auth: authWith(verify, options) }), { kind: 'usage', message })
+  const { valid, cases } = AUTH_CASES.bearerAuth
+  test('the shared table has cases', () => assert.ok(cases.length >= 15))
+  for (const c of cases) {
+    test(`${c.name}: a usage error naming auth.${c.path}`, async () => {
+      await assert.rejects(notesServer().serveHttp({ port: 0, auth: { ...overlay(valid, c.set), verify } }), (e) => {
+        assert.equal(e.kind, 'usage')
+        assert.ok(e.message.startsWith('the HTTP options: '), e.message)
+        assert.ok(says(e.message, 'auth', c.path, c.message), `${e.message} should say auth.${c.path}: ${c.message}`)
+        return true
+      })
     })
   }
 
+  test('auth.verify must be a function', async () => {
+    await assert.rejects(notesServer().serveHttp({ port: 0, auth: authWith('verify') }), { kind: 'usage', message: /auth\.verify must be a function/ })
+    const { verify: _, ...withoutVerify } = authWith(verify)
+    await assert.rejects(notesServer().serveHttp({ port: 0, auth: withoutVerify }), { kind: 'usage', message: /auth\.verify must be a function/ })
+  })
+
+  test('a null member is absent, as at the top level of the options', async () => {
+    const running = await notesServer().serveHttp({ port: 0, auth: authWith(verify, { scopesSupported: null, toolScopes: undefined }) })
+    try {
+      const metadata = await (await fetch(running.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'))).json()
+      assert.deepEqual(metadata.scopes_supported, ['notes:read'])
+    } finally {
+      await running.close()
+    }
+  })
+
   test('auth must be an object', async () => {
     await assert.rejects(notesServer().serveHttp({ port: 0, auth: 'secret' }), { kind: 'usage', message: /auth must be an object/ })
+  })
+})
+
+describe('verifier answers the core refuses', () => {
+  const { cases } = AUTH_CASES.tokenInfo
+  let running
+  before(async () => {
+    // The token is the index of the answer to give.
+    running = await notesServer().serveHttp({ port: 0, auth: authWith(async (token) => cases[Number(token)].answer) })
+  })
+  after(async () => {
+    await running?.close()
+  })
+
+  test('the shared table has cases', () => assert.ok(cases.length >= 5))
+  cases.forEach((c, i) => {
+    test(`${c.name}: 503, and console.error says what is wrong`, async () => {
+      let r
+      const lines = await capturingErrors(async () => {
+        r = await post(running.url, 'tools/list', {}, String(i))
+      })
+      assert.equal(r.status, 503)
+      assert.equal((await r.json()).error, 'temporarily_unavailable')
+      assert.equal(lines.length, 1, lines.join('\n'))
+      assert.ok(lines[0].includes(c.message), `${lines[0]} should say ${c.message}`)
+      assert.match(lines[0], /^mcpaxle: the token verifier .* so the request gets 503/)
+    })
   })
 })

@@ -160,3 +160,22 @@ export function handlers() {
 }
 
 export const text = (result) => result.content.map((c) => c.text ?? '').join('')
+
+/** The table shared with the core, Python and C (tests/auth_option_cases.json): invalid auth
+ * options and verifier answers, and what the core says of each. */
+export const AUTH_CASES = JSON.parse(fs.readFileSync(path.join(root, 'tests', 'auth_option_cases.json'), 'utf8'))
+
+/** `valid` with the members of `set` applied, a null removing one (a case of AUTH_CASES). */
+export function overlay(valid, set) {
+  const o = { ...valid }
+  for (const [k, v] of Object.entries(set)) {
+    if (v === null) delete o[k]
+    else o[k] = v
+  }
+  return o
+}
+
+/** Whether `message` says `<prefix>.<path>: <expected>` (`<prefix>: <expected>` for an empty path). */
+export function says(message, prefix, casePath, expected) {
+  return message.includes(casePath === '' ? `${prefix}: ${expected}` : `${prefix}.${casePath}: ${expected}`)
+}

@@ -3,10 +3,10 @@
 //! serves the server, through the bridge ([`bridge::call_client`]): never on a runtime thread.
 
 use crate::bridge::{self, BridgeInner};
-use crate::errors;
+use crate::{convert, errors};
 use futures_util::future::BoxFuture;
+use mcpaxle::Result;
 use mcpaxle::transport::auth::{BearerAuth, TokenInfo, TokenVerifier};
-use mcpaxle::{Error, Result};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
@@ -17,33 +17,47 @@ fn usage(message: impl Into<String>) -> PyErr {
 }
 
 /// A verifier calling `verify(token)` (a coroutine function returning `{"subject", "scopes"}`
-/// or `None`) on `bridge`'s loop. What it raises, or a result of another shape, is an `Err`:
-/// the core answers `503`.
+/// or `None`) on `bridge`'s loop, its answer read by the core ([`TokenInfo::from_answer`]). What
+/// it raises, or an answer the core refuses, is an `Err`: the core answers `503`.
 fn verifier(bridge: &Arc<BridgeInner>, verify: Py<PyAny>) -> TokenVerifier {
     let bridge = bridge.clone();
     let verify = Arc::new(verify);
     Arc::new(move |token: String| -> BoxFuture<'static, Result<Option<TokenInfo>>> {
         let call = bridge::call_client(bridge.clone(), verify.clone(), Value::String(token));
-        Box::pin(async move { token_info(call.await?) })
+        Box::pin(async move { TokenInfo::from_answer(call.await?) })
     })
 }
 
-/// A verifier's answer: `null` (an invalid token) or a `TokenInfo` as a JSON object.
-fn token_info(v: Value) -> Result<Option<TokenInfo>> {
-    let wrong =
-        || Error::internal(format!("Internal error: the token verifier returned a result of the wrong shape: {v}"));
-    let Value::Object(m) = &v else {
-        return if v.is_null() { Ok(None) } else { Err(wrong()) };
-    };
-    let subject = m.get("subject").and_then(Value::as_str).ok_or_else(wrong)?;
-    let scopes = match m.get("scopes") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => {
-            a.iter().map(|s| s.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>().ok_or_else(wrong)?
+/// The JSON object of a dict of options, its `None` values left out (absent: the core's
+/// default); a value that is not JSON is a `UsageError` naming its key and `what`.
+fn options_value(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Value> {
+    let mut m = serde_json::Map::new();
+    for (k, v) in d.iter() {
+        if !v.is_none() {
+            let key: String = k.extract()?;
+            let value = convert::from_py(&v).map_err(|e| usage(format!("{what}: {key}: {}", e.value(v.py()))))?;
+            m.insert(key, value);
         }
-        Some(_) => return Err(wrong()),
-    };
-    Ok(Some(TokenInfo::new(subject, scopes)))
+    }
+    Ok(Value::Object(m))
+}
+
+/// Checks `options` (a dict by the Python names, `None` for absent) as the core's options of
+/// `area` (a name of `options_schema()`: `"bearerAuth"`, `"oauth"`, ...) by the rules the core
+/// reads them with; a `UsageError` naming `what` and the option at fault otherwise. For the
+/// typed façades (`mcpaxle.BearerAuth`, `mcpaxle.OAuth`), which check when they are built.
+#[pyfunction]
+pub fn check_options(area: &str, what: &str, options: &Bound<'_, PyDict>) -> PyResult<()> {
+    mcpaxle::catalog::check(area, what, options_value(options, what)?).map_err(|e| usage(e.message().to_owned()))
+}
+
+/// Checks a token verifier's answer (`{"subject": ..., "scopes": [...]}`) by the core's rule
+/// for it ([`TokenInfo::from_answer`]); a `UsageError` saying what is wrong otherwise. For
+/// `mcpaxle.TokenInfo`, which checks when it is built.
+#[pyfunction]
+pub fn check_token_info(answer: &Bound<'_, PyDict>) -> PyResult<()> {
+    let what = "TokenInfo";
+    TokenInfo::from_answer(options_value(answer, what)?).map(drop).map_err(|e| usage(e.message().to_owned()))
 }
 
 /// The core's [`BearerAuth`] from the dict `mcpaxle.BearerAuth._native()` passes:

@@ -88,6 +88,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::error_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(options_schema, m)?)?;
     m.add_function(wrap_pyfunction!(options_examples, m)?)?;
+    m.add_function(wrap_pyfunction!(auth::check_options, m)?)?;
+    m.add_function(wrap_pyfunction!(auth::check_token_info, m)?)?;
     m.add_function(wrap_pyfunction!(template_variables, m)?)?;
     m.add_function(wrap_pyfunction!(content_block, m)?)?;
     Ok(())

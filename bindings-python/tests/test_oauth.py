@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from auth_cases import AUTH_CASES, expected, kwargs
 
 from mcpaxle import Client, OAuth
 from mcpaxle.errors import TransportError, UsageError
@@ -289,21 +290,22 @@ async def test_cancelling_the_connect_cancels_the_callback(server: OAuthServer) 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"redirect_uri": 8765}, "redirect_uri must be a non-empty str"),
-        ({"redirect_uri": ""}, "redirect_uri must be a non-empty str"),
         ({"authorize": "https://example.com"}, "authorize must be a callable"),
-        ({"client_id": 7}, "client_id must be a str or None, not int"),
-        ({"client_metadata_url": b"https://x/y"}, "client_metadata_url must be a str or None, not bytes"),
-        ({"client_secret": "s"}, "set client_id too"),
-        ({"max_authorizations": 0}, "max_authorizations must be a positive int"),
-        ({"max_authorizations": True}, "max_authorizations must be a positive int"),
-        ({"max_authorizations": 2.5}, "max_authorizations must be a positive int"),
+        ({"client_metadata_url": b"https://x/y"}, "client_metadata_url: cannot be sent as JSON"),
     ],
 )
 def test_bad_options_are_usage_errors(options: dict[str, Any], message: str) -> None:
     kwargs = {"redirect_uri": REDIRECT_URI, **options}
     with pytest.raises(UsageError, match=message):
         OAuth(**kwargs)
+
+
+@pytest.mark.parametrize("case", AUTH_CASES["oauth"]["cases"], ids=lambda c: c["name"])
+def test_oauth_refuses_every_shared_case_at_its_option(case: dict[str, Any]) -> None:
+    with pytest.raises(UsageError) as e:
+        OAuth(**kwargs("oauth", case))
+    assert str(e.value).startswith("OAuth: "), str(e.value)
+    assert expected(case) in str(e.value)
 
 
 def test_oauth_must_be_an_oauth() -> None:

@@ -13,29 +13,61 @@ use std::collections::BTreeMap;
 /// `cacheHint`, `tool`, `template`, `http`, `connections`, `stdio`, `bearerAuth`, `client`,
 /// `oauth` and `call`. A binding's test iterates it to check that every option reaches it.
 pub fn schema() -> BTreeMap<&'static str, Vec<&'static str>> {
-    use crate::client::{CallOptions, ClientOptions, OAuthOptions};
-    use crate::legacy::LegacyOptions;
-    use crate::server::{CacheDefaults, CacheHint, ServerOptions, TemplateOptions, ToolOptions};
-    use crate::transport::auth::BearerAuth;
-    use crate::transport::connections::ConnectionLimits;
-    use crate::transport::http::HttpOptions;
-    use crate::transport::stdio::StdioOptions;
-    BTreeMap::from([
-        ("server", names::<ServerOptions>()),
-        ("legacy", names::<LegacyOptions>()),
-        ("cache", names::<CacheDefaults>()),
-        ("cacheHint", names::<CacheHint>()),
-        ("tool", names::<ToolOptions>()),
-        ("template", names::<TemplateOptions>()),
-        ("http", names::<HttpOptions>()),
-        ("connections", names::<ConnectionLimits>()),
-        ("stdio", names::<StdioOptions>()),
-        ("bearerAuth", names::<BearerAuth>()),
-        ("client", names::<ClientOptions>()),
-        ("oauth", names::<OAuthOptions>()),
-        ("call", names::<CallOptions>()),
-    ])
+    macro_rules! names_of {
+        ($($area:literal => $t:ty),*) => { BTreeMap::from([$(($area, names::<$t>())),*]) };
+    }
+    areas!(names_of)
 }
+
+/// Checks `value` as the options of `area` (a name of [`schema`]), by the rules the core reads
+/// them with; `what` names them in the error, as [`crate::options::from_json`] does. For a
+/// binding whose typed façade checks its values when it is built (Python's dataclasses), before
+/// it hands them over.
+///
+/// ```
+/// let e = mcpaxle::catalog::check("oauth", "OAuth", serde_json::json!({ "redirectUri": "" })).unwrap_err();
+/// assert!(e.message().starts_with("OAuth: redirectUri: must be an absolute URI"), "{e}");
+/// ```
+pub fn check(area: &str, what: &str, value: Value) -> crate::Result<()> {
+    macro_rules! check_as {
+        ($($area:literal => $t:ty),*) => {
+            match area {
+                $($area => crate::options::from_json::<$t>(what, value).map(drop),)*
+                _ => Err(crate::Error::invalid_params(format!("no options are named {area:?}"))),
+            }
+        };
+    }
+    areas!(check_as)
+}
+
+/// Calls `$then` with every options struct of the core by the name the bindings know it under.
+macro_rules! areas {
+    ($then:ident) => {{
+        use crate::client::{CallOptions, ClientOptions, OAuthOptions};
+        use crate::legacy::LegacyOptions;
+        use crate::server::{CacheDefaults, CacheHint, ServerOptions, TemplateOptions, ToolOptions};
+        use crate::transport::auth::BearerAuth;
+        use crate::transport::connections::ConnectionLimits;
+        use crate::transport::http::HttpOptions;
+        use crate::transport::stdio::StdioOptions;
+        $then!(
+            "server" => ServerOptions,
+            "legacy" => LegacyOptions,
+            "cache" => CacheDefaults,
+            "cacheHint" => CacheHint,
+            "tool" => ToolOptions,
+            "template" => TemplateOptions,
+            "http" => HttpOptions,
+            "connections" => ConnectionLimits,
+            "stdio" => StdioOptions,
+            "bearerAuth" => BearerAuth,
+            "client" => ClientOptions,
+            "oauth" => OAuthOptions,
+            "call" => CallOptions
+        )
+    }};
+}
+use areas;
 
 /// [`schema`] as JSON: `{"server": ["title", ...], ...}`.
 pub fn schema_json() -> Value {
@@ -171,6 +203,18 @@ mod tests {
         ok::<ClientOptions>(&examples["client"]);
         ok::<OAuthOptions>(&examples["oauth"]);
         ok::<CallOptions>(&examples["call"]);
+    }
+
+    #[test]
+    fn check_reads_every_area_by_its_name() {
+        let examples = examples();
+        for area in schema().keys() {
+            check(area, area, examples[area].clone()).unwrap();
+        }
+        let e = check("bearerAuth", "BearerAuth", json!({ "resource": "r", "authorizationServers": ["https://as"] }))
+            .unwrap_err();
+        assert!(e.message().starts_with("BearerAuth: resource: must be this server's canonical URI"), "{e}");
+        assert!(check("auth", "x", json!({})).unwrap_err().message().contains("no options are named \"auth\""));
     }
 
     #[test]

@@ -103,3 +103,35 @@ pub(crate) mod opt_positive_ms {
         }
     }
 }
+
+/// Reads a `T` and applies `rule` to it: its `Err` is the error of the option being read, so
+/// [`from_json`] reports it at the option's path (`auth.requiredScopes[0]: …`).
+pub(crate) fn checked<'de, D, T>(
+    d: D,
+    rule: impl FnOnce(&T) -> std::result::Result<(), String>,
+) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let value = T::deserialize(d)?;
+    rule(&value).map_err(serde::de::Error::custom)?;
+    Ok(value)
+}
+
+/// Whether `value` is an absolute URI without a fragment (RFC 3986 §4.3), as OAuth wants of a
+/// redirect URI (RFC 6749 §3.1.2), a resource indicator (RFC 8707 §2) and an issuer (RFC 8414
+/// §2), with one of `schemes` (any scheme when empty) and, for `http` and `https`, a host.
+pub(crate) fn is_absolute_uri(value: &str, schemes: &[&str]) -> bool {
+    let Ok(uri) = iri_string::types::UriAbsoluteStr::new(value) else { return false };
+    let scheme = uri.scheme_str().to_ascii_lowercase();
+    let web = scheme == "http" || scheme == "https";
+    let host = uri.authority_str().map(|a| a.rsplit('@').next().unwrap_or("")).unwrap_or("");
+    (schemes.is_empty() || schemes.contains(&scheme.as_str())) && (!web || !(host.is_empty() || host.starts_with(':')))
+}
+
+/// Whether `value` is an issuer identifier as RFC 8414 §2 has them (an absolute `http(s)` URL
+/// without query or fragment; `http` for local servers and tests).
+pub(crate) fn is_issuer_url(value: &str) -> bool {
+    is_absolute_uri(value, &["https", "http"]) && !value.contains('?')
+}

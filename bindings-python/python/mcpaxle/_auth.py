@@ -37,22 +37,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
+from . import _native
 from ._handlers import Pool, is_async
 from .errors import InternalError, UsageError
 
 __all__ = ["BearerAuth", "TokenInfo", "TokenVerifier"]
 
 logger = logging.getLogger("mcpaxle")
-
-
-def _scope_list(value: Any, what: str) -> tuple[str, ...]:
-    """``value`` as a tuple of scope tokens, or UsageError naming ``what``."""
-    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise UsageError(f"{what} must be a list of scope strings, not {type(value).__name__}")
-    for s in value:
-        if not isinstance(s, str) or not s or any(c.isspace() or c in '"\\' for c in s):
-            raise UsageError(f"{what}: each scope must be a non-empty str without spaces, quotes or backslashes, not {s!r}")
-    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -66,16 +57,18 @@ class TokenInfo:
         The scopes granted (a list of str; kept as a tuple), e.g.
         ``claims["scope"].split()``.
 
-    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    The core checks the values (a non-empty ``subject``, each scope a scope token of RFC 6749
+    §3.3: printable ASCII without spaces, quotes or backslashes), the same rule every binding
+    applies to a verifier's answer: one it refuses raises :class:`~mcpaxle.errors.UsageError`
+    saying what is wrong (in ``verify``, that gets the request ``503``, and is logged).
     """
 
     subject: str
     scopes: Sequence[str] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.subject, str) or not self.subject:
-            raise UsageError(f"TokenInfo subject must be a non-empty str, not {self.subject!r}")
-        object.__setattr__(self, "scopes", _scope_list(self.scopes, "TokenInfo scopes"))
+        _native.check_token_info({"subject": self.subject, "scopes": self.scopes})
+        object.__setattr__(self, "scopes", tuple(self.scopes))
 
 
 #: Checks an access token: a :class:`TokenInfo` for a valid one, ``None`` for an invalid one
@@ -112,7 +105,10 @@ class BearerAuth:
         Scopes a ``tools/call`` of a given tool needs besides the required ones:
         ``{"write_note": ["notes:write"]}``.
 
-    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    The core checks the values when it is built, by the rules of every binding (``resource`` an
+    absolute http(s) URL without a fragment, at least one issuer URL, each scope a scope token
+    of RFC 6749 §3.3): one it refuses raises :class:`~mcpaxle.errors.UsageError` naming the
+    option (``BearerAuth: required_scopes[0]: a scope must be ...``).
     """
 
     resource: str
@@ -123,40 +119,29 @@ class BearerAuth:
     tool_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        r = self.resource
-        if not isinstance(r, str) or not r.startswith(("https://", "http://")) or "#" in r:
-            raise UsageError(f"BearerAuth resource must be the server's absolute http(s) URL without a fragment, not {r!r}")
-        servers = self.authorization_servers
-        if isinstance(servers, str) or not isinstance(servers, (list, tuple)):
-            raise UsageError(f"BearerAuth authorization_servers must be a list of issuer URLs, not {type(servers).__name__}")
-        if not servers or not all(isinstance(s, str) and s for s in servers):
-            raise UsageError(f"BearerAuth authorization_servers must name at least one issuer URL (non-empty str), not {servers!r}")
         if not callable(self.verify):
             raise UsageError(f"BearerAuth verify must be a callable (token: str) -> TokenInfo | None, not {type(self.verify).__name__}")
-        object.__setattr__(self, "authorization_servers", tuple(servers))
-        object.__setattr__(self, "required_scopes", _scope_list(self.required_scopes, "BearerAuth required_scopes"))
+        _native.check_options("bearerAuth", "BearerAuth", self._data())
+        # Checked: kept as tuples, so that the frozen value cannot change under the server.
+        object.__setattr__(self, "authorization_servers", tuple(self.authorization_servers))
+        object.__setattr__(self, "required_scopes", tuple(self.required_scopes))
         if self.scopes_supported is not None:
-            object.__setattr__(self, "scopes_supported", _scope_list(self.scopes_supported, "BearerAuth scopes_supported"))
-        tools = self.tool_scopes
-        if not isinstance(tools, Mapping):
-            raise UsageError(f"BearerAuth tool_scopes must be a dict of tool name to scopes, not {type(tools).__name__}")
-        checked = {}
-        for name, scopes in tools.items():
-            if not isinstance(name, str) or not name:
-                raise UsageError(f"BearerAuth tool_scopes: a tool name must be a non-empty str, not {name!r}")
-            checked[name] = _scope_list(scopes, f"BearerAuth tool_scopes[{name!r}]")
-        object.__setattr__(self, "tool_scopes", checked)
+            object.__setattr__(self, "scopes_supported", tuple(self.scopes_supported))
+        object.__setattr__(self, "tool_scopes", {k: tuple(v) for k, v in self.tool_scopes.items()})
+
+    def _data(self) -> dict[str, Any]:
+        """The options the core reads, by their Python names, as given."""
+        return {
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": self.scopes_supported,
+            "required_scopes": self.required_scopes,
+            "tool_scopes": self.tool_scopes,
+        }
 
     def _native(self, pool: Pool) -> dict[str, Any]:
         """The ``auth`` option of the native module; plain-function verifiers run on ``pool``."""
-        return {
-            "resource": self.resource,
-            "authorization_servers": list(self.authorization_servers),
-            "scopes_supported": None if self.scopes_supported is None else list(self.scopes_supported),
-            "required_scopes": list(self.required_scopes),
-            "tool_scopes": {k: list(v) for k, v in self.tool_scopes.items()},
-            "verify": _verifier(self.verify, pool),
-        }
+        return {**self._data(), "verify": _verifier(self.verify, pool)}
 
 
 def _verifier(fn: TokenVerifier, pool: Pool) -> Callable[[str], Awaitable[dict[str, Any] | None]]:

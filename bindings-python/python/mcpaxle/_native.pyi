@@ -36,6 +36,15 @@ def options_schema() -> str:
 def options_examples() -> str:
     """A valid value for every option of ``options_schema()``, by the same areas, as JSON text."""
 
+def check_options(area: str, what: str, options: dict[str, Any]) -> None:
+    """Checks ``options`` (Python names, ``None`` for absent) as the core's options of ``area``
+    (a name of ``options_schema()``) by the core's rules; raises UsageError naming ``what`` and
+    the option at fault."""
+
+def check_token_info(answer: dict[str, Any]) -> None:
+    """Checks a token verifier's answer (``{"subject", "scopes"}``) by the core's rule; raises
+    UsageError saying what is wrong."""
+
 def template_variables(uri: str) -> list[str]:
     """The distinct variable names of the URI template ``uri`` (empty without ``{``); raises
     UsageError for a malformed template."""

@@ -18,6 +18,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from . import _native
 from .errors import McpError, TransportError, UsageError
 
 __all__ = ["AuthorizeCallback", "OAuth"]
@@ -58,9 +59,14 @@ class OAuth:
     ``client_name``
         The ``client_name`` it registers with (default: the client's name).
     ``max_authorizations``
-        How many authorization flows one request may start before its error is returned.
+        How many authorization flows one request may start before its error is returned (at
+        least 1).
 
-    Wrong types raise :class:`~mcpaxle.errors.UsageError`.
+    The core checks the values when it is built, by the rules of every binding
+    (``redirect_uri`` an absolute URI without a fragment, ``issuer`` an issuer URL,
+    ``client_metadata_url`` an https URL, ...): one it refuses raises
+    :class:`~mcpaxle.errors.UsageError` naming the option (``OAuth: redirect_uri: must be
+    ...``).
     """
 
     redirect_uri: str
@@ -73,32 +79,23 @@ class OAuth:
     max_authorizations: int = 3
 
     def __post_init__(self) -> None:
-        if not isinstance(self.redirect_uri, str) or not self.redirect_uri:
-            raise UsageError(f"OAuth redirect_uri must be a non-empty str, not {self.redirect_uri!r}")
         if self.authorize is not None and not callable(self.authorize):
             raise UsageError(
                 f"OAuth authorize must be a callable (authorization_url: str) -> redirect_url: str, or None; "
                 f"got {type(self.authorize).__name__}"
             )
-        for name in ("client_id", "client_secret", "issuer", "client_metadata_url", "client_name"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise UsageError(f"OAuth {name} must be a str or None, not {type(value).__name__}")
-        if self.client_id is None and (self.client_secret is not None or self.issuer is not None):
-            raise UsageError("OAuth client_secret and issuer belong to pre-registered credentials: set client_id too")
-        n = self.max_authorizations
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise UsageError(f"OAuth max_authorizations must be a positive int, not {n!r}")
+        _native.check_options("oauth", "OAuth", self._data())
+
+    def _data(self) -> dict[str, Any]:
+        """The options the core reads, by their Python names, as given (``None``: absent)."""
+        names = ("redirect_uri", "client_id", "client_secret", "issuer", "client_metadata_url", "client_name", "max_authorizations")
+        return {name: getattr(self, name) for name in names}
 
     def _native(self) -> dict[str, Any]:
         """The options dict of the native module."""
-        o: dict[str, Any] = {"redirect_uri": self.redirect_uri, "max_authorizations": self.max_authorizations}
+        o = {k: v for k, v in self._data().items() if v is not None}
         if self.authorize is not None:
             o["authorize"] = _authorize(self.authorize)
-        for name in ("client_id", "client_secret", "issuer", "client_metadata_url", "client_name"):
-            value = getattr(self, name)
-            if value is not None:
-                o[name] = value
         return o
 
 

@@ -486,8 +486,11 @@ mod tests {
         assert!(bad(json!({ "timeoutMs": 5 })).contains("unknown field `timeoutMs`, expected one of"));
         assert!(bad(json!({ "stderr": "ignore" })).contains("unknown variant `ignore`, expected one of `inherit`"));
         assert!(bad(json!({ "requestTimeoutMs": 0 })).contains("at least 1 millisecond"));
-        assert!(bad(json!({ "oauth": { "redirectUri": "x", "issuer": "y" } })).contains("give clientId too"));
-        assert!(bad(json!({ "oauth": { "redirectUri": "x", "scope": "y" } })).contains("unknown field `scope`"));
+        assert!(
+            bad(json!({ "oauth": { "redirectUri": "x:/cb", "issuer": "https://as.example" } }))
+                .contains("give clientId too")
+        );
+        assert!(bad(json!({ "oauth": { "redirectUri": "x:/cb", "scope": "y" } })).contains("unknown field `scope`"));
     }
 
     #[test]

@@ -80,8 +80,9 @@ impl fmt::Debug for PreRegisteredClient {
 ///
 /// As data (every binding's `oauth` option): `redirectUri` (required), `clientId`,
 /// `clientSecret` and `issuer` (pre-registered credentials), `clientMetadataUrl`, `clientName`,
-/// `maxAuthorizations`. The user-agent step is the binding's callback; until one is set, the
-/// options authorize without a user ([`OAuthOptions::without_user`]).
+/// `maxAuthorizations`, checked as they are read (see [`OAuthOptions::validate`]). The user-agent
+/// step is the binding's callback; until one is set, the options authorize without a user
+/// ([`OAuthOptions::without_user`]).
 #[derive(Clone, Deserialize)]
 #[serde(try_from = "OAuthData")]
 pub struct OAuthOptions {
@@ -113,22 +114,24 @@ impl fmt::Debug for OAuthOptions {
     }
 }
 
-/// The data form of [`OAuthOptions`].
+/// The data form of [`OAuthOptions`]: each value checked as it is read (the rules of
+/// [`OAuthOptions::validate`]), so that the error names it by its path as given.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct OAuthData {
-    #[serde(alias = "redirect_uri")]
+    #[serde(alias = "redirect_uri", deserialize_with = "de_redirect_uri")]
     redirect_uri: String,
-    #[serde(alias = "client_id")]
+    #[serde(default, alias = "client_id", deserialize_with = "de_client_id")]
     client_id: Option<String>,
     #[serde(alias = "client_secret")]
     client_secret: Option<String>,
+    #[serde(default, deserialize_with = "de_issuer")]
     issuer: Option<String>,
-    #[serde(alias = "client_metadata_url")]
+    #[serde(default, alias = "client_metadata_url", deserialize_with = "de_client_metadata_url")]
     client_metadata_url: Option<String>,
     #[serde(alias = "client_name")]
     client_name: Option<String>,
-    #[serde(alias = "max_authorizations")]
+    #[serde(default, alias = "max_authorizations", deserialize_with = "de_max_authorizations")]
     max_authorizations: Option<u32>,
 }
 
@@ -139,9 +142,7 @@ impl TryFrom<OAuthData> for OAuthOptions {
         let mut o = OAuthOptions::without_user(d.redirect_uri).map_err(|e| e.message().to_owned())?;
         match d.client_id {
             Some(id) => o = o.pre_registered(id, d.client_secret, d.issuer),
-            None if d.client_secret.is_some() || d.issuer.is_some() => {
-                return Err("clientSecret and issuer describe pre-registered credentials: give clientId too".into());
-            }
+            None if d.client_secret.is_some() || d.issuer.is_some() => return Err(CREDENTIALS_WITHOUT_ID.into()),
             None => {}
         }
         o.client_metadata_url = d.client_metadata_url;
@@ -151,6 +152,75 @@ impl TryFrom<OAuthData> for OAuthOptions {
         }
         Ok(o)
     }
+}
+
+const CREDENTIALS_WITHOUT_ID: &str = "clientSecret and issuer describe pre-registered credentials: give clientId too";
+
+fn redirect_uri_rule(s: &str) -> std::result::Result<(), String> {
+    if crate::options::is_absolute_uri(s, &[]) {
+        return Ok(());
+    }
+    Err(format!(
+        "must be an absolute URI without a fragment (RFC 6749 §3.1.2), where the authorization server sends the user back (http://127.0.0.1:8765/callback), not {s:?}"
+    ))
+}
+
+fn client_id_rule(s: &str) -> std::result::Result<(), String> {
+    if s.is_empty() { Err("must not be empty".into()) } else { Ok(()) }
+}
+
+fn issuer_rule(s: &str) -> std::result::Result<(), String> {
+    if crate::options::is_issuer_url(s) {
+        return Ok(());
+    }
+    Err(format!(
+        "must be the issuer URL of an authorization server, an absolute http(s) URL without query or fragment (https://auth.example.com), not {s:?}"
+    ))
+}
+
+fn client_metadata_url_rule(s: &str) -> std::result::Result<(), String> {
+    if crate::options::is_absolute_uri(s, &["https"]) {
+        return Ok(());
+    }
+    Err(format!(
+        "must be the https URL of this client's metadata document, without a fragment (https://app.example.com/oauth/client.json), not {s:?}"
+    ))
+}
+
+fn max_authorizations_rule(n: &u32) -> std::result::Result<(), String> {
+    if *n == 0 { Err("must be at least 1, not 0 (leave oauth out to authorize never)".into()) } else { Ok(()) }
+}
+
+fn de_redirect_uri<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    crate::options::checked(d, |s: &String| redirect_uri_rule(s))
+}
+
+/// An optional value checked by `rule` when present.
+fn optional<'de, D, T>(
+    d: D,
+    rule: fn(&T) -> std::result::Result<(), String>,
+) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    crate::options::checked(d, |v: &Option<T>| v.as_ref().map_or(Ok(()), rule))
+}
+
+fn de_client_id<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    optional(d, |s: &String| client_id_rule(s))
+}
+
+fn de_issuer<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    optional(d, |s: &String| issuer_rule(s))
+}
+
+fn de_client_metadata_url<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    optional(d, |s: &String| client_metadata_url_rule(s))
+}
+
+fn de_max_authorizations<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<u32>, D::Error> {
+    optional(d, max_authorizations_rule)
 }
 
 impl OAuthOptions {
@@ -179,6 +249,34 @@ impl OAuthOptions {
             let http = http.clone();
             async move { follow_redirect(&http, &url).await }
         }))
+    }
+
+    /// Checks the values (an [`ErrorKind::InvalidParams`](crate::ErrorKind) error naming the
+    /// option at fault): `redirectUri` an absolute URI without a fragment (RFC 6749 §3.1.2,
+    /// any scheme: native apps use their own); a pre-registered `clientId` not empty, its
+    /// `issuer` an issuer URL (RFC 8414 §2); `clientMetadataUrl` an `https` URL;
+    /// `maxAuthorizations` at least 1. Options read from data are checked as they are read;
+    /// connecting checks those built in Rust.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |at: &str, m: String| Err(Error::invalid_params(format!("oauth: {at}: {m}")));
+        if let Err(m) = redirect_uri_rule(&self.redirect_uri) {
+            return bad("redirectUri", m);
+        }
+        if let Some(p) = &self.pre_registered {
+            if let Err(m) = client_id_rule(&p.client_id) {
+                return bad("clientId", m);
+            }
+            if let Some(Err(m)) = p.issuer.as_deref().map(issuer_rule) {
+                return bad("issuer", m);
+            }
+        }
+        if let Some(Err(m)) = self.client_metadata_url.as_deref().map(client_metadata_url_rule) {
+            return bad("clientMetadataUrl", m);
+        }
+        if let Err(m) = max_authorizations_rule(&self.max_authorizations) {
+            return bad("maxAuthorizations", m);
+        }
+        Ok(())
     }
 
     /// Sets pre-registered credentials.
@@ -681,5 +779,64 @@ mod tests {
         assert!(redirect_is_local("http://127.0.0.1:3000/callback"));
         assert!(redirect_is_local("com.example.app:/callback"));
         assert!(!redirect_is_local("https://app.example.com/callback"));
+    }
+
+    /// The shared table of invalid auth options (`tests/auth_option_cases.json`, also read by
+    /// the Python, Node and C tests).
+    const CASES: &str = include_str!("../../../../tests/auth_option_cases.json");
+
+    /// The `oauth` member of the client options, as they nest it.
+    #[derive(Deserialize)]
+    struct InClientOptions {
+        #[allow(dead_code)]
+        oauth: OAuthOptions,
+    }
+
+    #[test]
+    fn every_shared_oauth_case_is_refused_at_its_option() {
+        let table: Value = serde_json::from_str(CASES).unwrap();
+        let area = &table["oauth"];
+        crate::options::from_json::<OAuthOptions>("oauth", area["valid"].clone()).unwrap();
+        let cases = area["cases"].as_array().unwrap();
+        assert!(cases.len() >= 10);
+        for case in cases {
+            let name = case["name"].as_str().unwrap();
+            let mut options = area["valid"].clone();
+            for (k, v) in case["set"].as_object().unwrap() {
+                if v.is_null() {
+                    options.as_object_mut().unwrap().remove(k);
+                } else {
+                    options[k] = v.clone();
+                }
+            }
+            let e = crate::options::from_json::<InClientOptions>("the client options", json!({ "oauth": options }))
+                .map(drop)
+                .unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidParams, "{name}");
+            let (path, message) = (case["path"].as_str().unwrap(), case["message"].as_str().unwrap());
+            let want = if path.is_empty() { format!("oauth: {message}") } else { format!("oauth.{path}: {message}") };
+            assert!(e.message().starts_with("the client options: "), "{name}: {e}");
+            assert!(e.message().contains(&want), "{name}: {e:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn oauth_options_built_in_rust_are_checked_by_the_same_rules() {
+        let ok = OAuthOptions::new("http://127.0.0.1:8765/callback", |_| async { Ok(String::new()) });
+        ok.validate().unwrap();
+        ok.clone().client_metadata_url("https://app.example.com/client.json").validate().unwrap();
+        ok.clone().pre_registered("id", None, Some("https://auth.example.com".into())).validate().unwrap();
+        let e = OAuthOptions::new("callback", |_| async { Ok(String::new()) }).validate().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+        assert!(e.message().starts_with("oauth: redirectUri: must be an absolute URI"), "{e}");
+        let e = ok.clone().client_metadata_url("http://app.example.com/client.json").validate().unwrap_err();
+        assert!(e.message().starts_with("oauth: clientMetadataUrl: must be the https URL"), "{e}");
+        let e = ok.clone().pre_registered("", None, None).validate().unwrap_err();
+        assert!(e.message().starts_with("oauth: clientId: must not be empty"), "{e}");
+        let mut never = ok.clone();
+        never.max_authorizations = 0;
+        assert!(never.validate().unwrap_err().message().starts_with("oauth: maxAuthorizations: must be at least 1"));
+        // Native apps redirect to a scheme of their own.
+        OAuthOptions::new("com.example.app:/callback", |_| async { Ok(String::new()) }).validate().unwrap();
     }
 }

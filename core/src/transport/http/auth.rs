@@ -20,7 +20,7 @@
 use crate::error::Result;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, StatusCode, header};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -28,11 +28,18 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// What a verified access token grants.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// As data (what a binding's verifier answers): `{"subject": "alice", "scopes": ["notes:read"]}`
+/// (`scopes` may be left out), read by [`TokenInfo::from_answer`]; the same rules as
+/// [`TokenInfo::validate`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TokenInfo {
-    /// Who the token stands for (a user or client id): the request's principal.
+    /// Who the token stands for (a user or client id): the request's principal. Not empty.
+    #[serde(deserialize_with = "de_subject")]
     pub subject: String,
-    /// The scopes granted.
+    /// The scopes granted, each a scope token (RFC 6749 §3.3).
+    #[serde(default, deserialize_with = "de_opt_scopes_or_none")]
     pub scopes: Vec<String>,
 }
 
@@ -45,7 +52,58 @@ impl TokenInfo {
     {
         TokenInfo { subject: subject.into(), scopes: scopes.into_iter().map(Into::into).collect() }
     }
+
+    /// Checks what a verifier may grant: a non-empty subject, and scopes that are scope tokens
+    /// (RFC 6749 §3.3: they are echoed in quoted challenge parameters). [`BearerAuth`] checks
+    /// every answer of its verifier so: one that breaks these rules answers `503`, as a
+    /// verifier that fails does, and is logged at error level.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |at: String, m: String| Err(crate::Error::internal(format!("{TOKEN_ANSWER}: {at}: {m}")));
+        if let Err(m) = subject_rule(&self.subject) {
+            return bad("subject".into(), m);
+        }
+        for (i, s) in self.scopes.iter().enumerate() {
+            if let Err(m) = scope_rule(s) {
+                return bad(format!("scopes[{i}]"), m);
+            }
+        }
+        Ok(())
+    }
+
+    /// A verifier's answer as data (a binding's verifier answers JSON, or a dict): `null` for
+    /// an invalid token, else a [`TokenInfo`] object checked as [`TokenInfo::validate`]
+    /// checks. Anything else is an [`ErrorKind::Internal`](crate::ErrorKind) error saying what is
+    /// wrong (`… scopes[0]: a scope must be …`): the request gets `503`.
+    ///
+    /// ```
+    /// use mcpaxle::transport::auth::TokenInfo;
+    /// use serde_json::json;
+    /// let info = TokenInfo::from_answer(json!({ "subject": "alice", "scopes": ["notes:read"] })).unwrap();
+    /// assert_eq!(info, Some(TokenInfo::new("alice", ["notes:read"])));
+    /// assert_eq!(TokenInfo::from_answer(json!(null)).unwrap(), None);
+    /// let e = TokenInfo::from_answer(json!({ "sub": "alice" })).unwrap_err();
+    /// assert!(e.message().contains("unknown field `sub`"), "{e}");
+    /// ```
+    pub fn from_answer(value: Value) -> Result<Option<TokenInfo>> {
+        let kind = match &value {
+            Value::Null => return Ok(None),
+            Value::Object(_) => None,
+            Value::Array(_) => Some("an array"),
+            Value::String(_) => Some("a string"),
+            Value::Number(_) => Some("a number"),
+            Value::Bool(_) => Some("a boolean"),
+        };
+        if let Some(kind) = kind {
+            return Err(crate::Error::internal(format!("{TOKEN_ANSWER}: expected an object or null, not {kind}")));
+        }
+        crate::options::from_json(TOKEN_ANSWER, value)
+            .map(Some)
+            .map_err(|e| crate::Error::internal(e.message().to_owned()))
+    }
 }
+
+/// How errors about a verifier's answer begin.
+const TOKEN_ANSWER: &str = "the token verifier must answer {\"subject\": non-empty string, \"scopes\": [scope, ...]} or null; its answer is wrong";
 
 /// Checks an access token: `Ok(Some(info))` for a valid one (signature, expiry, and that it
 /// was issued for this resource, its audience), `Ok(None)` for an invalid one. An `Err` (the
@@ -56,27 +114,30 @@ pub type TokenVerifier = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Option<
 ///
 /// As data (the `auth` HTTP option): `resource`, `authorizationServers`, `scopesSupported`,
 /// `requiredScopes`, `toolScopes`; the verifier is a callback the binding sets (until it does,
-/// every request is answered `503`).
+/// every request is answered `503`). Their values are checked as they are read, by the rules of
+/// [`BearerAuth::validate`], and the error names the option at fault by its path as given
+/// (`the HTTP options: auth.requiredScopes[0]: a scope must be …`).
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BearerAuth {
     /// The canonical URI of this MCP server (`https://mcp.example.com/mcp`): the
     /// metadata's `resource`, the audience tokens must be issued for.
+    #[serde(deserialize_with = "de_resource")]
     pub resource: String,
-    /// The issuers of the authorization servers that issue tokens for it.
-    #[serde(alias = "authorization_servers")]
+    /// The issuers of the authorization servers that issue tokens for it (at least one).
+    #[serde(alias = "authorization_servers", deserialize_with = "de_authorization_servers")]
     pub authorization_servers: Vec<String>,
     /// `scopes_supported` of the metadata: the scopes a client asks for by default (default:
     /// the required scopes, when any).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_opt_scopes")]
     #[serde(alias = "scopes_supported")]
     pub scopes_supported: Option<Vec<String>>,
     /// Scopes every request needs (default none).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_scopes")]
     #[serde(alias = "required_scopes")]
     pub required_scopes: Vec<String>,
     /// Scopes a `tools/call` of a given tool needs besides the required ones (default none).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "de_tool_scopes")]
     #[serde(alias = "tool_scopes")]
     pub tool_scopes: HashMap<String, Vec<String>>,
     /// Checks tokens.
@@ -142,6 +203,46 @@ impl BearerAuth {
         self
     }
 
+    /// Checks the values (an [`ErrorKind::InvalidParams`](crate::ErrorKind) error naming the
+    /// option at fault): `resource` an absolute `http(s)` URL without a fragment (RFC 8707
+    /// §2); at least one authorization server, each an issuer URL (absolute `http(s)`, no
+    /// query or fragment: RFC 8414 §2); every scope a scope token (RFC 6749 §3.3), which also
+    /// fits the quoted `scope` parameter of a challenge; tool names not empty. Options read
+    /// from data are checked as they are read; `HttpServer::bind` checks those built in
+    /// Rust.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |at: String, m: String| Err(crate::Error::invalid_params(format!("bearer auth: {at}: {m}")));
+        if let Err(m) = resource_rule(&self.resource) {
+            return bad("resource".into(), m);
+        }
+        if let Err(m) = servers_rule(&self.authorization_servers) {
+            return bad("authorizationServers".into(), m);
+        }
+        for (i, s) in self.authorization_servers.iter().enumerate() {
+            if let Err(m) = issuer_rule(s) {
+                return bad(format!("authorizationServers[{i}]"), m);
+            }
+        }
+        let mut lists: Vec<(String, &Vec<String>)> = vec![("requiredScopes".into(), &self.required_scopes)];
+        if let Some(s) = &self.scopes_supported {
+            lists.push(("scopesSupported".into(), s));
+        }
+        for (name, scopes) in &self.tool_scopes {
+            if let Err(m) = tool_name_rule(name) {
+                return bad("toolScopes".into(), m);
+            }
+            lists.push((format!("toolScopes.{name}"), scopes));
+        }
+        for (at, scopes) in lists {
+            for (i, s) in scopes.iter().enumerate() {
+                if let Err(m) = scope_rule(s) {
+                    return bad(format!("{at}[{i}]"), m);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Where the metadata is served for an endpoint at `endpoint_path` (RFC 9728 §3.1).
     pub fn metadata_path(endpoint_path: &str) -> String {
         format!("/.well-known/oauth-protected-resource{}", endpoint_path.trim_end_matches('/'))
@@ -191,7 +292,11 @@ impl BearerAuth {
                 endpoint_path,
             ));
         };
-        match (self.verifier)(token.to_owned()).await {
+        let answer = (self.verifier)(token.to_owned()).await.and_then(|info| match info {
+            Some(i) => i.validate().map(|()| Some(i)),
+            None => Ok(None),
+        });
+        match answer {
             Ok(Some(info)) => {
                 if self.required_scopes.iter().all(|s| info.scopes.contains(s)) {
                     Ok(info)
@@ -217,7 +322,7 @@ impl BearerAuth {
                 endpoint_path,
             )),
             Err(e) => {
-                tracing::warn!("the token verifier failed: {e}");
+                tracing::error!("the token verifier failed; the request gets 503: {e}");
                 Err(Refusal {
                     status: StatusCode::SERVICE_UNAVAILABLE,
                     challenge: None,
@@ -272,6 +377,107 @@ impl BearerAuth {
         challenge.push_str(&params.join(", "));
         Refusal { status, challenge: Some(challenge), body: oauth_body(error.unwrap_or("invalid_request"), message) }
     }
+}
+
+/// Whether `s` is a scope token (RFC 6749 §3.3: one or more of `%x21 / %x23-5B / %x5D-7E`,
+/// printable ASCII but space, `"` and `\`), which also fits a quoted challenge parameter.
+pub fn is_scope_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
+fn scope_rule(s: &str) -> std::result::Result<(), String> {
+    if is_scope_token(s) {
+        return Ok(());
+    }
+    Err(format!(
+        "a scope must be a non-empty token of printable ASCII without spaces, quotes or backslashes (RFC 6749 §3.3), not {s:?}"
+    ))
+}
+
+fn resource_rule(s: &str) -> std::result::Result<(), String> {
+    if crate::options::is_absolute_uri(s, &["https", "http"]) {
+        return Ok(());
+    }
+    Err(format!(
+        "must be this server's canonical URI, an absolute http(s) URL without a fragment (https://mcp.example.com/mcp), not {s:?}"
+    ))
+}
+
+fn issuer_rule(s: &str) -> std::result::Result<(), String> {
+    if crate::options::is_issuer_url(s) {
+        return Ok(());
+    }
+    Err(format!(
+        "an authorization server is named by its issuer URL, an absolute http(s) URL without query or fragment (https://auth.example.com), not {s:?}"
+    ))
+}
+
+fn servers_rule(servers: &[String]) -> std::result::Result<(), String> {
+    if servers.is_empty() {
+        return Err("must name at least one authorization server (its issuer URL), not none".into());
+    }
+    Ok(())
+}
+
+fn tool_name_rule(s: &str) -> std::result::Result<(), String> {
+    if s.is_empty() { Err("a tool name must not be empty".into()) } else { Ok(()) }
+}
+
+fn subject_rule(s: &str) -> std::result::Result<(), String> {
+    if s.is_empty() { Err("the subject must not be empty (it is the request's principal)".into()) } else { Ok(()) }
+}
+
+/// A string checked by a rule as it is read, so that its error carries its own path.
+macro_rules! checked_string {
+    ($name:ident, $rule:ident) => {
+        #[derive(PartialEq, Eq, Hash)]
+        struct $name(String);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                crate::options::checked(d, |s: &String| $rule(s)).map($name)
+            }
+        }
+    };
+}
+
+checked_string!(Scope, scope_rule);
+checked_string!(Issuer, issuer_rule);
+checked_string!(ToolName, tool_name_rule);
+
+fn strings<T>(items: Vec<T>, f: impl Fn(T) -> String) -> Vec<String> {
+    items.into_iter().map(f).collect()
+}
+
+fn de_resource<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    crate::options::checked(d, |s: &String| resource_rule(s))
+}
+
+fn de_subject<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    crate::options::checked(d, |s: &String| subject_rule(s))
+}
+
+fn de_authorization_servers<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    let servers = strings(Vec::<Issuer>::deserialize(d)?, |s| s.0);
+    servers_rule(&servers).map_err(serde::de::Error::custom)?;
+    Ok(servers)
+}
+
+fn de_scopes<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    Ok(strings(Vec::<Scope>::deserialize(d)?, |s| s.0))
+}
+
+fn de_opt_scopes<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    Ok(Option::<Vec<Scope>>::deserialize(d)?.map(|v| strings(v, |s| s.0)))
+}
+
+fn de_opt_scopes_or_none<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    Ok(de_opt_scopes(d)?.unwrap_or_default())
+}
+
+fn de_tool_scopes<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<HashMap<String, Vec<String>>, D::Error> {
+    let m = HashMap::<ToolName, Vec<Scope>>::deserialize(d)?;
+    Ok(m.into_iter().map(|(k, v)| (k.0, strings(v, |s| s.0))).collect())
 }
 
 /// A request refused for its authorization.
@@ -355,5 +561,108 @@ mod tests {
         assert_eq!(doc["resource"], "https://mcp.example.com/mcp");
         assert_eq!(doc["authorization_servers"], json!(["https://auth.example.com"]));
         assert_eq!(doc["scopes_supported"], json!(["notes:read"]));
+    }
+
+    /// The shared table of invalid auth options and verifier answers
+    /// (`tests/auth_option_cases.json`, also read by the Python, Node and C tests).
+    const CASES: &str = include_str!("../../../../tests/auth_option_cases.json");
+
+    /// `valid` with `set` applied: a null value removes the option.
+    pub(crate) fn overlay(valid: &Value, set: &Value) -> Value {
+        let mut v = valid.clone();
+        for (k, x) in set.as_object().unwrap() {
+            if x.is_null() {
+                v.as_object_mut().unwrap().remove(k);
+            } else {
+                v[k] = x.clone();
+            }
+        }
+        v
+    }
+
+    /// The `auth` member of the HTTP options, as they nest it.
+    #[derive(Deserialize)]
+    struct InHttpOptions {
+        #[allow(dead_code)]
+        auth: BearerAuth,
+    }
+
+    #[test]
+    fn every_shared_bearer_auth_case_is_refused_at_its_option() {
+        let table: Value = serde_json::from_str(CASES).unwrap();
+        let area = &table["bearerAuth"];
+        crate::options::from_json::<BearerAuth>("auth", area["valid"].clone()).unwrap();
+        let cases = area["cases"].as_array().unwrap();
+        assert!(cases.len() >= 15);
+        for case in cases {
+            let name = case["name"].as_str().unwrap();
+            let options = overlay(&area["valid"], &case["set"]);
+            let path = case["path"].as_str().unwrap();
+            let message = case["message"].as_str().unwrap();
+            let want = if path.is_empty() { format!("auth: {message}") } else { format!("auth.{path}: {message}") };
+            // Nested as in the HTTP options, so the path has a prefix.
+            let e = crate::options::from_json::<InHttpOptions>("the HTTP options", json!({ "auth": options }))
+                .map(drop)
+                .unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidParams, "{name}");
+            let e = e.to_string();
+            assert!(e.contains(&want), "{name}: {e:?} should contain {want:?}");
+            assert!(e.contains("the HTTP options: "), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn bearer_auth_built_in_rust_is_checked_by_the_same_rules() {
+        let ok = BearerAuth::new("https://mcp.example.com/mcp", "https://auth.example.com", |_| async { Ok(None) });
+        ok.validate().unwrap();
+        let e = BearerAuth::new("mcp.example.com", "https://auth.example.com", |_| async { Ok(None) })
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+        assert!(e.message().starts_with("bearer auth: resource: must be this server's canonical URI"), "{e}");
+        let e = ok.clone().tool_scopes("write", ["notes:read", "a b"]).validate().unwrap_err();
+        assert!(e.message().starts_with("bearer auth: toolScopes.write[1]: a scope must be"), "{e}");
+        let e = ok.clone().required_scopes(["x\\y"]).validate().unwrap_err();
+        assert!(e.message().starts_with("bearer auth: requiredScopes[0]: "), "{e}");
+        let mut none = ok.clone();
+        none.authorization_servers.clear();
+        assert!(none.validate().unwrap_err().message().contains("authorizationServers: must name at least one"));
+        assert!(is_scope_token("notes:read") && is_scope_token("a!#[]~"));
+        assert!(!is_scope_token("") && !is_scope_token("a b") && !is_scope_token("a\"b") && !is_scope_token("é"));
+    }
+
+    #[tokio::test]
+    async fn every_shared_bad_verifier_answer_gets_503() {
+        let table: Value = serde_json::from_str(CASES).unwrap();
+        let cases = table["tokenInfo"]["cases"].as_array().unwrap();
+        assert!(cases.len() >= 5);
+        for case in cases {
+            let name = case["name"].as_str().unwrap();
+            let message = case["message"].as_str().unwrap();
+            let e = TokenInfo::from_answer(case["answer"].clone()).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Internal, "{name}");
+            assert!(e.message().contains(message), "{name}: {e} should contain {message:?}");
+            assert!(e.message().starts_with(TOKEN_ANSWER), "{name}: {e}");
+            let answer = case["answer"].clone();
+            let a = BearerAuth::new("https://mcp.example.com/mcp", "https://auth.example.com", move |_| {
+                let answer = answer.clone();
+                async move { TokenInfo::from_answer(answer) }
+            });
+            let r = a.check(&with_token("t"), "/mcp").await.unwrap_err();
+            assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{name}");
+            assert!(r.challenge.is_none(), "{name}");
+        }
+        // A verifier written in Rust is held to the same rules.
+        for bad in [TokenInfo::new("", ["a"]), TokenInfo::new("alice", ["a b"])] {
+            let a = BearerAuth::new("https://mcp.example.com/mcp", "https://auth.example.com", move |_| {
+                let bad = bad.clone();
+                async move { Ok(Some(bad)) }
+            });
+            assert_eq!(a.check(&with_token("t"), "/mcp").await.unwrap_err().status, StatusCode::SERVICE_UNAVAILABLE);
+        }
+        assert_eq!(
+            TokenInfo::from_answer(json!({ "subject": "alice", "scopes": null })).unwrap(),
+            Some(TokenInfo::new("alice", Vec::<String>::new()))
+        );
     }
 }

@@ -119,6 +119,9 @@ impl HttpTransport {
                 .map_err(|e| Error::usage(format!("invalid value for HTTP header {name}: {e}")))?;
             header_map.append(n, v);
         }
+        if let Some(oauth) = &options.oauth {
+            oauth.validate()?;
+        }
         let client = new_http_client()?;
         let auth = options.oauth.clone().map(|o| Authorizer::new(o, &options.client_info.name, url, client.clone()));
         Ok(HttpTransport {

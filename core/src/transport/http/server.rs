@@ -127,7 +127,9 @@ pub struct McpService {
 }
 
 impl McpService {
-    /// A service for `server` with `options`.
+    /// A service for `server` with `options`. Options read from data are checked as they are
+    /// read; check a [`BearerAuth`] built in Rust with [`BearerAuth::validate`] first
+    /// ([`HttpServer::bind`] does).
     pub fn new(server: Server, options: HttpOptions) -> Self {
         let sessions = SessionStore::new(server.legacy_options().clone());
         McpService {
@@ -880,6 +882,9 @@ impl HttpServer {
     /// default connection limit from it.
     pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
         options.connections.validate()?;
+        if let Some(auth) = &options.auth {
+            auth.validate()?;
+        }
         crate::transport::connections::raise_fd_limit();
         let listener = TcpListener::bind(addr)
             .await

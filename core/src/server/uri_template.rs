@@ -14,7 +14,9 @@
 //! - The whole URI must match; literals compare byte for byte.
 //! - A simple `{var}` (and `{.var}`, `{/var}`, `{;var}`) value never contains a raw `/`, `?`,
 //!   `#`, `[` or `]`; `{+var}` and `{#var}` may contain any reserved character. A value may
-//!   contain a percent-encoded `%2F`, which decodes to `/`. A split that expansion itself could
+//!   contain a percent-encoded `%2F`, which decodes to `/`, except in `{+var}` and `{#var}`:
+//!   these write reserved and unreserved characters raw, so such a triplet there is the
+//!   value's own text (`%2C` stays `%2C`); other triplets (`%20`, UTF-8) are decoded. A split that expansion itself could
 //!   have produced is preferred; failing that, a value may also hold the other characters
 //!   RFC 3986 allows in a path segment (`notes(1).txt`) and raw non-ASCII text.
 //! - `{var}` and `{+var}` must match at least one character; expressions with a leading
@@ -572,6 +574,24 @@ fn is_pct_triplet(bytes: &[u8], i: usize) -> bool {
 
 /// Percent-decodes `text`; `None` when the result is not UTF-8 or a `%` is not a triplet.
 fn decode(text: &str) -> Option<String> {
+    decode_keeping(text, |_, _| false)
+}
+
+/// The value text of a `{+…}` or `{#…}` match: as [`decode`], except that the triplet of a
+/// character such an expansion writes raw (an unreserved or reserved one, or a `%` before two
+/// hex digits) stays as it is, since only a value holding that triplet itself expands to it
+/// (`{+x}` writes a `,` of x raw, and passes x's own `%2C` through).
+fn decode_reserved(text: &str) -> Option<String> {
+    decode_keeping(text, |b, after| {
+        is_unreserved(b)
+            || is_reserved(b)
+            || (b == b'%' && after.len() >= 2 && after[..2].iter().all(u8::is_ascii_hexdigit))
+    })
+}
+
+/// Percent-decodes `text` (`None` when a `%` starts no triplet or the result is not UTF-8),
+/// leaving the triplets for which `keep(byte, rest of the text)` holds encoded.
+fn decode_keeping(text: &str, keep: impl Fn(u8, &[u8]) -> bool) -> Option<String> {
     if !text.contains('%') {
         return Some(text.to_owned());
     }
@@ -581,7 +601,12 @@ fn decode(text: &str) -> Option<String> {
     while i < bytes.len() {
         if bytes[i] == b'%' {
             let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            let b = u8::from_str_radix(hex, 16).ok()?;
+            if keep(b, &bytes[i + 3..]) {
+                decoded.extend_from_slice(&bytes[i..i + 3]);
+            } else {
+                decoded.push(b);
+            }
             i += 3;
         } else {
             decoded.push(bytes[i]);
@@ -856,6 +881,7 @@ fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<Option<Val
         };
         let chunk = &segments[next..next + take];
         next += take;
+        let decode = if op.allows_reserved() { decode_reserved } else { decode };
         let value = match var.modifier {
             Modifier::Explode => exploded_value(chunk, op.allows_reserved())?,
             Modifier::Prefix(max) => {
@@ -884,6 +910,7 @@ fn exploded_value(parts: &[&str], allows_reserved: bool) -> Option<Value> {
         }
         return Some(Value::Object(members));
     }
+    let decode = if allows_reserved { decode_reserved } else { decode };
     let items = parts.iter().map(|p| decode(p).map(Value::String)).collect::<Option<Vec<_>>>()?;
     Some(Value::Array(items))
 }
@@ -1153,6 +1180,14 @@ mod tests {
         let t = "file:///{+path}";
         assert_eq!(matched(t, "file:///a/b/c.txt"), Some(json!({"path": "a/b/c.txt"})));
         assert_eq!(matched(t, "file:///a%20b"), Some(json!({"path": "a b"})));
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/reserved-keeps-
+        // an-encoded-comma): `{+x}` writes a `,` raw, so `%2C` came from a value holding `%2C`.
+        assert_eq!(matched(t, "file:///a%2Cb%2Fc%41"), Some(json!({"path": "a%2Cb%2Fc%41"})));
+        assert_eq!(matched(t, "file:///%D8%9C"), Some(json!({"path": "\u{61c}"})));
+        assert_eq!(matched(t, "file:///100%25"), Some(json!({"path": "100%"})));
+        assert_eq!(matched(t, "file:///100%2541"), Some(json!({"path": "100%2541"})));
+        assert_eq!(matched("page{#s}", "page#a%2Fb%20c"), Some(json!({"s": "a%2Fb c"})));
+        assert_eq!(matched("{x}", "a%2Cb"), Some(json!({"x": "a,b"})));
         assert_eq!(matched(t, "file:///"), None);
         assert_eq!(matched(t, "file://a"), None);
         assert_eq!(

@@ -9,6 +9,7 @@ have a section for it, and the copies of LICENSE and CHANGELOG.md the Python pac
 equal the root ones.
 
     python3 packaging/check_versions.py           # prints the version when all agree
+    python3 packaging/check_versions.py --root DIR  # the same for another checkout (tests)
 """
 
 from __future__ import annotations
@@ -22,48 +23,49 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def workspace_version() -> str:
-    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text())
+def workspace_version(root: Path = ROOT) -> str:
+    cargo = tomllib.loads((root / "Cargo.toml").read_text())
     return str(cargo["workspace"]["package"]["version"])
 
 
-def problems(version: str) -> list[str]:
+def problems(version: str, root: Path = ROOT) -> list[str]:
     found: list[str] = []
 
     def expect(path: str, got: object, what: str) -> None:
         if got != version:
             found.append(f"{path}: {what} is {got!r}, the workspace Cargo.toml says {version!r}")
 
-    pyproject = tomllib.loads((ROOT / "bindings-python/pyproject.toml").read_text())
+    pyproject = tomllib.loads((root / "bindings-python/pyproject.toml").read_text())
     project = pyproject["project"]
     if "version" in project:
         expect("bindings-python/pyproject.toml", project["version"], "[project] version")
     elif "version" not in project.get("dynamic", []):
         found.append("bindings-python/pyproject.toml: no version and version not dynamic")
 
-    package = json.loads((ROOT / "bindings-node/package.json").read_text())
+    package = json.loads((root / "bindings-node/package.json").read_text())
     expect("bindings-node/package.json", package["version"], '"version"')
-    lock = json.loads((ROOT / "bindings-node/package-lock.json").read_text())
+    lock = json.loads((root / "bindings-node/package-lock.json").read_text())
     expect("bindings-node/package-lock.json", lock["version"], '"version"')
     expect("bindings-node/package-lock.json", lock["packages"][""]["version"], 'packages[""].version')
-    for got in sorted(set(re.findall(r"bindingPackageVersion !== '([^']*)'", (ROOT / "bindings-node/native.js").read_text()))):
+    for got in sorted(set(re.findall(r"bindingPackageVersion !== '([^']*)'", (root / "bindings-node/native.js").read_text()))):
         expect("bindings-node/native.js", got, "the platform package version it expects (napi build regenerates it)")
 
     for path in ("include/mcpaxle.h", "bindings-c/cbindgen.toml"):
-        m = re.search(r'#define MCPAXLE_VERSION "([^"]*)"', (ROOT / path).read_text())
+        m = re.search(r'#define MCPAXLE_VERSION "([^"]*)"', (root / path).read_text())
         expect(path, m.group(1) if m else None, "MCPAXLE_VERSION")
 
-    if not re.search(rf"^## {re.escape(version)}\b", (ROOT / "CHANGELOG.md").read_text(), re.M):
+    if not re.search(rf"^## {re.escape(version)}\b", (root / "CHANGELOG.md").read_text(), re.M):
         found.append(f"CHANGELOG.md: no '## {version}' section")
     for copy, original in (("bindings-python/LICENSE", "LICENSE"), ("bindings-python/python/mcpaxle/CHANGELOG.md", "CHANGELOG.md")):
-        if (ROOT / copy).read_bytes() != (ROOT / original).read_bytes():
+        if (root / copy).read_bytes() != (root / original).read_bytes():
             found.append(f"{copy}: differs from {original} (copy it: cp {original} {copy})")
     return found
 
 
-def main() -> int:
-    version = workspace_version()
-    found = problems(version)
+def main(argv: list[str]) -> int:
+    root = Path(argv[argv.index("--root") + 1]).resolve() if "--root" in argv else ROOT
+    version = workspace_version(root)
+    found = problems(version, root)
     for problem in found:
         print(f"check_versions: {problem}", file=sys.stderr)
     if found:
@@ -73,4 +75,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -126,7 +126,8 @@ report+=("c       $(basename "$bundle"): $(size "$bundle"); unpack ${t} s")
 prefix="$work/c/opt/mcpaxle-$version-linux-x86_64"
 cp "$work/quickstarts/server.c" "$work/quickstarts/CMakeLists.txt" "$work/c/src/"
 check_c_server() { # $1: the binary
-  ldd "$1" | grep -q "libmcpaxle.so => $prefix/lib/libmcpaxle.so" \
+  local lib; lib="$(ldd "$1" | sed -n 's/.*libmcpaxle\.so => \(.*\) (0x.*/\1/p')"
+  [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$prefix/lib/libmcpaxle.so")" ] \
     || { ldd "$1"; echo "test-dist: $1 does not find libmcpaxle.so in the bundle" >&2; exit 1; }
   local port; port="$(free_port)"
   "$1" "127.0.0.1:$port" >"$1.log" 2>&1 &

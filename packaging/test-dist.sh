@@ -11,8 +11,9 @@
 #           scenario (tests/conformance/client_all.sh) with examples/everything_client.mjs
 #           importing the installed package.
 #   C       unpack the bundle in a directory of its own; the README's server.c built with
-#           pkg-config and with CMake (its CMakeLists.txt), each run without LD_LIBRARY_PATH and
-#           driven by the Python client; the .deb's files, unpacked, build it too.
+#           pkg-config and with CMake (its CMakeLists.txt; and with the static library), each
+#           run without LD_LIBRARY_PATH and driven by the Python client; the .deb's files,
+#           unpacked, build it too.
 #
 # It prints the sizes, install times and import/require times it measured.
 #
@@ -125,10 +126,14 @@ t="$(seconds tar -xzf "$bundle" -C "$work/c/opt" 3>&1 >/dev/null)"
 report+=("c       $(basename "$bundle"): $(size "$bundle"); unpack ${t} s")
 prefix="$work/c/opt/mcpaxle-$version-linux-x86_64"
 cp "$work/quickstarts/server.c" "$work/quickstarts/CMakeLists.txt" "$work/c/src/"
-check_c_server() { # $1: the binary
+check_c_server() { # $1: the binary, $2: "static" when it must not load libmcpaxle.so
   local lib; lib="$(ldd "$1" | sed -n 's/.*libmcpaxle\.so => \(.*\) (0x.*/\1/p')"
-  [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$prefix/lib/libmcpaxle.so")" ] \
-    || { ldd "$1"; echo "test-dist: $1 does not find libmcpaxle.so in the bundle" >&2; exit 1; }
+  if [ "${2:-}" = static ]; then
+    [ -z "$lib" ] || { ldd "$1"; echo "test-dist: $1 loads libmcpaxle.so" >&2; exit 1; }
+  else
+    [ -n "$lib" ] && [ "$(realpath "$lib")" = "$(realpath "$prefix/lib/libmcpaxle.so")" ] \
+      || { ldd "$1"; echo "test-dist: $1 does not find libmcpaxle.so in the bundle" >&2; exit 1; }
+  fi
   local port; port="$(free_port)"
   "$1" "127.0.0.1:$port" >"$1.log" 2>&1 &
   local pid=$!
@@ -146,6 +151,14 @@ echo "== dist: C quick start with CMake (find_package(mcpaxle))"
 cmake -S "$work/c/src" -B "$work/c/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/c/build" >/dev/null
 check_c_server "$work/c/build/server"
+echo "== dist: C quick start with CMake, linked with mcpaxle::mcpaxle_static"
+mkdir -p "$work/c/src-static"
+cp "$work/c/src/server.c" "$work/c/src-static/"
+sed 's/PRIVATE mcpaxle::mcpaxle)/PRIVATE mcpaxle::mcpaxle_static)/' "$work/c/src/CMakeLists.txt" >"$work/c/src-static/CMakeLists.txt"
+grep -q 'PRIVATE mcpaxle::mcpaxle_static)' "$work/c/src-static/CMakeLists.txt"
+cmake -S "$work/c/src-static" -B "$work/c/build-static" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/c/build-static" >/dev/null
+check_c_server "$work/c/build-static/server" static
 if [ -f "$deb" ]; then
   echo "== dist: the .deb's files (dpkg-deb -x), server.c built against them"
   report+=("c       $(basename "$deb"): $(size "$deb")")

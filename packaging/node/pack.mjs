@@ -78,12 +78,14 @@ if (found.length === 0) {
   process.exit(1)
 }
 
+const unknown = found.filter((p) => !PLATFORMS[p])
+if (unknown.length > 0) {
+  console.error(`pack.mjs: unknown platform(s) ${unknown.join(', ')} in ${artifacts} (known: ${Object.keys(PLATFORMS).join(', ')})`)
+  process.exit(1)
+}
+
 for (const platform of found) {
   const fields = PLATFORMS[platform]
-  if (!fields) {
-    console.error(`pack.mjs: unknown platform ${platform} (${binaryName}.${platform}.node)`)
-    process.exit(1)
-  }
   const dir = path.join(stage, platform)
   const file = `${binaryName}.${platform}.node`
   copy(path.join(artifacts, file), path.join(dir, file))

@@ -98,7 +98,8 @@ test-c: c
 	tests/conformance/client_all.sh "target/c-examples/everything_client" c
 
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
-# built into the workspace target/ (maturin develop --release), the stub drift check, the
+# built into the workspace target/ as the release wheel of dist/ and installed there
+# (maturin build --release, packaging/python/build.sh), the stub drift check, the
 # pytest suite, and the Python everything_server against both conformance server sets.
 test-python:
 	bash bindings-python/scripts/test.sh

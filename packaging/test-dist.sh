@@ -33,6 +33,27 @@ for f in "$wheel" "$npm_main" "$npm_platform" "$bundle"; do
   [ -f "$f" ] || { echo "test-dist: $f missing: run make dist" >&2; exit 1; }
 done
 
+# The licence and the changelog are in every artifact (the root files, byte for byte).
+has() { # $1: artifact, $2: listing command, then the member paths
+  local artifact="$1" list="$2"; shift 2
+  local members; members="$($list "$artifact")"
+  for m in "$@"; do
+    grep -qx "$m" <<<"$members" || { echo "test-dist: $m missing from $(basename "$artifact")" >&2; exit 1; }
+  done
+}
+zip_list() { python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$1"; }
+tar_list() { tar -tzf "$1"; }
+deb_list() { dpkg-deb --fsys-tarfile "$1" | tar -t; }
+has "$wheel" zip_list "mcpaxle-$version.dist-info/licenses/LICENSE" mcpaxle/CHANGELOG.md
+has "$dist/mcpaxle-$version.tar.gz" tar_list "mcpaxle-$version/LICENSE" "mcpaxle-$version/python/mcpaxle/CHANGELOG.md"
+has "$npm_main" tar_list package/LICENSE package/CHANGELOG.md
+has "$npm_platform" tar_list package/LICENSE package/CHANGELOG.md
+has "$bundle" tar_list "mcpaxle-$version-linux-x86_64/share/doc/mcpaxle/LICENSE" "mcpaxle-$version-linux-x86_64/share/doc/mcpaxle/CHANGELOG.md"
+[ ! -f "$deb" ] || has "$deb" deb_list ./usr/share/doc/libmcpaxle-dev/copyright ./usr/share/doc/libmcpaxle-dev/CHANGELOG.md
+cmp -s <(tar -xzOf "$npm_main" package/LICENSE) LICENSE && cmp -s <(tar -xzOf "$npm_main" package/CHANGELOG.md) CHANGELOG.md \
+  || { echo "test-dist: the npm package's LICENSE or CHANGELOG.md differs from the root one" >&2; exit 1; }
+echo "== dist: LICENSE and CHANGELOG.md in every artifact"
+
 # PATH without cargo and rustc.
 PATH="$(python3 - <<'PY'
 import os

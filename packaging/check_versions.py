@@ -17,15 +17,33 @@ from __future__ import annotations
 import json
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the two tables read here are simple enough for regexes
+    tomllib = None
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def toml_table(text: str, table: str) -> dict[str, object]:
+    """The keys of one TOML table that are strings or arrays of strings."""
+    if tomllib is not None:
+        data: object = tomllib.loads(text)
+        for part in table.split("."):
+            data = data[part]  # type: ignore[index]
+        return data  # type: ignore[return-value]
+    m = re.search(rf"^\[{re.escape(table)}\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    body = m.group(1) if m else ""
+    found: dict[str, object] = {k: v for k, v in re.findall(r'^([\w-]+)\s*=\s*"([^"]*)"', body, re.M)}
+    for k, v in re.findall(r"^([\w-]+)\s*=\s*\[([^\]]*)\]", body, re.M):
+        found[k] = re.findall(r'"([^"]*)"', v)
+    return found
+
+
 def workspace_version(root: Path = ROOT) -> str:
-    cargo = tomllib.loads((root / "Cargo.toml").read_text())
-    return str(cargo["workspace"]["package"]["version"])
+    return str(toml_table((root / "Cargo.toml").read_text(), "workspace.package")["version"])
 
 
 def problems(version: str, root: Path = ROOT) -> list[str]:
@@ -35,11 +53,10 @@ def problems(version: str, root: Path = ROOT) -> list[str]:
         if got != version:
             found.append(f"{path}: {what} is {got!r}, the workspace Cargo.toml says {version!r}")
 
-    pyproject = tomllib.loads((root / "bindings-python/pyproject.toml").read_text())
-    project = pyproject["project"]
+    project = toml_table((root / "bindings-python/pyproject.toml").read_text(), "project")
     if "version" in project:
         expect("bindings-python/pyproject.toml", project["version"], "[project] version")
-    elif "version" not in project.get("dynamic", []):
+    elif "version" not in project.get("dynamic", []):  # type: ignore[operator]
         found.append("bindings-python/pyproject.toml: no version and version not dynamic")
 
     package = json.loads((root / "bindings-node/package.json").read_text())

@@ -76,6 +76,15 @@ class CheckVersions(unittest.TestCase):
                 self.assertEqual(out.returncode, 1)
                 self.assertIn(named, out.stderr)
 
+    def test_without_tomllib_the_same(self) -> None:  # Python 3.10
+        saved = check_versions.tomllib
+        check_versions.tomllib = None
+        self.addCleanup(setattr, check_versions, "tomllib", saved)
+        self.assertEqual(check_versions.workspace_version(self.tmp), self.version)
+        self.assertEqual(check_versions.problems(self.version, self.tmp), [])
+        self.edit("bindings-python/pyproject.toml", 'dynamic = ["version"]', 'version = "9.9.9"')
+        self.assertTrue(any("pyproject.toml" in p for p in check_versions.problems(self.version, self.tmp)))
+
     def test_a_stale_licence_copy_fails(self) -> None:
         (self.tmp / "bindings-python/LICENSE").write_text("old\n")
         self.assertTrue(any("bindings-python/LICENSE" in p for p in check_versions.problems(self.version, self.tmp)))

@@ -4,7 +4,8 @@
 The version is the workspace's (`[workspace.package] version` in the root Cargo.toml). The
 Python package takes it from there (pyproject's version is dynamic: maturin reads Cargo.toml);
 the Node package, its lock file and the loader the napi CLI generates (native.js) spell it out,
-and so does the C header (`MCPAXLE_VERSION`, from bindings-c/cbindgen.toml). CHANGELOG.md must
+and so do the Python package's `__version__` and the C header (`MCPAXLE_VERSION`, from
+bindings-c/cbindgen.toml, and `mcpaxle_version()`'s doc). CHANGELOG.md must
 have a section for it, and the copies of LICENSE and CHANGELOG.md the Python package ships must
 equal the root ones.
 
@@ -59,6 +60,9 @@ def problems(version: str, root: Path = ROOT) -> list[str]:
     elif "version" not in project.get("dynamic", []):  # type: ignore[operator]
         found.append("bindings-python/pyproject.toml: no version and version not dynamic")
 
+    m = re.search(r'^__version__ = "([^"]*)"', (root / "bindings-python/python/mcpaxle/__init__.py").read_text(), re.M)
+    expect("bindings-python/python/mcpaxle/__init__.py", m.group(1) if m else None, "__version__")
+
     package = json.loads((root / "bindings-node/package.json").read_text())
     expect("bindings-node/package.json", package["version"], '"version"')
     lock = json.loads((root / "bindings-node/package-lock.json").read_text())
@@ -70,6 +74,8 @@ def problems(version: str, root: Path = ROOT) -> list[str]:
     for path in ("include/mcpaxle.h", "bindings-c/cbindgen.toml"):
         m = re.search(r'#define MCPAXLE_VERSION "([^"]*)"', (root / path).read_text())
         expect(path, m.group(1) if m else None, "MCPAXLE_VERSION")
+    m = re.search(r"The library's version \(\"([^\"]*)\"\)", (root / "include/mcpaxle.h").read_text())
+    expect("include/mcpaxle.h", m.group(1) if m else None, "mcpaxle_version()'s documented value (bindings-c/src/ffi.rs)")
 
     if not re.search(rf"^## {re.escape(version)}\b", (root / "CHANGELOG.md").read_text(), re.M):
         found.append(f"CHANGELOG.md: no '## {version}' section")

@@ -30,6 +30,7 @@ VERSIONED = [
     "bindings-python/pyproject.toml",
     "bindings-python/LICENSE",
     "bindings-python/python/mcpaxle/CHANGELOG.md",
+    "bindings-python/python/mcpaxle/__init__.py",
     "bindings-node/package.json",
     "bindings-node/package-lock.json",
     "bindings-node/native.js",
@@ -65,6 +66,8 @@ class CheckVersions(unittest.TestCase):
             ("bindings-python/pyproject.toml", 'dynamic = ["version"]', 'version = "9.9.9"', "pyproject.toml"),
             ("bindings-node/native.js", f"bindingPackageVersion !== '{self.version}'", "bindingPackageVersion !== '9.9.9'", "native.js"),
             ("CHANGELOG.md", f"## {self.version}", "## 9.9.9", "CHANGELOG.md"),
+            ("bindings-python/python/mcpaxle/__init__.py", f'__version__ = "{self.version}"', '__version__ = "9.9.9"', "__init__.py"),
+            ("include/mcpaxle.h", f'The library\'s version ("{self.version}")', 'The library\'s version ("9.9.9")', "mcpaxle_version"),
         ]
         for path, old, new, named in cases:
             with self.subTest(path=path):

@@ -16,7 +16,7 @@ version="$(python3 "$root/packaging/check_versions.py")"
 policy=manylinux_2_17_x86_64
 
 mkdir -p "$dist"
-rm -f "$dist"/mcpaxle-*.whl "$dist"/mcpaxle-*.tar.gz.sdist "$dist/mcpaxle-$version.tar.gz"
+rm -f "$dist"/mcpaxle-*.whl "$dist/mcpaxle-$version.tar.gz"
 echo "== python: wheel (maturin build --release, linked by zig against glibc 2.17)"
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --release --quiet \
   --compatibility manylinux2014 --out "$dist" -- -C "linker=$root/packaging/python/zig-cc.sh")
@@ -27,11 +27,11 @@ if ! "$venv/bin/auditwheel" show "$wheel" | tr -d '\n' | grep -q "consistent wit
   exit 1
 fi
 echo "== python: sdist (maturin sdist: the crate, the core and Cargo.lock, for pip to build from source)"
-(cd "$here" && "$venv/bin/maturin" sdist --out "$dist" >/dev/null 2>&1)
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+(cd "$here" && "$venv/bin/maturin" sdist --out "$dist" >"$tmp/sdist.log" 2>&1) || { cat "$tmp/sdist.log" >&2; exit 1; }
 sdist="$dist/mcpaxle-$version.tar.gz"
 # The sdist must resolve as a cargo workspace of its own, offline (its lock file is the
 # workspace's, less the members it leaves out).
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 tar -xzf "$sdist" -C "$tmp"
 for f in LICENSE pyproject.toml python/mcpaxle/CHANGELOG.md; do
   [ -f "$tmp/mcpaxle-$version/$f" ] || { echo "packaging/python/build.sh: $f missing from $sdist" >&2; exit 1; }

@@ -8,11 +8,12 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-stdio-eof test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node
+.PHONY: help demo test test-stdio-eof test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node dist test-dist
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
 	@echo "make test   install what the tests need and run every test"
+	@echo "make dist   the release artifacts under dist/: Python wheel and sdist, npm tarballs, C bundle and .deb"
 	@echo "make bench  run the benchmarks"
 	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
@@ -29,7 +30,7 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof
+test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof test-dist
 	@echo "make test: all passed"
 
 test-rust:
@@ -51,6 +52,7 @@ conformance-server: build-release
 # No import cycles between the core's files but the schema's own mirror of schema.ts
 # (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which).
 lint:
+	$(PYTHON) packaging/check_versions.py
 	$(PYTHON) scripts/test_module_cycles.py
 	$(PYTHON) scripts/module_cycles.py core
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
@@ -107,7 +109,8 @@ test-stdio-eof: build-release c
 		"node=node bindings-node/examples/everything_server.mjs --stdio"
 
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
-# built into the workspace target/ (maturin develop --release), the stub drift check, the
+# built into the workspace target/ as the release wheel of dist/ and installed there
+# (maturin build --release, packaging/python/build.sh), the stub drift check, the
 # pytest suite, and the Python everything_server against both conformance server sets.
 test-python:
 	bash bindings-python/scripts/test.sh
@@ -116,3 +119,24 @@ test-python:
 # workspace target/, node --test, and the Node everything_client against the client scenarios.
 test-node:
 	bash bindings-node/scripts/test.sh
+
+# What the registries would serve (packaging/README.md), from the same release builds the tests
+# use (test-python installs this wheel, test-c tests this prefix; nothing is built twice):
+# dist/mcpaxle-VERSION-cp310-abi3-manylinux2014_x86_64...whl and the sdist, the npm tarballs
+# (mcpaxle and mcpaxle-linux-x64-gnu), mcpaxle-VERSION-linux-x86_64.tar.gz and the .deb. One
+# version for all: packaging/check_versions.py fails when a manifest or the header disagrees.
+dist:
+	$(PYTHON) packaging/check_versions.py
+	bash bindings-python/scripts/develop.sh
+	bash bindings-node/scripts/build.sh
+	node packaging/node/pack.mjs
+	bindings-c/build.sh
+	bash packaging/c/bundle.sh
+
+# The artifacts install and work with no Rust toolchain (cargo and rustc off PATH), in fresh
+# directories: the wheel in a new venv, the npm tarballs in an empty project, the C bundle
+# unpacked anywhere; the README quick starts run as pasted; conformance on the installed
+# Python server and Node client (packaging/test-dist.sh).
+test-dist: dist
+	$(PYTHON) packaging/test_packaging.py
+	bash packaging/test-dist.sh

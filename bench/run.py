@@ -90,7 +90,7 @@ SDK_REQUIREMENTS = ROOT / "bench" / "python" / "requirements-sdk.txt"
 def binding_python() -> dict[str, object]:
     """The venv with the mcpaxle Python package (made by bindings-python/scripts/test.sh)."""
     py = BINDING_VENV / "bin" / "python"
-    hint = "run `bash bindings-python/scripts/test.sh` (or `maturin develop --release` in that venv) first"
+    hint = "run `bash bindings-python/scripts/test.sh` (or `bash bindings-python/scripts/develop.sh`) first"
     if not py.exists():
         raise Skip(f"{py.relative_to(ROOT)} is missing: {hint}")
     if subprocess.call([py, "-c", "import mcpaxle._native"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:

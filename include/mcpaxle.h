@@ -29,6 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** The version of mcpaxle this header belongs to (the workspace version, semver). */
+#define MCPAXLE_VERSION "0.1.0"
+
 /**
  * The result of every fallible function. `MCPAXLE_OK` (0) is success; `MCPAXLE_INPUT_REQUIRED`
  * is not a failure but the end of an MRTR round; every other value is an error, described by

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the Python package into a development venv: bindings-python/.venv (created or reused;
 # PYTHON picks the interpreter, default python3) with the pinned tools of
-# requirements-dev.txt, and the extension built with `maturin develop --release`. Cargo builds
-# into the workspace's target/ (no second copy of the core); a run with nothing changed is
-# quick.
+# requirements-dev.txt, and the release wheel of dist/ installed into it. The wheel is
+# packaging/python/build.sh's (`maturin build --release`, the one `make dist` ships), so the
+# tests run against the artifact users get and the extension is built once. Cargo builds into
+# the workspace's target/ (no second copy of the core); a run with nothing changed is quick.
+# After editing python/mcpaxle, run it again (the venv holds a copy, not the work tree).
 #
 #   bash bindings-python/scripts/develop.sh        # then: bindings-python/.venv/bin/python
 set -euo pipefail
@@ -25,5 +27,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-echo "== python: building the extension (maturin develop --release)"
-(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release --quiet)
+bash "$here/../packaging/python/build.sh"
+version="$(python3 "$here/../packaging/check_versions.py")"
+echo "== python: installing the wheel into $venv"
+"$py" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+  "$here"/../dist/mcpaxle-"$version"-cp310-abi3-*.whl

@@ -12,8 +12,8 @@
 #   MCPAXLE_PY_SKIP_CONFORMANCE=1 bash bindings-python/scripts/test.sh
 #
 # The venv and the build are scripts/develop.sh's: bindings-python/.venv (PYTHON picks the
-# interpreter, default python3) with the extension built by `maturin develop --release` into
-# the workspace's target/.
+# interpreter, default python3) with the release wheel installed, built by `maturin build
+# --release` into the workspace's target/ (packaging/python/build.sh: the wheel `make dist` ships).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"

@@ -540,7 +540,7 @@ fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &m
     text.push('}');
     // Cannot fail: `parse` checked the expression with the crate, and no prefix is left on a
     // composite value.
-    let context = JsonContext(vars);
+    let context = JsonContext { vars, reserved: expression.operator.allows_reserved() };
     if let Ok(expanded) = UriTemplateStr::new(&text).and_then(|t| t.expand::<UriSpec, _>(&context)) {
         out.push_str(&expanded.to_string());
     }
@@ -549,21 +549,43 @@ fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &m
 /// The variables of [`UriTemplate::expand`] as the crate's expansion context: JSON scalars are
 /// strings, arrays lists and objects key/value pairs; `null` (as a value, an item or a member)
 /// and empty composites are undefined.
-struct JsonContext<'a>(&'a Map<String, Value>);
+///
+/// For `{+…}` and `{#…}` (`reserved`), non-ASCII and control characters are percent-encoded
+/// here, before the crate sees them: iri-string 0.7.14 panics on a non-ASCII character in a
+/// reserved expansion (found by the uri_template fuzz target, `{+x}` with x = "é"). Its output
+/// is the same: a reserved expansion encodes those characters as their UTF-8 triplets and
+/// passes triplets through, counting one encoded character as one under a `:N` prefix.
+struct JsonContext<'a> {
+    vars: &'a Map<String, Value>,
+    reserved: bool,
+}
+
+impl JsonContext<'_> {
+    fn text<'v>(&self, value: &'v Value) -> Cow<'v, str> {
+        let text = scalar_text(value);
+        if !self.reserved || text.bytes().all(|b| b.is_ascii() && !b.is_ascii_control()) {
+            return text;
+        }
+        Cow::Owned(percent_encoding::utf8_percent_encode(&text, percent_encoding::CONTROLS).to_string())
+    }
+}
 
 impl Context for JsonContext<'_> {
     fn visit<V: Visitor>(&self, visitor: V) -> V::Result {
-        let Some(value) = self.0.get(visitor.var_name().as_str()).filter(|v| is_defined(v)) else {
+        let Some(value) = self.vars.get(visitor.var_name().as_str()).filter(|v| is_defined(v)) else {
             return visitor.visit_undefined();
         };
         match value {
-            Value::Array(items) => {
-                visitor.visit_list().visit_items_and_finish(items.iter().filter(|v| !v.is_null()).map(scalar_text))
-            }
+            Value::Array(items) => visitor
+                .visit_list()
+                .visit_items_and_finish(items.iter().filter(|v| !v.is_null()).map(|item| self.text(item))),
             Value::Object(members) => visitor.visit_assoc().visit_entries_and_finish(
-                members.iter().filter(|(_, v)| !v.is_null()).map(|(key, member)| (key, scalar_text(member))),
+                members
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(key, member)| (self.text(&Value::String(key.clone())).into_owned(), self.text(member))),
             ),
-            scalar => visitor.visit_string(scalar_text(scalar)),
+            scalar => visitor.visit_string(self.text(scalar)),
         }
     }
 }
@@ -1348,6 +1370,19 @@ mod tests {
         let uri = "/".repeat(MAX_URI_LENGTH - 1);
         assert_eq!(t.match_uri(&uri), None);
         assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn reserved_expansion_encodes_non_ascii_text() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/reserved-non-ascii):
+        // iri-string 0.7.14 panics on a non-ASCII character in a `{+…}`/`{#…}` expansion.
+        let v = vars(json!({"x": "é", "w": "cafés", "k": {"é": "ü"}, "c": "a\u{1}b"}));
+        assert_eq!(template("{+x}").expand(&v), "%C3%A9");
+        assert_eq!(template("{#w}").expand(&v), "#caf%C3%A9s");
+        assert_eq!(template("{+k*}").expand(&v), "%C3%A9=%C3%BC");
+        assert_eq!(template("{+c}").expand(&v), "a%01b");
+        assert_eq!(template("{x}").expand(&v), "%C3%A9");
+        assert_eq!(matched("{+x}", "%C3%A9"), Some(json!({"x": "é"})));
     }
 
     #[test]

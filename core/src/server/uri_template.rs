@@ -523,24 +523,32 @@ fn scalar_text(value: &Value) -> Cow<'_, str> {
 /// value and the crate refuses to expand one; here such a prefix is left out, as if the
 /// expression had none.
 fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &mut String) {
+    let reserved = expression.operator.allows_reserved();
     let mut text = String::from("{");
     text.push_str(expression.operator.symbol());
+    // Values a prefix cut here rather than in the crate (see `reserved_prefix`).
+    let mut cut = Map::new();
     for (i, var) in expression.vars.iter().enumerate() {
         if i > 0 {
             text.push(',');
         }
         text.push_str(&var.name);
-        match var.modifier {
-            Modifier::Explode => text.push('*'),
-            Modifier::Prefix(_) if matches!(vars.get(&var.name), Some(Value::Array(_) | Value::Object(_))) => {}
-            Modifier::Prefix(max) => text.push_str(&format!(":{max}")),
-            Modifier::None => {}
+        match (var.modifier, vars.get(&var.name)) {
+            (Modifier::Explode, _) => text.push('*'),
+            (Modifier::Prefix(_), Some(Value::Array(_) | Value::Object(_))) => {}
+            (Modifier::Prefix(max), Some(value))
+                if reserved && expression.vars.iter().filter(|v| v.name == var.name).count() == 1 =>
+            {
+                cut.insert(var.name.clone(), Value::String(reserved_prefix(&scalar_text(value), max).to_owned()));
+            }
+            (Modifier::Prefix(max), _) => text.push_str(&format!(":{max}")),
+            (Modifier::None, _) => {}
         }
     }
     text.push('}');
     // Cannot fail: `parse` checked the expression with the crate, and no prefix is left on a
     // composite value.
-    let context = JsonContext { vars, reserved: expression.operator.allows_reserved() };
+    let context = JsonContext { vars, cut: &cut, reserved };
     if let Ok(expanded) = UriTemplateStr::new(&text).and_then(|t| t.expand::<UriSpec, _>(&context)) {
         out.push_str(&expanded.to_string());
     }
@@ -557,6 +565,8 @@ fn expand_expression(expression: &Expression, vars: &Map<String, Value>, out: &m
 /// passes triplets through, counting one encoded character as one under a `:N` prefix.
 struct JsonContext<'a> {
     vars: &'a Map<String, Value>,
+    /// Values already cut to their prefix, which take the place of those in `vars`.
+    cut: &'a Map<String, Value>,
     reserved: bool,
 }
 
@@ -572,7 +582,9 @@ impl JsonContext<'_> {
 
 impl Context for JsonContext<'_> {
     fn visit<V: Visitor>(&self, visitor: V) -> V::Result {
-        let Some(value) = self.vars.get(visitor.var_name().as_str()).filter(|v| is_defined(v)) else {
+        let name = visitor.var_name();
+        let value = self.cut.get(name.as_str()).or_else(|| self.vars.get(name.as_str()));
+        let Some(value) = value.filter(|v| is_defined(v)) else {
             return visitor.visit_undefined();
         };
         match value {
@@ -588,6 +600,53 @@ impl Context for JsonContext<'_> {
             scalar => visitor.visit_string(self.text(scalar)),
         }
     }
+}
+
+/// The start of a `{+…}`/`{#…}` value that a `:max` prefix keeps: `max` characters, where a
+/// percent-encoded character (one triplet, or the triplets of one UTF-8 sequence) counts once,
+/// so a prefix never splits it (RFC 6570 section 2.4.1). Done here because iri-string 0.7.14
+/// miscounts such prefixes once a value holds a triplet.
+fn reserved_prefix(text: &str, max: usize) -> &str {
+    let (mut end, mut kept) = (0, 0);
+    while end < text.len() && kept < max {
+        end += reserved_char_len(text, end);
+        kept += 1;
+    }
+    &text[..end]
+}
+
+/// How many characters of a `{+…}`/`{#…}` value a prefix counts (see [`reserved_prefix`]).
+fn reserved_chars(text: &str) -> usize {
+    let (mut at, mut count) = (0, 0);
+    while at < text.len() {
+        at += reserved_char_len(text, at);
+        count += 1;
+    }
+    count
+}
+
+/// The length in bytes of the character of a reserved value at byte `at`: a triplet, the
+/// triplets of one UTF-8 sequence, or one character.
+fn reserved_char_len(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let byte_at = |i: usize| {
+        is_pct_triplet(bytes, i)
+            .then(|| std::str::from_utf8(&bytes[i + 1..i + 3]).ok())
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+    };
+    let Some(lead) = byte_at(at) else {
+        return text[at..].chars().next().map_or(1, char::len_utf8);
+    };
+    let len = match lead {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    };
+    let continued =
+        (1..len).all(|k| at + 3 * k < bytes.len() && byte_at(at + 3 * k).is_some_and(|b| (0x80..=0xBF).contains(&b)));
+    if continued { 3 * len } else { 3 }
 }
 
 fn is_pct_triplet(bytes: &[u8], i: usize) -> bool {
@@ -908,7 +967,8 @@ fn extract_unnamed(expression: &Expression, body: &str) -> Option<Vec<Option<Val
             Modifier::Explode => exploded_value(chunk, op.allows_reserved())?,
             Modifier::Prefix(max) => {
                 let text = decode(&chunk.join(&separator.to_string()))?;
-                if text.chars().count() > max {
+                let count = if op.allows_reserved() { reserved_chars(&text) } else { text.chars().count() };
+                if count > max {
                     return None;
                 }
                 Value::String(text)
@@ -1381,6 +1441,15 @@ mod tests {
         assert_eq!(template("{#w}").expand(&v), "#caf%C3%A9s");
         assert_eq!(template("{+k*}").expand(&v), "%C3%A9=%C3%BC");
         assert_eq!(template("{+c}").expand(&v), "a%01b");
+        // A prefix counts an encoded character once (iri-string 0.7.14 miscounts after one).
+        assert_eq!(template("{+w:4}").expand(&v), "caf%C3%A9");
+        assert_eq!(template("{#w:5}x").expand(&v), "#caf%C3%A9sx");
+        let t = vars(json!({"p": "ab%2Ccd", "q": "%C3%A9z"}));
+        assert_eq!(template("{+p:3}").expand(&t), "ab%2C");
+        assert_eq!(template("{+q:1}").expand(&t), "%C3%A9");
+        assert_eq!(matched("{+p:3}", "ab%2C"), Some(json!({"p": "ab%2C"})));
+        assert_eq!(matched("{+w:4}", "caf%C3%A9"), Some(json!({"w": "café"})));
+        assert_eq!(matched("{+w:3}", "caf%C3%A9"), None);
         assert_eq!(template("{x}").expand(&v), "%C3%A9");
         assert_eq!(matched("{+x}", "%C3%A9"), Some(json!({"x": "é"})));
     }

@@ -285,6 +285,41 @@ async fn connect_does_not_wait_for_a_get_stream_that_sends_nothing_yet() {
 }
 
 #[tokio::test]
+async fn subscribe_waits_for_the_get_stream_that_connect_started() {
+    // Connect opens the GET stream in the background; a subscription made right after must
+    // still wait until the server has taken it, or the notifications it wants are lost.
+    let (base, _) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
+        ("POST", "initialize") => {
+            let mut r = result(
+                req,
+                json!({ "protocolVersion": "2025-11-25", "capabilities": { "tools": { "listChanged": true } }, "serverInfo": { "name": "slow-get", "version": "1" } }),
+            );
+            r.headers.push(("mcp-session-id", "s".into()));
+            r
+        }
+        ("GET", _) => Reply {
+            status: 200,
+            headers: vec![("content-type", "text/event-stream".into()), (HOLD, "600".into())],
+            body: String::new(),
+        },
+        ("POST", "notifications/initialized") | ("DELETE", _) => empty(202),
+        _ => error(200, req, -32601, "Method not found", None),
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let client = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap();
+    let filter = mcpaxle::schema::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let sub = client.subscribe(filter).await.unwrap();
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(550),
+        "subscribe returned after {took:?}, before the GET stream was open"
+    );
+    drop(sub);
+    client.close().await;
+}
+
+#[tokio::test]
 async fn era_detection_reads_the_error_body() {
     // -32022 with a supported modern version: retry with it, stay modern.
     let (base, seen) = scripted(|req, i| match (i, req.rpc()) {

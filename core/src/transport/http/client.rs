@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -58,7 +58,8 @@ struct Shared {
 /// Streamable HTTP to one MCP endpoint.
 pub(crate) struct HttpTransport {
     shared: Arc<Shared>,
-    get_task: Mutex<Option<JoinHandle<()>>>,
+    /// The legacy session's GET stream task, and whether the server has answered it yet.
+    get_task: Mutex<Option<(JoinHandle<()>, watch::Receiver<bool>)>>,
 }
 
 /// Forgets a request and stops reading its response when it is dropped.
@@ -183,7 +184,7 @@ impl HttpTransport {
     pub fn reset_session(&self) {
         *self.shared.session.write().unwrap_or_else(|e| e.into_inner()) = None;
         if let Some(t) = self.get_task.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            t.abort();
+            t.0.abort();
         }
     }
 
@@ -272,25 +273,34 @@ impl HttpTransport {
         if status.is_success() { Ok(()) } else { Err(http_error(status, &body)) }
     }
 
-    /// Opens the legacy session's GET stream, once, and waits (at most `wait`) until the
-    /// server answered it: a server drops the messages it has for a stream not open yet.
+    /// Opens the legacy session's GET stream, once, and waits (at most `wait`, also when it
+    /// was already opening) until the server answered it: a server drops the messages it has
+    /// for a stream not open yet.
     pub async fn start_get_stream(&self, protocol_version: String, wait: Duration) {
-        let (ready, answered) = tokio::sync::oneshot::channel();
-        {
+        let mut answered = {
             let mut slot = self.get_task.lock().unwrap_or_else(|e| e.into_inner());
-            if slot.as_ref().is_some_and(|t| !t.is_finished()) || self.shared.closed.is_cancelled() {
+            if self.shared.closed.is_cancelled() {
                 return;
             }
-            *slot = Some(tokio::spawn(get_stream(self.shared.clone(), protocol_version, ready)));
-        }
-        let _ = tokio::time::timeout(wait, answered).await;
+            match slot.as_ref() {
+                Some((task, answered)) if !task.is_finished() => answered.clone(),
+                _ => {
+                    let (ready, answered) = watch::channel(false);
+                    let task = tokio::spawn(get_stream(self.shared.clone(), protocol_version, ready));
+                    *slot = Some((task, answered.clone()));
+                    answered
+                }
+            }
+        };
+        // Ends early (an error) when the task ended without an answer.
+        let _ = tokio::time::timeout(wait, answered.wait_for(|answered| *answered)).await;
     }
 
     /// Stops every stream and, in a legacy session, ends the session with DELETE.
     pub async fn close(&self) {
         self.shared.closed.cancel();
         if let Some(t) = self.get_task.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            t.abort();
+            t.0.abort();
         }
         if let Some(delete) = self.shared.end_session() {
             delete.await;
@@ -302,7 +312,7 @@ impl Drop for HttpTransport {
     fn drop(&mut self) {
         self.shared.closed.cancel();
         if let Some(t) = self.get_task.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
-            t.abort();
+            t.0.abort();
         }
         // Not closed: end the legacy session in the background, if a runtime is there.
         if let (Some(delete), Ok(rt)) = (self.shared.end_session(), tokio::runtime::Handle::try_current()) {
@@ -631,8 +641,7 @@ async fn pump_sse(
 
 /// The legacy session's GET stream: the server's own requests and notifications, reconnected
 /// after the server's `retry:` delay with `Last-Event-ID`, until the server refuses it.
-async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: tokio::sync::oneshot::Sender<()>) {
-    let mut ready = Some(ready);
+async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: watch::Sender<bool>) {
     let mut last_event_id: Option<String> = None;
     let mut retry: Option<u64> = None;
     let mut failures = 0u32;
@@ -644,9 +653,7 @@ async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: tokio:
             Ok(req) => shared.execute(req).await,
             Err(_) => return,
         };
-        if let Some(r) = ready.take() {
-            let _ = r.send(());
-        }
+        ready.send_replace(true);
         let resp = match resp {
             Ok(r) => r,
             Err(e) => {

@@ -46,7 +46,7 @@ def extract(paths: list[Path]) -> tuple[dict[str, tuple[str, str]], list[str]]:
 def main(argv: list[str]) -> int:
     listing = "--list" in argv
     args = [a for a in argv if a != "--list"]
-    if not listing and not args:
+    if (not listing and not args) or any(a.startswith("-") for a in args):
         print(__doc__, file=sys.stderr)
         return 2
     out = None if listing else Path(args.pop(0))

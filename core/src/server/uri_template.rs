@@ -730,15 +730,26 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
 
 /// [`extent`] for one expression: in `{x}`, `{.x}` and `{/x}` only an exploded object expands
 /// to a raw `=`, so without an explode modifier a `=` ends the strict part; and a raw `,` only
-/// comes from a second variable or a list, so for one variable it ends the strict part too (the
-/// split that expansion of strings makes is tried first; a list still matches leniently).
+/// comes from a list or, in `{x,y,…}`, between the variables, so the strict part ends at the
+/// comma past those separators: the first in `{x}`, `{.x,y}` and `{/x,y}`, the n-th in a simple
+/// expression of n variables (the split that expansion of strings makes is tried first; a list
+/// still matches leniently).
 fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
     let (strict, lenient) = extent(expression.operator, bytes, start);
     if !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path) {
         return (strict, lenient);
     }
-    let exploded = expression.vars.iter().any(|v| v.modifier == Modifier::Explode);
-    let ends_strict = |b: u8| (b == b'=' && !exploded) || (b == b',' && !exploded && expression.vars.len() == 1);
+    if expression.vars.iter().any(|v| v.modifier == Modifier::Explode) {
+        return (strict, lenient);
+    }
+    let separators = if expression.operator == Operator::Simple { expression.vars.len() - 1 } else { 0 };
+    let mut commas = 0;
+    let mut ends_strict = |b: u8| {
+        b == b'=' || {
+            commas += usize::from(b == b',');
+            b == b',' && commas > separators
+        }
+    };
     let strict = bytes[start..strict].iter().position(|&b| ends_strict(b)).map_or(strict, |i| start + i);
     (strict, lenient)
 }
@@ -1384,6 +1395,14 @@ mod tests {
         // A raw comma in one variable still matches, leniently, as it did.
         assert_eq!(matched("{a}", "b,c"), Some(json!({"a": "b,c"})));
         assert_eq!(matched("item/{id}.json", "item/a,b.json"), Some(json!({"id": "a,b"})));
+        // The same for a simple expression of several variables (fuzz/regressions/uri_template/
+        // comma-after-the-separators): `{x,q}` took the `,` that belongs to `{x___,y_}`.
+        let t = "{x,q}{x___,y_}";
+        let uri = template(t).expand(&vars(json!({"x": "____", "q": "", "x___": "=___0", "y_": "1"})));
+        assert_eq!(uri, "____,%3D___0,1");
+        let again = matched(t, &uri).expect("its own expansion matches");
+        assert_eq!(template(t).expand(again.as_object().unwrap()), uri);
+        assert_eq!(matched("{x,y}", "a,b,c"), Some(json!({"x": "a", "y": "b,c"})));
     }
 
     #[test]

@@ -168,6 +168,28 @@ async fn initialize_opens_a_session_served_by_the_same_handlers() {
     assert_eq!(r.status(), 404);
 }
 
+/// A handler mounted by the host application answers whatever path the host routes to it;
+/// `handle` itself keeps its path.
+#[tokio::test]
+async fn a_routed_request_is_served_at_any_path() {
+    let (_s, svc) = service(LegacyOptions::default());
+    let init = rpc(
+        1,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "legacy", "version": "1" } }),
+    );
+    let at_root = || {
+        let mut req = http_req("POST", None, Some(init.clone()));
+        *req.uri_mut() = "/".parse().unwrap();
+        req
+    };
+    assert_eq!(svc.handle(at_root()).await.status(), 404);
+    let r = svc.handle_routed(at_root()).await;
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().contains_key("mcp-session-id"));
+    assert_eq!(json_of(r).await["result"]["protocolVersion"], json!("2025-11-25"));
+}
+
 #[tokio::test]
 async fn asks_become_requests_answered_on_the_session() {
     let (_s, svc) = service(LegacyOptions::default());

@@ -152,24 +152,60 @@ impl McpService {
         &self.shutdown
     }
 
-    /// Handles one HTTP request to the MCP endpoint (the path is checked too).
+    /// Handles one HTTP request to the server: the MCP endpoint at [`HttpOptions::path`] (and,
+    /// with bearer auth, its protected resource metadata); any other path gets `404`.
     pub async fn handle<B>(&self, req: Request<B>) -> http::Response<McpBody>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Some(auth) = &self.options.auth {
-            if req.method() == Method::GET && req.uri().path() == BearerAuth::metadata_path(&self.options.path) {
-                let mut r = with_json(StatusCode::OK, serde_json::to_vec(&auth.metadata()).unwrap_or_default());
-                // Public metadata: browser-based clients may read it from any origin.
-                r.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-                return r;
-            }
+        if let Some(r) = self.metadata(&req) {
+            return r;
         }
         if req.uri().path() != self.options.path {
             return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
         }
+        self.endpoint(req).await
+    }
+
+    /// Handles one HTTP request that the host application has routed to the MCP endpoint,
+    /// whatever its path: what a binding's mounted handler (an ASGI app, a `node:http`
+    /// listener, a fetch handler, the C request function) calls. With bearer auth, a `GET` of
+    /// the protected resource metadata path of [`HttpOptions::path`] (the endpoint's public
+    /// path) is answered with the metadata, should the host route that here too.
+    pub async fn handle_routed<B>(&self, req: Request<B>) -> http::Response<McpBody>
+    where
+        B: Body + Send,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        match self.metadata(&req) {
+            Some(r) => r,
+            None => self.endpoint(req).await,
+        }
+    }
+
+    /// The protected resource metadata, if bearer auth is on and `req` asks for it.
+    fn metadata<B>(&self, req: &Request<B>) -> Option<http::Response<McpBody>> {
+        let auth = self.options.auth.as_ref()?;
+        if req.method() != Method::GET || req.uri().path() != BearerAuth::metadata_path(&self.options.path) {
+            return None;
+        }
+        let mut r = with_json(StatusCode::OK, serde_json::to_vec(&auth.metadata()).unwrap_or_default());
+        // Public metadata: browser-based clients may read it from any origin.
+        r.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        Some(r)
+    }
+
+    /// The MCP endpoint itself: Host and Origin, the bearer token, routing by method and
+    /// session, the body, then the server.
+    async fn endpoint<B>(&self, req: Request<B>) -> http::Response<McpBody>
+    where
+        B: Body + Send,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         if let Err((status, why)) = self.check_host_and_origin(req.uri(), req.headers()) {
             return rpc_error(status, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }

@@ -211,6 +211,8 @@ enum Part {
 pub struct UriTemplate {
     template: String,
     parts: Vec<Part>,
+    /// The names that more than one variable specification uses (their bindings must agree).
+    repeated: HashSet<String>,
 }
 
 impl UriTemplate {
@@ -283,7 +285,9 @@ impl UriTemplate {
                 .collect();
             parts.push(Part::Query(section));
         }
-        Ok(UriTemplate { template: template.to_owned(), parts })
+        let mut parsed = UriTemplate { template: template.to_owned(), parts, repeated: HashSet::new() };
+        parsed.repeated = parsed.repeated_variables();
+        Ok(parsed)
     }
 
     /// The template text as given to [`parse`](Self::parse).
@@ -358,7 +362,7 @@ impl UriTemplate {
             uri,
             failed: HashSet::new(),
             budget: MATCH_BUDGET,
-            repeated: self.repeated_variables(),
+            repeated: &self.repeated,
             bound: Vec::new(),
         };
         if !matcher.run(0, 0) {
@@ -386,12 +390,12 @@ impl UriTemplate {
     }
 
     /// The names that more than one variable specification of the template uses.
-    fn repeated_variables(&self) -> HashSet<&str> {
+    fn repeated_variables(&self) -> HashSet<String> {
         let mut seen = HashSet::new();
         self.expressions()
             .flat_map(|e| &e.vars)
             .filter(|v| !seen.insert(v.name.as_str()))
-            .map(|v| v.name.as_str())
+            .map(|v| v.name.clone())
             .collect()
     }
 }
@@ -809,7 +813,7 @@ struct Matcher<'a> {
     failed: HashSet<(usize, usize)>,
     budget: usize,
     /// The variables more than one specification names (usually none).
-    repeated: HashSet<&'a str>,
+    repeated: &'a HashSet<String>,
     /// What the specifications matched so far, in template order.
     bound: Vec<Binding<'a>>,
 }
@@ -941,6 +945,9 @@ fn extract_expression(expression: &Expression, region: &str) -> Option<Vec<Optio
     let op = expression.operator;
     let body = match op.prefix() {
         Some(_) if region.is_empty() => return Some(vec![None; expression.vars.len()]),
+        // A named expression (`?`, `&`, `;`) never expands to its bare prefix: all undefined
+        // is nothing, an empty value still names its variable (`?x=`, `;x`).
+        Some(prefix) if op.named() && region.strip_prefix(prefix) == Some("") => return None,
         Some(prefix) => region.strip_prefix(prefix)?,
         None if region.is_empty() => return None,
         None => region,
@@ -1014,7 +1021,8 @@ fn extract_query(section: &[Expression], rest: &str) -> Option<Vec<Option<Value>
         return Some(vec![None; section.iter().map(|e| e.vars.len()).sum()]);
     };
     let starts_with_query = section.first()?.operator == Operator::Query;
-    if !(lead == '&' || (lead == '?' && starts_with_query)) {
+    // A bare `?` or `&` is not an expansion (see `extract_expression`).
+    if !(lead == '&' || (lead == '?' && starts_with_query)) || rest.len() == 1 {
         return None;
     }
     if extent(Operator::Query, rest.as_bytes(), 1).1 != rest.len() {
@@ -1370,6 +1378,24 @@ mod tests {
         assert_eq!(matched("{x:5}/{x:4}", "ab/abcd"), None);
         assert_eq!(matched("{x,x}", "a,a"), Some(json!({"x": "a"})));
         assert_eq!(matched("{x,x}", "a,b"), None);
+    }
+
+    #[test]
+    fn a_named_expression_never_takes_its_bare_prefix() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/named-expression-
+        // takes-a-bare-prefix): `{?a}` took the bare `?`, leaving `x=/+` to `{fs}`.
+        assert_eq!(template("{?a}{?x}{fs}").expand(&vars(json!({"x": "/", "fs": "+"}))), "?x=%2F%2B");
+        assert_eq!(matched("{?a}{?x}{fs}", "?x=%2F%2B"), Some(json!({"x": "/", "fs": "+"})));
+        // Raw reserved characters in a query value are read as themselves.
+        assert_eq!(matched("{?a}{?x}{fs}", "?x=/+"), Some(json!({"x": "/", "fs": "+"})));
+        assert_eq!(matched("p{;a}", "p;"), None);
+        assert_eq!(matched("p{?a}", "p?"), None);
+        assert_eq!(matched("p{&a}", "p&"), None);
+        assert_eq!(matched("p{?a}", "p?a="), Some(json!({"a": ""})));
+        assert_eq!(matched("p{;a}", "p;a"), Some(json!({"a": ""})));
+        // Unnamed operators do expand to their bare prefix for an empty value.
+        assert_eq!(matched("p{#a}", "p#"), Some(json!({"a": ""})));
+        assert_eq!(matched("p{/a}", "p/"), Some(json!({"a": ""})));
     }
 
     #[test]

@@ -63,6 +63,16 @@ fn empty(status: u16) -> Reply {
     Reply { status, headers: vec![], body: String::new() }
 }
 
+/// A legacy server's answer to `initialize`: `version`, `capabilities`, and the session id.
+fn initialized(req: &Seen, version: &str, capabilities: Value, session: String) -> Reply {
+    let mut r = result(
+        req,
+        json!({ "protocolVersion": version, "capabilities": capabilities, "serverInfo": { "name": "scripted", "version": "1" } }),
+    );
+    r.headers.push(("mcp-session-id", session));
+    r
+}
+
 fn discover_ok(req: &Seen) -> Reply {
     result(
         req,
@@ -200,14 +210,7 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
     let (base, seen) = scripted(|req, _| {
         let sid = req.header("mcp-session-id");
         match (req.method.as_str(), req.rpc()) {
-            ("POST", "initialize") => {
-                let mut r = result(
-                    req,
-                    json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "old", "version": "1" } }),
-                );
-                r.headers.push(("mcp-session-id", "sess-1".into()));
-                r
-            }
+            ("POST", "initialize") => initialized(req, "2025-06-18", json!({ "tools": {} }), "sess-1".into()),
             (_, _) if sid != Some("sess-1") => Reply {
                 status: 400,
                 headers: vec![("content-type", "application/json".into())],
@@ -259,14 +262,7 @@ async fn connect_does_not_wait_for_a_get_stream_that_sends_nothing_yet() {
     // The official TypeScript server sends no headers on the session's GET stream until its
     // first event; connecting used to wait for them (up to 5 s).
     let (base, _) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
-        ("POST", "initialize") => {
-            let mut r = result(
-                req,
-                json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": { "name": "ts", "version": "1" } }),
-            );
-            r.headers.push(("mcp-session-id", "s".into()));
-            r
-        }
+        ("POST", "initialize") => initialized(req, "2025-11-25", json!({}), "s".into()),
         ("GET", _) => Reply {
             status: 200,
             headers: vec![("content-type", "text/event-stream".into()), (HOLD, "3000".into())],
@@ -290,12 +286,7 @@ async fn subscribe_waits_for_the_get_stream_that_connect_started() {
     // still wait until the server has taken it, or the notifications it wants are lost.
     let (base, _) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
         ("POST", "initialize") => {
-            let mut r = result(
-                req,
-                json!({ "protocolVersion": "2025-11-25", "capabilities": { "tools": { "listChanged": true } }, "serverInfo": { "name": "slow-get", "version": "1" } }),
-            );
-            r.headers.push(("mcp-session-id", "s".into()));
-            r
+            initialized(req, "2025-11-25", json!({ "tools": { "listChanged": true } }), "s".into())
         }
         ("GET", _) => Reply {
             status: 200,
@@ -539,12 +530,7 @@ async fn an_expired_legacy_session_is_renewed() {
     let (base, seen) = scripted(move |req, _| match (req.method.as_str(), req.rpc()) {
         ("POST", "initialize") => {
             let n = s.fetch_add(1, Ordering::SeqCst) + 1;
-            let mut r = result(
-                req,
-                json!({ "protocolVersion": "2025-11-25", "capabilities": { "tools": {} }, "serverInfo": { "name": "old", "version": "1" } }),
-            );
-            r.headers.push(("mcp-session-id", format!("s{n}")));
-            r
+            initialized(req, "2025-11-25", json!({ "tools": {} }), format!("s{n}"))
         }
         ("POST", "tools/list") if req.header("mcp-session-id") == Some("s1") => empty(404),
         ("POST", "tools/list") => result(req, json!({ "tools": [] })),

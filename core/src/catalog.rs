@@ -84,7 +84,8 @@ pub fn examples() -> Value {
             "title": "Example", "instructions": "Say hello.", "pageSize": 50, "serverInfoInResults": true,
             "enable": ["tools"], "stateSecret": "s3cret", "stateTtlMs": 60000,
             "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
-            "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true
+            "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true,
+            "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" }
         },
         "legacy": {
             "enabled": true, "maxSessions": 10, "maxSessionsPerPrincipal": 5, "maxSessionsPerPeer": 5,

@@ -2,6 +2,7 @@
 //! registration of tools, resources, templates and prompts at run time.
 
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
+use super::redis_bus::RedisBus;
 use super::registry::Registries;
 use super::{
     CompletionHandler, CompletionRef, LocalBus, NotificationBus, PromptHandler, ResourceHandler, ServerEvent, StateKey,
@@ -353,6 +354,12 @@ impl Server {
         self.inner.bus.publish(event);
     }
 
+    /// Starts the notification bus's background work (a fleet bus's connections), on the
+    /// current tokio runtime; the transports call it as they serve. Idempotent.
+    pub fn start_bus(&self) {
+        self.inner.bus.start();
+    }
+
     /// The server's identity.
     pub fn info(&self) -> &Implementation {
         &self.inner.config.info
@@ -414,6 +421,9 @@ impl ServerBuilder {
         }
         if let Some(s) = options.state_secret {
             self = self.state_key(StateKey::derive(s.as_bytes()));
+        }
+        if let Some(bus) = options.bus {
+            self = self.bus(RedisBus::new(bus));
         }
         self.config.handler_timeout = options.handler_timeout;
         self.config.mask_error_details = options.mask_error_details;

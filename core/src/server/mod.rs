@@ -30,6 +30,7 @@ pub mod handlers;
 pub mod input_schema;
 mod options;
 mod pagination;
+pub mod redis_bus;
 mod registry;
 pub mod request_meta;
 pub mod seal;
@@ -46,6 +47,7 @@ pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
 pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
+pub use redis_bus::{BusOptions, RedisBus};
 pub use registry::CompletionRef;
 pub use seal::StateKey;
 pub use shaping::Returned;

@@ -2,6 +2,7 @@
 //! hands over: C's `options_json`, Node's `new Server({...})`, Python's keywords), the caching
 //! hints of its results and their defaults, and the options of one tool.
 
+use super::redis_bus::BusOptions;
 use crate::legacy::LegacyOptions;
 use crate::schema::CacheScope;
 use serde::de::{self, MapAccess, Visitor};
@@ -159,6 +160,10 @@ pub struct ServerOptions {
     /// [`ServerBuilder::mask_error_details`](super::ServerBuilder::mask_error_details).
     #[serde(alias = "mask_error_details")]
     pub mask_error_details: bool,
+    /// The notification bus instances of a fleet share (see [`BusOptions`]): a Redis URL such
+    /// as `"redis://host:6379/0"`, or `{"url": ..., "channel": ...}`; default none: changes
+    /// reach the listen streams of this process only.
+    pub bus: Option<BusOptions>,
 }
 
 impl Default for ServerOptions {
@@ -175,6 +180,7 @@ impl Default for ServerOptions {
             legacy: LegacyOptions::default(),
             handler_timeout: None,
             mask_error_details: false,
+            bus: None,
         }
     }
 }

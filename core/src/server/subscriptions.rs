@@ -71,6 +71,9 @@ pub trait NotificationBus: Send + Sync + 'static {
     /// accepts) until its [`EventQueue`] is dropped ([`EventSink::push`] then returns false
     /// and the bus forgets it).
     fn subscribe(&self, sink: EventSink);
+    /// Starts what the bus runs in the background (connections to a broker), if anything; the
+    /// server transports call it when they start serving, on the tokio runtime. Default: nothing.
+    fn start(&self) {}
 }
 
 /// The in-process [`NotificationBus`]. Publishing costs one push per listener and never waits.

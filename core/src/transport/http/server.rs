@@ -206,6 +206,7 @@ impl McpService {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        self.server.start_bus();
         if let Err((status, why)) = self.check_host_and_origin(req.uri(), req.headers()) {
             return rpc_error(status, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
         }

@@ -111,6 +111,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    server.start_bus();
     let (tx, out_rx) = mpsc::unbounded_channel();
     // The writer closes the budget when the output fails, which wakes whoever waits for room.
     let out_tx =

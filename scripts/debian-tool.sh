@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs a Debian tool the tests start (redis-server, nginx), pinned, into
+# target/tools/debian/TOOL of the repository: its packages are downloaded with `apt-get
+# download` (no root needed, nothing installed system-wide, no service started) and unpacked
+# with `dpkg-deb -x`. Prints the path of a wrapper that runs the tool with its unpacked
+# libraries (target/tools/debian/bin/TOOL). Once installed, it is reused.
+#
+#   scripts/debian-tool.sh redis-server     -> .../target/tools/debian/bin/redis-server
+#
+# The pins are the Debian 12 (bookworm) versions; change them here, in one place.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+tool="${1:?usage: scripts/debian-tool.sh redis-server|nginx}"
+case "$tool" in
+    redis-server)
+        dir=redis
+        exe=usr/bin/redis-server
+        packages=(redis-tools=5:7.0.15-1~deb12u10 redis-server=5:7.0.15-1~deb12u10 libjemalloc2=5.3.0-1 liblzf1=3.6-3)
+        ;;
+    *)
+        echo "debian-tool.sh: unknown tool $tool (known: redis-server)" >&2
+        exit 2
+        ;;
+esac
+dest="$ROOT/target/tools/debian/$dir"
+wrapper="$ROOT/target/tools/debian/bin/$tool"
+stamp="$dest/.pins"
+want="${packages[*]}"
+if [[ -x "$wrapper" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    echo "$wrapper"
+    exit 0
+fi
+debs="$ROOT/target/tools/debian/debs"
+mkdir -p "$debs"
+download() { (cd "$debs" && apt-get download -q "${packages[@]}") >&2; }
+if ! download 2>/dev/null; then
+    echo "debian-tool.sh: package lists are stale or missing; running apt-get update" >&2
+    apt-get update -q >&2 || sudo -n apt-get update -q >&2
+    download
+fi
+rm -rf "$dest"
+mkdir -p "$dest"
+for p in "${packages[@]}"; do
+    name="${p%%=*}"
+    version="${p#*=}"
+    dpkg-deb -x "$debs/${name}_${version/:/%3a}_"*.deb "$dest"
+done
+mkdir -p "$(dirname "$wrapper")"
+cat >"$wrapper" <<WRAPPER
+#!/bin/sh
+LD_LIBRARY_PATH="$dest/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$dest/$exe" "\$@"
+WRAPPER
+chmod +x "$wrapper"
+echo "$want" >"$stamp"
+echo "$wrapper"

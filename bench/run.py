@@ -127,6 +127,8 @@ ROWS: list[Row] = [
     # Python servers (issue 4): the same trivial tool as an `async def` on mcpaxle's Python package,
     # and on the official Python SDK (mcp 2.3.0, MCPServer, stateless Streamable HTTP, JSON responses).
     Row("python-async", "mcpaxle Python (async)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}"], setup=binding_python),
+    # Issue 14: the same server as 2 worker processes on one port (run("http", workers=2)).
+    Row("python-async-2w", "mcpaxle Python (async, 2 workers)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}", "--workers", "2"], setup=binding_python),
     Row("python-sdk", "Python SDK (mcp 2.3.0)", "http", ["{sdk_python}", "{root}/bench/python/echo_sdk.py", "--port", "{port}"], setup=sdk_python),
 ]
 
@@ -134,6 +136,9 @@ ROWS: list[Row] = [
 # throughput at least this many times the baseline's, row's peak RSS at most this fraction of it).
 COMPARISONS = [
     ("python-async", "python-sdk", 10.0, 0.5),
+    # Two workers on two cores: more throughput than one (the load generator shares the cores),
+    # for about twice the memory.
+    ("python-async-2w", "python-async", 1.2, 2.5),
 ]
 
 # The default load generator (bench/src/bin/loadgen.rs), per transport.

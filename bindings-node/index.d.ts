@@ -373,8 +373,10 @@ export interface ServerOptions {
   serverInfoInResults?: boolean
   /** Capabilities advertised before anything of theirs is registered (`'logging'` is deprecated). */
   enable?: Array<'tools' | 'resources' | 'prompts' | 'logging'>
-  /** A secret the MRTR `requestState` key is derived from (share it across instances; default a random key). */
+  /** A secret of at least 16 bytes the MRTR `requestState` key is derived from (share it across instances; default `MCPAXLE_STATE_SECRET`, else a random key). */
   stateSecret?: string
+  /** The secret before `stateSecret` while rotating it: its states are still accepted, new ones are sealed with `stateSecret` (default `MCPAXLE_PREVIOUS_STATE_SECRET`, else none). */
+  previousStateSecret?: string
   /** How long a sealed `requestState` stays valid, in milliseconds (default 600 000). */
   stateTtlMs?: number
   /** How legacy (2025-11-25) clients are served: `false` for none (modern only), or the session limits (default: served). */
@@ -393,6 +395,14 @@ export interface ServerOptions {
    * the message). A `ToolError` and protocol errors are sent as thrown either way.
    */
   maskErrorDetails?: boolean
+  /**
+   * The notification bus the instances of a fleet share through Redis: a URL such as
+   * `'redis://host:6379/0'`, or `{ url, channel }` (default channel `'mcpaxle:events'`).
+   * List changes and `resources/updated` made on any instance reach the listen streams of
+   * every instance. Redis need not be up at start; while it is down, changes still reach this
+   * process's own listeners (default: this process only).
+   */
+  bus?: string | { url: string; channel?: string }
 }
 
 /** A caching hint: how long a result is fresh, and who may share it (default `'private'`: not across authorization contexts). */

@@ -194,7 +194,10 @@ fn build(name: &str, version: &str, options: ServerOptions) -> Server {
 /// tool, and a reply arriving later returns `MCPAXLE_ERR_ALREADY_REPLIED`) and
 /// `"maskErrorDetails"` (default false: whether a handler's `MCPAXLE_ERR_INTERNAL` reply, its
 /// unexpected failure, shows the client `Internal error in tool "name"` (and the like) instead
-/// of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given). Durations are
+/// of its message; `MCPAXLE_ERR_TOOL` and the protocol kinds are sent as given) and `"bus"`
+/// (the Redis notification bus of a fleet: `"redis://host:6379/0"` or `{"url": ...,
+/// "channel": ...}`, default channel `mcpaxle:events`; changes made on any instance reach the
+/// listen streams of all; default: this process only). Durations are
 /// whole milliseconds (a timeout at least 1). The core reads the object (its `ServerOptions`:
 /// the same names as Node's options, snake_case in Python); unknown members are an error naming
 /// the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
@@ -221,7 +224,8 @@ pub unsafe extern "C" fn mcpaxle_server_new(
         let options: ServerOptions = match options {
             Some(v) => from_json(v, "options_json")?,
             None => ServerOptions::default(),
-        };
+        }
+        .with_environment()?;
         crate::runtime::handle()?;
         let server = build(name, version, options);
         let s = mcpaxle_server {

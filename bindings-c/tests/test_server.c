@@ -340,11 +340,13 @@ TEST(server_new_and_free) {
     CHECK_RC(mcpaxle_server_new("n", "1", "{\"tittle\":\"typo\"}", &s), MCPAXLE_ERR_INVALID_PARAMS);
     CHECK(strstr(mcpaxle_last_error_message(), "tittle") != NULL);
     CHECK_RC(mcpaxle_server_new("n", "1", "{\"enable\":[\"teleport\"]}", &s), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"bus\":\"http://127.0.0.1:6379\"}", &s), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK(strstr(mcpaxle_last_error_message(), "is not a Redis URL") != NULL);
     CHECK_RC(mcpaxle_server_new("\xc3\x28", "1", NULL, &s), MCPAXLE_ERR_INVALID_UTF8);
     CHECK(s == NULL);
     CHECK_RC(mcpaxle_server_new("n", "1",
                                 "{\"title\":\"T\",\"instructions\":\"I\",\"pageSize\":2,\"serverInfoInResults\":false,"
-                                "\"enable\":[\"tools\",\"resources\",\"prompts\",\"logging\"],\"stateSecret\":\"s3cret\","
+                                "\"enable\":[\"tools\",\"resources\",\"prompts\",\"logging\"],\"stateSecret\":\"s3cret-s3cret-s3cret\","
                                 "\"stateTtlMs\":60000,\"cache\":{\"tools\":{\"ttlMs\":5,\"cacheScope\":\"private\"},"
                                 "\"read\":{\"ttlMs\":1,\"cacheScope\":\"public\"}},"
                                 "\"legacy\":{\"enabled\":false,\"maxSessions\":3,\"maxSessionsPerPrincipal\":2,\"maxSessionsPerPeer\":2,"

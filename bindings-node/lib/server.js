@@ -275,8 +275,9 @@ class Server {
    * `'tools'`, `'resources'`, `'prompts'`, `'logging'`), `stateSecret`, `stateTtlMs`, `cache`
    * (default caching hints), `legacy` (`false`, or the legacy session options
    * `{enabled, maxSessions, maxSessionsPerPrincipal, maxSessionsPerPeer, idleTimeoutMs,
-   * uninitializedTimeoutMs, requestTimeoutMs}`), `handlerTimeoutMs` and `maskErrorDetails`: the
-   * core's server options (see the README for units and defaults).
+   * uninitializedTimeoutMs, requestTimeoutMs}`), `handlerTimeoutMs`, `maskErrorDetails` and
+   * `bus` (the Redis notification bus of a fleet, `'redis://host:6379/0'` or `{url, channel}`):
+   * the core's server options (see the README for units and defaults).
    *
    * A handler that throws something other than an `McpError` fails that call only; the
    * client sees the thrown error's message (a tool's as an `isError` result the model reads,

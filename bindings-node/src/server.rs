@@ -89,7 +89,9 @@ impl NativeServer {
     #[napi(constructor)]
     pub fn new(config: ServerConfig) -> Result<Self> {
         runtime::check()?;
-        let o: ServerOptions = options(config.options_json.as_deref(), "the server options")?;
+        let o = options::<ServerOptions>(config.options_json.as_deref(), "the server options")?
+            .with_environment()
+            .map_err(|e| usage(e.message().to_owned()))?;
         Ok(NativeServer { server: Server::builder(config.name, config.version).options(o).build() })
     }
 

@@ -3,6 +3,7 @@
     python echo_server.py --http 127.0.0.1:8080     # endpoint /mcp
     python echo_server.py --stdio
     python echo_server.py --http 127.0.0.1:8080 --sync   # the same tool as a plain def
+    python echo_server.py --http 127.0.0.1:8080 --workers 2   # two worker processes, one port
 """
 
 import sys
@@ -28,11 +29,15 @@ else:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a != "--sync"]
+    workers = 1
+    if len(args) >= 2 and args[-2] == "--workers":
+        workers = int(args[-1])
+        args = args[:-2]
     if args == ["--stdio"]:
         server.run()
     elif len(args) == 2 and args[0] == "--http":
         host, _, port = args[1].rpartition(":")
-        server.run("http", host=host, port=int(port))
+        server.run("http", host=host, port=int(port), workers=workers)
     else:
-        print("usage: echo_server.py (--http HOST:PORT | --stdio) [--sync]", file=sys.stderr)
+        print("usage: echo_server.py (--http HOST:PORT [--workers N] | --stdio) [--sync]", file=sys.stderr)
         raise SystemExit(2)

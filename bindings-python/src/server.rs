@@ -6,9 +6,7 @@ use crate::handlers::{Home, PyHandler};
 use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{
-    CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, StateKey, TemplateOptions, ToolOptions,
-};
+use mcpaxle::server::{CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use mcpaxle::{Error, ErrorKind};
@@ -67,26 +65,17 @@ fn hint(d: Option<&Bound<'_, PyDict>>) -> PyResult<Option<CacheHint>> {
 impl PyServer {
     /// Builds a server. `options` is a dict of the core's server options by their Python names
     /// (`title`, `instructions`, `page_size`, `server_info_in_results`, `enable`,
-    /// `state_ttl_ms`, `cache`, `legacy`, `handler_timeout_ms`), read by the core; `state_key`
-    /// is 32 bytes, or any bytes to derive a key from.
+    /// `state_secret`, `previous_state_secret`, `state_ttl_ms`, `cache`, `legacy`,
+    /// `handler_timeout_ms`, `bus`), read by the core; the state secrets it leaves unset come
+    /// from `MCPAXLE_STATE_SECRET` / `MCPAXLE_PREVIOUS_STATE_SECRET`.
     #[new]
-    #[pyo3(signature = (name, version, options=None, state_key=None))]
-    fn new(
-        name: String,
-        version: String,
-        options: Option<&Bound<'_, PyDict>>,
-        state_key: Option<Vec<u8>>,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (name, version, options=None))]
+    fn new(name: String, version: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         check_fork()?;
-        let o: ServerOptions = self::options(options, "server options")?;
-        let mut b = Server::builder(name, version).options(o);
-        if let Some(key) = state_key {
-            b = b.state_key(match <[u8; 32]>::try_from(key.as_slice()) {
-                Ok(k) => StateKey::from_bytes(k),
-                Err(_) => StateKey::derive(&key),
-            });
-        }
-        Ok(PyServer { server: b.build(), home: Home::default() })
+        let o = self::options::<ServerOptions>(options, "server options")?
+            .with_environment()
+            .map_err(|e| usage(e.message().to_owned()))?;
+        Ok(PyServer { server: Server::builder(name, version).options(o).build(), home: Home::default() })
     }
 
     /// Adds or replaces a tool (`definition` is a `Tool` object as a dict); listeners get

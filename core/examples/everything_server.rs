@@ -9,7 +9,7 @@ use mcpaxle::schema::{
     BlobResourceContents, CallToolResult, CompleteResult, ContentBlock, GetPromptResult, LoggingLevel, Prompt,
     PromptMessage, ReadResourceResult, Resource, ResourceTemplate, Role, TextResourceContents, Tool,
 };
-use mcpaxle::server::{CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server};
+use mcpaxle::server::{CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server, ServerOptions};
 use mcpaxle::transport::http::{self, HttpOptions};
 use mcpaxle::{Error, Result};
 use serde_json::{Value, json};
@@ -495,9 +495,11 @@ fn add_resources(server: &Server) -> Result<()> {
     Ok(())
 }
 
-/// Builds the everything server.
+/// Builds the everything server; a fleet's settings come from the environment
+/// (`MCPAXLE_STATE_SECRET`, `MCPAXLE_BUS`), as in every binding.
 fn build() -> Result<Server> {
     let server = Server::builder("mcpaxle-everything-server", env!("CARGO_PKG_VERSION"))
+        .options(ServerOptions::default().with_environment()?)
         .title("mcpaxle everything server")
         .instructions("A server with every fixture of the MCP conformance suite.")
         .enable_logging()

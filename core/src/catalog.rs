@@ -82,7 +82,8 @@ pub fn examples() -> Value {
     serde_json::json!({
         "server": {
             "title": "Example", "instructions": "Say hello.", "pageSize": 50, "serverInfoInResults": true,
-            "enable": ["tools"], "stateSecret": "s3cret", "stateTtlMs": 60000,
+            "enable": ["tools"], "stateSecret": "s3cret-s3cret-s3cret", "previousStateSecret": "old-s3cret-old-s3cret",
+            "stateTtlMs": 60000,
             "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
             "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true,
             "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" }
@@ -100,7 +101,8 @@ pub fn examples() -> Value {
         "template": { "allowPathTraversal": false },
         "http": {
             "path": "/mcp", "maxBody": 1048576, "allowedHosts": ["localhost"], "allowedOrigins": [],
-            "keepAliveMs": 15000, "drainTimeoutMs": 1000, "auth": null, "connections": { "maxConnections": 64 }
+            "keepAliveMs": 15000, "drainTimeoutMs": 1000, "auth": null, "connections": { "maxConnections": 64 },
+            "reusePort": false
         },
         "connections": {
             "maxConnections": 64, "headerReadTimeoutMs": 10000, "bodyReadTimeoutMs": 30000, "idleTimeoutMs": 60000,

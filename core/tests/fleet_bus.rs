@@ -183,3 +183,18 @@ async fn with_redis_down_local_delivery_goes_on_and_listeners_are_told_when_it_i
     add_tool(&server_a, "after");
     assert_eq!(next(&mut on_b).await.method, "notifications/tools/list_changed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_only_announces_reaches_the_others() {
+    // Instance a serves no request and announces from a thread outside the runtime (as a
+    // binding's host thread does): serving started its bus.
+    let redis = Redis::start(free_port());
+    let (bus_a, bus_b) = (bus(&redis.url(), "fleet:announcer"), bus(&redis.url(), "fleet:announcer"));
+    let (server_a, _http_a, _url_a) = instance("a", bus_a.clone()).await;
+    let (_server_b, _http_b, url_b) = instance("b", bus_b.clone()).await;
+    let (_cb, mut on_b) = listen(&url_b, tools_and("x:")).await;
+    connected(&bus_a).await;
+    connected(&bus_b).await;
+    std::thread::spawn(move || add_tool(&server_a, "from_a_host_thread")).join().unwrap();
+    assert_eq!(next(&mut on_b).await.method, "notifications/tools/list_changed");
+}

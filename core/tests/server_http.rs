@@ -1057,3 +1057,24 @@ async fn a_listen_stream_that_is_not_read_still_learns_every_change() {
     }
     http.shutdown().await;
 }
+
+#[tokio::test]
+async fn reuse_port_lets_several_servers_share_a_port() {
+    let first = HttpServer::bind(test_server(), "127.0.0.1:0".parse().unwrap(), HttpOptions::default()).await.unwrap();
+    let taken = first.local_addr();
+    let e = HttpServer::bind(test_server(), taken, HttpOptions::default()).await.err().expect("the port is taken");
+    assert!(e.to_string().contains(&format!("cannot listen on {taken}")), "{e}");
+    first.shutdown().await;
+
+    let shared = HttpOptions { reuse_port: true, ..HttpOptions::default() };
+    let a = HttpServer::bind(test_server(), "127.0.0.1:0".parse().unwrap(), shared.clone()).await.unwrap();
+    let b = HttpServer::bind(test_server(), a.local_addr(), shared).await.unwrap();
+    assert_eq!(a.local_addr(), b.local_addr());
+    // Both serve: each request is answered by one of them.
+    for _ in 0..8 {
+        let r = post(a.local_addr(), &body(1, "tools/list", json!({}))).await;
+        assert_eq!(r.status, 200);
+    }
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -111,14 +111,15 @@ class Running:
 class Server:
     """An MCP server whose handlers are Python callables."""
 
-    def __new__(cls, name: str, version: str, options: dict[str, Any] | None = None, state_key: bytes | None = None) -> Server:
+    def __new__(cls, name: str, version: str, options: dict[str, Any] | None = None) -> Server:
         """``options``: the core's server options by their Python names (``title``,
         ``instructions``, ``page_size``, ``server_info_in_results``, ``enable``,
-        ``state_ttl_ms``, ``cache`` (kind -> ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool,
-        or ``{"enabled", "max_sessions", "max_sessions_per_principal", "max_sessions_per_peer",
-        "idle_timeout_ms", "uninitialized_timeout_ms", "request_timeout_ms"}``),
-        ``handler_timeout_ms``, ``mask_error_details``); ``None`` values keep the defaults. ``state_key``: 32 bytes,
-        or any bytes a key is derived from."""
+        ``state_secret``, ``previous_state_secret``, ``state_ttl_ms``, ``cache`` (kind ->
+        ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool, or ``{"enabled", "max_sessions",
+        "max_sessions_per_principal", "max_sessions_per_peer", "idle_timeout_ms",
+        "uninitialized_timeout_ms", "request_timeout_ms"}``), ``handler_timeout_ms``,
+        ``mask_error_details``, ``bus``); ``None`` values keep the defaults. State secrets left
+        unset come from ``MCPAXLE_STATE_SECRET`` / ``MCPAXLE_PREVIOUS_STATE_SECRET``."""
     @property
     def name(self) -> str: ...
     @property

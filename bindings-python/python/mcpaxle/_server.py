@@ -13,7 +13,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Literal, TypeVar
 
-from . import _bridge, _native
+from . import _bridge, _native, _workers
 from ._auth import BearerAuth
 from ._durations import ms, ms_options, positive_ms
 from ._handlers import Pool, binder, make_invoker
@@ -174,9 +174,17 @@ class Server:
     the keys ``discover``, ``tools``, ``prompts``, ``resources``, ``templates``, ``read``;
     each an int (ms), a ``timedelta``, ``(ttl_ms, "public" | "private")`` or a
     :class:`CacheHint` or a dict of the core's hint (``ttl_ms``, ``cache_scope``); a hint
-    without a scope is private. ``state_secret`` (str or bytes) is the secret sealing MRTR
-    ``requestState``: set the same one on every instance behind a load
-    balancer. ``state_ttl_ms`` (default 600000) is how long a sealed state stays valid.
+    without a scope is private. ``state_secret`` (at least 16 bytes; default the environment
+    variable ``MCPAXLE_STATE_SECRET``, else a random key per process) is the secret sealing
+    MRTR ``requestState``: set the same one on every instance behind a load balancer (the key
+    derived from it is the same in every binding). To rotate it, give every instance the new
+    one with the old as ``previous_state_secret`` (or ``MCPAXLE_PREVIOUS_STATE_SECRET``):
+    states sealed with either are accepted, new ones use the new secret; drop the old one
+    after one ``state_ttl_ms`` (default 600000), how long a sealed state stays valid.
+    ``bus`` shares change announcements (list changes, ``resources/updated``) with the other
+    instances of a fleet through Redis: a URL such as ``"redis://host:6379/0"``, or a dict
+    ``{"url": ..., "channel": ...}`` (default channel ``mcpaxle:events``); Redis need not be up
+    at start, and while it is down changes still reach this process's own listen streams.
     ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
     logs (also ``"tools"``, ``"resources"``, ``"prompts"``). ``legacy=False`` serves 2026-07-28
     clients only.
@@ -220,7 +228,8 @@ class Server:
         title: str | None = None,
         instructions: str | None = None,
         cache: CacheSpec | dict[str, CacheSpec] | None = None,
-        state_secret: str | bytes | None = None,
+        state_secret: str | None = None,
+        previous_state_secret: str | None = None,
         state_ttl_ms: int | datetime.timedelta | None = None,
         page_size: int | None = None,
         max_workers: int | None = None,
@@ -229,14 +238,16 @@ class Server:
         server_info_in_results: bool = True,
         handler_timeout_ms: int | datetime.timedelta | None = None,
         mask_error_details: bool = False,
+        bus: str | Mapping[str, str] | None = None,
         max_abandoned_threads: int | None = None,
         loop_block_warning_ms: int | datetime.timedelta | None = 500,
     ) -> None:
-        key = state_secret.encode() if isinstance(state_secret, str) else state_secret
         # The core's server options by their Python names (the core reads them and applies
         # their defaults; None keeps the default).
         options = {
             "title": title,
+            "state_secret": state_secret,
+            "previous_state_secret": previous_state_secret,
             "instructions": instructions,
             "cache": _cache(cache),
             "state_ttl_ms": ms(state_ttl_ms),
@@ -246,8 +257,9 @@ class Server:
             "legacy": legacy if isinstance(legacy, bool) else ms_options(legacy),
             "handler_timeout_ms": positive_ms(handler_timeout_ms, "handler_timeout_ms"),
             "mask_error_details": mask_error_details,
+            "bus": bus if bus is None or isinstance(bus, str) else dict(bus),
         }
-        self._native = _native.Server(name, version, options, key)
+        self._native = _native.Server(name, version, options)
         self.name = name
         self.version = version
         try:
@@ -619,6 +631,7 @@ class Server:
         drain_timeout_ms: int | datetime.timedelta | None = None,
         auth: BearerAuth | None = None,
         connections: ConnectionLimits | dict[str, Any] | None = None,
+        reuse_port: bool = False,
     ) -> Running:
         """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
         picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
@@ -632,8 +645,9 @@ class Server:
         ``connections`` (a :class:`ConnectionLimits`, or a dict of its fields) bounds the
         connections: header, body and idle timeouts, HTTP/2 pings, how many are open at once.
         ``path`` (default ``/mcp``), ``max_body`` (bytes, default 4 MiB), ``allowed_hosts``,
-        ``allowed_origins``, ``keep_alive_ms`` (default 15000) and ``drain_timeout_ms``
-        (default 10000) are the core's HTTP options, as in every binding."""
+        ``allowed_origins``, ``keep_alive_ms`` (default 15000), ``drain_timeout_ms``
+        (default 10000) and ``reuse_port`` (``SO_REUSEPORT``, for several processes on one
+        port; see ``run(workers=N)``) are the core's HTTP options, as in every binding."""
         if isinstance(connections, dict):
             try:
                 connections = ConnectionLimits(**connections)
@@ -652,6 +666,7 @@ class Server:
             "drain_timeout_ms": ms(drain_timeout_ms),
             "auth": auth._native(self._pool) if auth is not None else None,
             "connections": connections._native() if connections is not None else None,
+            "reuse_port": reuse_port,
         }
         loop = asyncio.get_running_loop()
         bridge = self._acquire(loop)
@@ -708,12 +723,32 @@ class Server:
             if redirect_stdout and sys.stdout is sys.stderr:
                 sys.stdout = saved
 
-    def run(self, transport: Literal["stdio", "http"] = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        workers: int = 1,
+        **options: Any,
+    ) -> None:
         """Serves until stdin closes (stdio) or Ctrl-C / SIGTERM, then stops cleanly. Blocks;
         it runs its own asyncio loop. ``transport="http"`` serves on ``http://host:port/mcp``
-        (options as :meth:`start_http`, ``auth=BearerAuth(...)`` included)."""
+        (options as :meth:`start_http`, ``auth=BearerAuth(...)`` included).
+
+        ``workers=N`` (HTTP, POSIX) serves the port from N processes (``SO_REUSEPORT``: the
+        kernel spreads connections among them), each with its own runtime and event loop, so
+        that Python handlers use every core. The calling process supervises them: it restarts
+        a worker that dies, and Ctrl-C / SIGTERM stops them all gracefully. Call it before
+        anything else starts mcpaxle in the process; share ``state_secret`` and a ``bus``
+        among workers as among any instances of a fleet (each worker has its own memory: a
+        legacy session lives in the worker that opened it, so serve legacy clients with one
+        worker, or route them by ``Mcp-Session-Id``)."""
         if transport not in ("stdio", "http"):
             raise UsageError(f"transport must be 'stdio' or 'http', not {transport!r}")
+        if transport == "stdio" and workers != 1:
+            raise UsageError("workers > 1 is for transport='http'; stdio has one client")
+        workers = _workers.check(workers, port)
 
         async def main() -> None:
             loop = asyncio.get_running_loop()
@@ -738,7 +773,11 @@ class Server:
                     loop.remove_signal_handler(sig)
 
         try:
-            asyncio.run(main())
+            if workers > 1:
+                options["reuse_port"] = True
+                _workers.supervise(lambda: asyncio.run(main()), workers)
+            else:
+                asyncio.run(main())
         finally:
             self._pool.shutdown()
 

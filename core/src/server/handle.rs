@@ -25,6 +25,8 @@ pub(crate) struct Config {
     pub instructions: Option<String>,
     pub cache: CacheDefaults,
     pub state_key: StateKey,
+    /// The key before `state_key` while a fleet rotates it: opens states, never seals.
+    pub previous_state_key: Option<StateKey>,
     pub state_ttl: Duration,
     pub page_size: usize,
     pub server_info_in_results: bool,
@@ -75,6 +77,15 @@ impl ServerBuilder {
     /// several instances accept each other's state.
     pub fn state_key(mut self, key: StateKey) -> Self {
         self.config.state_key = key;
+        self
+    }
+
+    /// The key before [`ServerBuilder::state_key`] while a fleet rotates it: states it sealed
+    /// are still accepted until they expire, new ones are sealed with the current key only.
+    /// Rotate in two steps: every instance gets the new key with the old one as previous; once
+    /// all run so (and one state TTL has passed), the previous key can go.
+    pub fn previous_state_key(mut self, key: StateKey) -> Self {
+        self.config.previous_state_key = Some(key);
         self
     }
 
@@ -163,7 +174,8 @@ impl ServerBuilder {
     /// Builds the server.
     pub fn build(self) -> Server {
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
-        let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
+        let sealer =
+            seal::Sealer::new(&self.config.state_key, self.config.previous_state_key.as_ref(), self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
         Server {
             inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }),
@@ -195,6 +207,7 @@ impl Server {
                 instructions: None,
                 cache: CacheDefaults::default(),
                 state_key: StateKey::random(),
+                previous_state_key: None,
                 state_ttl: Duration::from_secs(600),
                 page_size: 100,
                 server_info_in_results: true,
@@ -421,6 +434,9 @@ impl ServerBuilder {
         }
         if let Some(s) = options.state_secret {
             self = self.state_key(StateKey::derive(s.as_bytes()));
+        }
+        if let Some(s) = options.previous_state_secret {
+            self = self.previous_state_key(StateKey::derive(s.as_bytes()));
         }
         if let Some(bus) = options.bus {
             self = self.bus(RedisBus::new(bus));

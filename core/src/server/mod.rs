@@ -46,7 +46,10 @@ pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
-pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
+pub use options::{
+    BUS_ENV, CacheDefaults, CacheHint, Capability, PREVIOUS_STATE_SECRET_ENV, STATE_SECRET_ENV, ServerOptions,
+    StateSecret, ToolOptions,
+};
 pub use redis_bus::{BusOptions, RedisBus};
 pub use registry::CompletionRef;
 pub use seal::StateKey;

@@ -137,9 +137,16 @@ pub struct ServerOptions {
     /// any of `"tools"`, `"resources"`, `"prompts"`, `"logging"`.
     pub enable: Vec<Capability>,
     /// A secret the key sealing MRTR `requestState` is derived from; share it so that several
-    /// instances accept each other's state (default: a random key per process).
+    /// instances accept each other's state (default: the environment variable
+    /// `MCPAXLE_STATE_SECRET` when [`ServerOptions::with_environment`] reads it, else a random
+    /// key per process). At least 16 bytes.
     #[serde(alias = "state_secret")]
-    pub state_secret: Option<String>,
+    pub state_secret: Option<StateSecret>,
+    /// The secret before the current one, while a fleet rotates it: states sealed with it are
+    /// still accepted (until they expire, one `stateTtlMs` at most), new ones are sealed with
+    /// `stateSecret` only (default: `MCPAXLE_PREVIOUS_STATE_SECRET` when read, else none).
+    #[serde(alias = "previous_state_secret")]
+    pub previous_state_secret: Option<StateSecret>,
     /// How long a sealed `requestState` stays valid (JSON `stateTtlMs`, default 600000: 10 min).
     #[serde(rename = "stateTtlMs", with = "crate::options::positive_ms")]
     #[serde(alias = "state_ttl_ms")]
@@ -161,8 +168,8 @@ pub struct ServerOptions {
     #[serde(alias = "mask_error_details")]
     pub mask_error_details: bool,
     /// The notification bus instances of a fleet share (see [`BusOptions`]): a Redis URL such
-    /// as `"redis://host:6379/0"`, or `{"url": ..., "channel": ...}`; default none: changes
-    /// reach the listen streams of this process only.
+    /// as `"redis://host:6379/0"`, or `{"url": ..., "channel": ...}`; default: `MCPAXLE_BUS`
+    /// when read, else none (changes reach the listen streams of this process only).
     pub bus: Option<BusOptions>,
 }
 
@@ -175,6 +182,7 @@ impl Default for ServerOptions {
             server_info_in_results: true,
             enable: Vec::new(),
             state_secret: None,
+            previous_state_secret: None,
             state_ttl: Duration::from_secs(600),
             cache: CacheDefaults::default(),
             legacy: LegacyOptions::default(),
@@ -182,6 +190,105 @@ impl Default for ServerOptions {
             mask_error_details: false,
             bus: None,
         }
+    }
+}
+
+/// The environment variable a server's state secret is read from ([`ServerOptions::with_environment`]).
+pub const STATE_SECRET_ENV: &str = "MCPAXLE_STATE_SECRET";
+/// The environment variable the previous state secret (during a rotation) is read from.
+pub const PREVIOUS_STATE_SECRET_ENV: &str = "MCPAXLE_PREVIOUS_STATE_SECRET";
+/// The environment variable the notification bus (a Redis URL) is read from.
+pub const BUS_ENV: &str = "MCPAXLE_BUS";
+
+impl ServerOptions {
+    /// These options with the fleet settings they leave unset taken from the environment, as
+    /// every binding's server does at construction: `MCPAXLE_STATE_SECRET` and
+    /// `MCPAXLE_PREVIOUS_STATE_SECRET` (the state secrets), `MCPAXLE_BUS` (the Redis URL of
+    /// the notification bus, default channel). The way to run the same program as a fleet
+    /// with nothing but configuration.
+    ///
+    /// # Errors
+    /// A usage error naming the variable if its value is not valid (see [`StateSecret`],
+    /// [`BusOptions`]).
+    pub fn with_environment(mut self) -> crate::Result<ServerOptions> {
+        let var = |name: &str| match std::env::var(name) {
+            Ok(v) => Ok(Some(v)),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(crate::Error::usage(format!("{name}: not valid UTF-8"))),
+        };
+        let secret = |name: &str| -> crate::Result<Option<StateSecret>> {
+            var(name)?.map(|v| StateSecret::new(v).map_err(|e| crate::Error::usage(format!("{name}: {e}")))).transpose()
+        };
+        if self.state_secret.is_none() {
+            self.state_secret = secret(STATE_SECRET_ENV)?;
+        }
+        if self.previous_state_secret.is_none() {
+            self.previous_state_secret = secret(PREVIOUS_STATE_SECRET_ENV)?;
+        }
+        if self.bus.is_none() {
+            self.bus = var(BUS_ENV)?
+                .map(|url| {
+                    BusOptions::redis(url).map_err(|e| {
+                        crate::Error::usage(format!("{BUS_ENV}: {}", e.message().trim_start_matches("bus: ")))
+                    })
+                })
+                .transpose()?;
+        }
+        if self.previous_state_secret.is_some() && self.state_secret.is_none() {
+            return Err(crate::Error::usage(
+                "previousStateSecret is set but stateSecret is not: a rotation needs the new secret too",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// A secret the `requestState` key is derived from (SHA-256 of its UTF-8 bytes, the same in
+/// every binding): at least 16 bytes, without surrounding whitespace (a copied newline would
+/// silently give another key than the other instances'). Use a random one (`openssl rand
+/// -base64 32`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StateSecret(String);
+
+impl StateSecret {
+    /// The least length of a secret, in bytes.
+    pub const MIN_LEN: usize = 16;
+
+    /// A checked secret.
+    ///
+    /// # Errors
+    /// A message saying what is wrong, if `secret` is shorter than [`StateSecret::MIN_LEN`]
+    /// bytes or starts or ends with whitespace.
+    pub fn new(secret: impl Into<String>) -> std::result::Result<StateSecret, String> {
+        let secret = secret.into();
+        if secret.trim() != secret {
+            return Err("the secret starts or ends with whitespace (a copied newline?); remove it".into());
+        }
+        if secret.len() < Self::MIN_LEN {
+            return Err(format!(
+                "the secret is {} bytes; use at least {} (a random one: openssl rand -base64 32)",
+                secret.len(),
+                Self::MIN_LEN
+            ));
+        }
+        Ok(StateSecret(secret))
+    }
+
+    /// The secret's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl fmt::Debug for StateSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateSecret(..)")
+    }
+}
+
+impl<'de> Deserialize<'de> for StateSecret {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        StateSecret::new(String::deserialize(d)?).map_err(de::Error::custom)
     }
 }
 
@@ -230,7 +337,7 @@ mod tests {
     fn every_option_is_read_with_durations_in_milliseconds() {
         let o = parse(json!({
             "title": "T", "instructions": "I", "pageSize": 7, "serverInfoInResults": false,
-            "enable": ["tools", "logging"], "stateSecret": "s", "stateTtlMs": 1500,
+            "enable": ["tools", "logging"], "stateSecret": "sixteen-bytes-ok", "stateTtlMs": 1500,
             "cache": { "read": { "ttlMs": 5 } },
             "legacy": { "maxSessions": 3, "idleTimeoutMs": 250 },
             "handlerTimeoutMs": 42
@@ -244,6 +351,51 @@ mod tests {
         assert_eq!((o.legacy.max_sessions, o.legacy.idle_timeout), (3, Duration::from_millis(250)));
         assert_eq!(o.legacy.max_sessions_per_principal, 100, "the legacy options not given keep their defaults");
         assert_eq!(o.handler_timeout, Some(Duration::from_millis(42)));
+    }
+
+    #[test]
+    fn state_secrets_are_checked_and_read_from_the_environment() {
+        for (bad, says) in [
+            (json!({ "stateSecret": "short" }), "stateSecret: the secret is 5 bytes; use at least 16"),
+            (json!({ "stateSecret": "sixteen-bytes-ok\n" }), "stateSecret: the secret starts or ends with whitespace"),
+            (json!({ "previousStateSecret": " sixteen-bytes-ok" }), "previousStateSecret: the secret starts or ends"),
+        ] {
+            let e = parse(bad.clone()).unwrap_err();
+            assert!(e.message().contains(says), "{bad}: {e}");
+        }
+        // The only test of the core that touches these variables.
+        // SAFETY: no other thread of this test binary reads or writes them.
+        unsafe {
+            std::env::set_var(STATE_SECRET_ENV, "from-the-environment");
+            std::env::remove_var(PREVIOUS_STATE_SECRET_ENV);
+        }
+        let o = ServerOptions::default().with_environment().unwrap();
+        assert_eq!(o.state_secret, Some(StateSecret::new("from-the-environment").unwrap()));
+        assert_eq!(o.previous_state_secret, None);
+        // Options given win over the environment.
+        let given = parse(json!({ "stateSecret": "given-in-options" })).unwrap().with_environment().unwrap();
+        assert_eq!(given.state_secret, Some(StateSecret::new("given-in-options").unwrap()));
+        unsafe { std::env::set_var(STATE_SECRET_ENV, "short") };
+        let e = ServerOptions::default().with_environment().unwrap_err();
+        assert!(e.message().starts_with("MCPAXLE_STATE_SECRET: the secret is 5 bytes"), "{e}");
+        unsafe {
+            std::env::remove_var(STATE_SECRET_ENV);
+            std::env::set_var(PREVIOUS_STATE_SECRET_ENV, "the-old-secret-value");
+        }
+        let e = ServerOptions::default().with_environment().unwrap_err();
+        assert!(e.message().contains("a rotation needs the new secret too"), "{e}");
+        unsafe {
+            std::env::remove_var(PREVIOUS_STATE_SECRET_ENV);
+            std::env::set_var(BUS_ENV, "redis://127.0.0.1:6379/2");
+        }
+        let o = ServerOptions::default().with_environment().unwrap();
+        assert_eq!(o.bus, Some(BusOptions::redis("redis://127.0.0.1:6379/2").unwrap()));
+        unsafe { std::env::set_var(BUS_ENV, "127.0.0.1:6379") };
+        let e = ServerOptions::default().with_environment().unwrap_err();
+        assert!(e.message().starts_with("MCPAXLE_BUS: \"127.0.0.1:6379\" is not a Redis URL"), "{e}");
+        unsafe { std::env::remove_var(BUS_ENV) };
+        assert_eq!(ServerOptions::default().with_environment().unwrap(), ServerOptions::default());
+        assert!(!format!("{:?}", StateSecret::new("do-not-print-this").unwrap()).contains("print"));
     }
 
     #[test]

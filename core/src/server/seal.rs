@@ -104,16 +104,19 @@ impl StateRejection {
     }
 }
 
-/// Seals and opens request state with one key.
+/// Seals request state with one key, and opens it with that key or the previous one (while a
+/// fleet rotates its key).
 #[derive(Clone)]
 pub(crate) struct Sealer {
     cipher: ChaCha20Poly1305,
+    previous: Option<ChaCha20Poly1305>,
     ttl: Duration,
 }
 
 impl Sealer {
-    pub fn new(key: &StateKey, ttl: Duration) -> Self {
-        Sealer { cipher: ChaCha20Poly1305::new(Key::from_slice(&key.0)), ttl }
+    pub fn new(key: &StateKey, previous: Option<&StateKey>, ttl: Duration) -> Self {
+        let cipher = |k: &StateKey| ChaCha20Poly1305::new(Key::from_slice(&k.0));
+        Sealer { cipher: cipher(key), previous: previous.map(cipher), ttl }
     }
 
     /// Seals a state, stamping its expiry.
@@ -145,9 +148,9 @@ impl Sealer {
             return Err(StateRejection::Malformed);
         }
         let (nonce, sealed) = raw.split_at(NONCE_LEN);
-        let plain = self
-            .cipher
-            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: AAD })
+        let decrypt = |c: &ChaCha20Poly1305| c.decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: AAD });
+        let plain = decrypt(&self.cipher)
+            .or_else(|e| self.previous.as_ref().map_or(Err(e), decrypt))
             .map_err(|_| StateRejection::Malformed)?;
         let state: SealedState = serde_json::from_slice(&plain).map_err(|_| StateRejection::Malformed)?;
         if state.exp < now_ms() {
@@ -244,7 +247,7 @@ mod tests {
 
     #[test]
     fn round_trips_and_binds_the_request() {
-        let s = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        let s = Sealer::new(&StateKey::random(), None, Duration::from_secs(60));
         let d = params_digest("t", Some(&json!({"a": 1})));
         let token = s.seal(state());
         let back = s.open(&token, "tools/call", &d, None).unwrap();
@@ -270,7 +273,7 @@ mod tests {
 
     #[test]
     fn rejects_tampering_foreign_keys_and_expiry() {
-        let s = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        let s = Sealer::new(&StateKey::random(), None, Duration::from_secs(60));
         let d = params_digest("t", Some(&json!({"a": 1})));
         let token = s.seal(state());
         assert_eq!(s.open(&format!("{token}-TAMPERED"), "tools/call", &d, None), Err(StateRejection::Malformed));
@@ -281,14 +284,30 @@ mod tests {
             s.open(std::str::from_utf8(&bytes).unwrap(), "tools/call", &d, None),
             Err(StateRejection::Malformed)
         );
-        let other = Sealer::new(&StateKey::random(), Duration::from_secs(60));
+        let other = Sealer::new(&StateKey::random(), None, Duration::from_secs(60));
         assert_eq!(other.open(&token, "tools/call", &d, None), Err(StateRejection::Malformed));
-        let shared = Sealer::new(&StateKey::derive(b"shared secret"), Duration::from_secs(60));
-        let shared2 = Sealer::new(&StateKey::derive(b"shared secret"), Duration::from_secs(60));
+        let shared = Sealer::new(&StateKey::derive(b"shared secret"), None, Duration::from_secs(60));
+        let shared2 = Sealer::new(&StateKey::derive(b"shared secret"), None, Duration::from_secs(60));
         assert!(shared2.open(&shared.seal(state()), "tools/call", &d, None).is_ok());
-        let expired = Sealer::new(&StateKey::from_bytes([7; 32]), Duration::ZERO);
+        let expired = Sealer::new(&StateKey::from_bytes([7; 32]), None, Duration::ZERO);
         let t = expired.seal(state());
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(expired.open(&t, "tools/call", &d, None), Err(StateRejection::Expired));
+    }
+
+    #[test]
+    fn a_rotation_accepts_the_previous_key_and_seals_with_the_new_one() {
+        let d = params_digest("t", Some(&json!({"a": 1})));
+        let (old, new) = (StateKey::derive(b"old secret 0123456789"), StateKey::derive(b"new secret 0123456789"));
+        let before = Sealer::new(&old, None, Duration::from_secs(60));
+        let rotating = Sealer::new(&new, Some(&old), Duration::from_secs(60));
+        let after = Sealer::new(&new, None, Duration::from_secs(60));
+        // An instance still on the old key and one rotating accept each other's states.
+        assert!(rotating.open(&before.seal(state()), "tools/call", &d, None).is_ok());
+        let sealed = rotating.seal(state());
+        assert!(after.open(&sealed, "tools/call", &d, None).is_ok(), "sealed with the new key");
+        assert_eq!(before.open(&sealed, "tools/call", &d, None), Err(StateRejection::Malformed));
+        // Once the previous key is dropped, its states are refused.
+        assert_eq!(after.open(&before.seal(state()), "tools/call", &d, None), Err(StateRejection::Malformed));
     }
 }

@@ -98,6 +98,12 @@ pub struct HttpOptions {
     /// (defaults sized from the fd limit; see [`ConnectionLimits`]). Not used by
     /// [`McpService::handle`] alone.
     pub connections: ConnectionLimits,
+    /// Whether the listening socket is opened with `SO_REUSEPORT` (Unix; JSON `reusePort`,
+    /// default false), so that several processes serve the same port, the kernel spreading
+    /// connections among them (Python's `run("http", workers=N)` uses it). Every process
+    /// binding the port must set it.
+    #[serde(alias = "reuse_port")]
+    pub reuse_port: bool,
 }
 
 impl Default for HttpOptions {
@@ -111,6 +117,7 @@ impl Default for HttpOptions {
             drain_timeout: Duration::from_secs(10),
             auth: None,
             connections: ConnectionLimits::default(),
+            reuse_port: false,
         }
     }
 }
@@ -910,6 +917,22 @@ impl Drop for HttpServer {
     }
 }
 
+/// A listening socket on `addr`, with `SO_REUSEPORT` when asked (Unix only).
+fn listen(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // What TcpListener::bind does on Unix, so that a restarted server can bind at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    if reuse_port {
+        #[cfg(unix)]
+        socket.set_reuseport(true)?;
+        #[cfg(not(unix))]
+        return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "reusePort needs SO_REUSEPORT (Unix)"));
+    }
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
 impl HttpServer {
     /// Binds `addr` and serves `server` on it in the background (HTTP/1.1 with keep-alive, and
     /// HTTP/2 with prior knowledge, h2c).
@@ -923,8 +946,8 @@ impl HttpServer {
             auth.validate()?;
         }
         crate::transport::connections::raise_fd_limit();
-        let listener = TcpListener::bind(addr)
-            .await
+        server.start_bus();
+        let listener = listen(addr, options.reuse_port)
             .map_err(|e| Error::new(crate::ErrorKind::Transport, format!("cannot listen on {addr}: {e}")))?;
         let addr = listener.local_addr()?;
         let drain = options.drain_timeout;

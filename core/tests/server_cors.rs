@@ -247,6 +247,10 @@ async fn the_health_route_answers_without_auth_and_any_host() {
     assert_eq!((r.status, r.body.len()), (200, 0));
     let r = send(addr, "POST", "/healthz", "10.0.0.5", &[], b"{}").await;
     assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    // The metadata is still GET only, beside it.
+    let prm = "/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(send(addr, "GET", prm, &local(addr), &[], b"").await.status, 200);
+    assert_eq!(send(addr, "POST", prm, &local(addr), &[("Content-Type", "application/json")], b"{}").await.status, 404);
     // The endpoint itself is still guarded.
     assert_eq!(send(addr, "GET", "/mcp", "10.0.0.5", &[], b"").await.status, 403);
     assert_eq!(post(addr, INSPECTOR, None, &call()).await.status, 401);

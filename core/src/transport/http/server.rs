@@ -190,7 +190,9 @@ impl McpService {
         if self.options.health_path.as_deref() == Some(path) {
             return health(req.method());
         }
-        let metadata = self.options.auth.is_some() && path == BearerAuth::metadata_path(&self.options.path);
+        let metadata = self.options.auth.is_some()
+            && req.method() == Method::GET
+            && path == BearerAuth::metadata_path(&self.options.path);
         if path != self.options.path && !metadata {
             return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
         }

@@ -29,6 +29,23 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
+async def _first(a: asyncio.Future[Any], b: asyncio.Future[Any]) -> None:
+    """Waits until ``a`` or ``b`` is done (``asyncio.wait`` for two, without its sets)."""
+    waiter = asyncio.get_running_loop().create_future()
+
+    def wake(_: object) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    a.add_done_callback(wake)
+    b.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        a.remove_done_callback(wake)
+        b.remove_done_callback(wake)
+
+
 async def _disconnected(receive: Receive) -> None:
     """Returns once the client has gone (what else arrives, such as body past the limit, is
     dropped)."""
@@ -142,17 +159,21 @@ class AsgiApp:
 
     async def _serve(self, bridge: _native.Bridge, native: _native.AsgiService, scope: Scope, receive: Receive, send: Send) -> None:
         limit = native.max_body
-        body = bytearray()
+        chunks: list[bytes] = []
+        size = 0
         # A body declared past the limit is not read: the core answers 413 from the header.
         declared = next((v for n, v in scope["headers"] if n == b"content-length"), b"")
         while not (declared.isdigit() and int(declared) > limit):
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
-            body += message.get("body", b"")
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
             # Past the limit the core answers 413: no need to hold the rest.
-            if len(body) > limit or not message.get("more_body", False):
+            if size > limit or not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
         target = scope.get("raw_path") or scope["path"].encode()
         if scope.get("query_string"):
             target = bytes(target) + b"?" + bytes(scope["query_string"])
@@ -160,8 +181,8 @@ class AsgiApp:
         headers = [(bytes(n), bytes(v)) for n, v in scope["headers"]]
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
-            head = native.handle(bridge, scope["method"], bytes(target).decode("latin-1"), headers, bytes(body), (client[0], client[1]) if client else None)
-            await asyncio.wait((head, gone), return_when=asyncio.FIRST_COMPLETED)
+            head = native.handle(bridge, scope["method"], bytes(target).decode("latin-1"), headers, body, (client[0], client[1]) if client else None)
+            await _first(head, gone)
             if not head.done():
                 head.cancel()
                 return
@@ -173,7 +194,7 @@ class AsgiApp:
             try:
                 while True:
                     chunk = stream.next(bridge)
-                    await asyncio.wait((chunk, gone), return_when=asyncio.FIRST_COMPLETED)
+                    await _first(chunk, gone)
                     if not chunk.done():
                         chunk.cancel()
                         return

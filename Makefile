@@ -111,9 +111,11 @@ test-stdio-eof: build-release c
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
 # built into the workspace target/ as the release wheel of dist/ and installed there
 # (maturin build --release, packaging/python/build.sh), the stub drift check, the
-# pytest suite, and the Python everything_server against both conformance server sets.
+# pytest suite, and the Python everything_server against both conformance server sets, served
+# by serve_http (in test.sh) and by server.asgi_app() under uvicorn.
 test-python:
 	bash bindings-python/scripts/test.sh
+	tests/conformance/server_both_eras.sh "$(PY_VENV) bindings-python/examples/everything_server.py --asgi 127.0.0.1:{port}" python-asgi
 
 # The Node package: npm ci (pinned napi CLI), the .d.ts drift check, the napi build into the
 # workspace target/, node --test, and the Node everything_client against the client scenarios.

@@ -539,6 +539,27 @@ export interface BearerAuthOptions {
 }
 
 /**
+ * CORS of the HTTP endpoint (`serveHttp({cors})`): a browser page of a listed origin (the MCP
+ * Inspector's, a web app's) gets its preflight answered and may read the responses,
+ * `WWW-Authenticate` and `Mcp-Session-Id` included. A listed origin is also accepted by the
+ * Origin check; every other origin is still refused with 403.
+ */
+export interface CorsOptions {
+  /**
+   * Origins exactly as browsers send them (`'https://app.example.com'`,
+   * `'http://localhost:6274'`), or `'*'`: every origin the Origin check accepts (loopback ones,
+   * `allowedOrigins`), no other.
+   */
+  allowedOrigins?: string[]
+  /** Request headers allowed besides the ones MCP uses (always allowed). */
+  allowedHeaders?: string[]
+  /** Response headers a page may read besides `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `WWW-Authenticate`. */
+  exposedHeaders?: string[]
+  /** How long a browser may reuse a preflight's answer, in milliseconds (default 600 000). */
+  maxAgeMs?: number
+}
+
+/**
  * The limits of `serveHttp`'s connections (durations in milliseconds); every field is optional
  * and the defaults need no tuning. A connection is busy while a request of it is handled (its
  * handler runs, or its response or `subscriptions/listen` stream is open) and idle otherwise,
@@ -638,6 +659,13 @@ export declare class Server {
     auth?: BearerAuthOptions
     /** The limits of the connections: timeouts, HTTP/2 pings, how many at once. */
     connections?: ConnectionLimits
+    /** CORS for browser pages of other origins; off by default. */
+    cors?: CorsOptions
+    /**
+     * A health-check route (e.g. `'/healthz'`) answered `200 {"status":"ok"}` to GET, without
+     * auth and whatever the Host (load balancers probe by IP address); none by default.
+     */
+    healthPath?: string
   }): Promise<ServerHandle>
   /**
    * Serves on this process's stdin/stdout until stdin closes (log with `console.error`).

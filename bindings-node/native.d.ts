@@ -235,7 +235,7 @@ export interface HttpConfig {
   /**
    * The options as JSON: the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
    * `allowedOrigins`, `keepAliveMs`, `drainTimeoutMs`, `auth` without its `verify`,
-   * `connections`).
+   * `connections`, `cors`, `healthPath`).
    */
   optionsJson?: string
   /**

@@ -67,6 +67,8 @@ fn every_option_of_the_core_reaches_c() {
         let http =
             crate::serve::http_options(Some(serde_json::json!({ "connections": ex["connections"] })), server).unwrap();
         assert_eq!(http.connections.max_header_bytes, 65536);
+        let http = crate::serve::http_options(Some(serde_json::json!({ "cors": ex["cors"] })), server).unwrap();
+        assert_eq!(http.cors.unwrap().allowed_origins, ["http://localhost:6274"]);
         let stdio = crate::serve::stdio_options(Some(ex["stdio"].clone()), &server.stop_token()).unwrap();
         assert_eq!(stdio.max_outbound_queue, 64);
         mcpaxle_server_free(s);

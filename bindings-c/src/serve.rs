@@ -236,7 +236,12 @@ impl AsyncWrite for FdStream {
 /// `options_json` may be NULL or an object (the core's `HttpOptions`) with any of `"path"` (the
 /// endpoint, default "/mcp"), `"maxBody"` (bytes, default 4194304), `"allowedHosts"` and
 /// `"allowedOrigins"` (beyond loopback; "*" allows any origin), `"keepAliveMs"` (default
-/// 15000), `"drainTimeoutMs"` (default 10000), and `"connections"`: the limits
+/// 15000), `"drainTimeoutMs"` (default 10000), `"cors"` (CORS for browser pages of other
+/// origins, off by default: an object with `"allowedOrigins"`, origins exactly as browsers send
+/// them or "*", which the Origin check then accepts too; `"allowedHeaders"` and
+/// `"exposedHeaders"` besides MCP's own; `"maxAgeMs"`, default 600000), `"healthPath"` (a
+/// route answered 200 `{"status":"ok"}` to GET without auth or Host check, e.g. "/healthz";
+/// none by default), and `"connections"`: the limits
 /// of the server's connections, an object with any of `"maxConnections"` (default: three
 /// quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
 /// is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;

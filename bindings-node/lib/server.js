@@ -412,6 +412,11 @@ class Server {
    * http2KeepAliveIntervalMs, http2KeepAliveTimeoutMs, maxHeaderBytes,
    * http2MaxConcurrentStreams, maxBodyBytesInFlight}`. Bad limits reject with code `USAGE`.
    *
+   * `cors` lets browser pages of other origins call the endpoint: `{allowedOrigins,
+   * allowedHeaders?, exposedHeaders?, maxAgeMs?}` (a listed origin is also accepted by the
+   * Origin check). `healthPath` (e.g. `'/healthz'`) is a route answered `200 {"status":"ok"}`
+   * to GET without auth and whatever the Host.
+   *
    * The other options: `host` (default `'127.0.0.1'`), `port` (default 0: any free port),
    * `path` (default `'/mcp'`), `maxBody` (bytes), `allowedHosts`, `allowedOrigins`,
    * `keepAliveMs`, `drainTimeoutMs` (the core's HTTP options).

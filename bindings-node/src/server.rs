@@ -44,7 +44,7 @@ pub struct StdioConfig {
 pub struct HttpConfig {
     /// The options as JSON: the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
     /// `allowedOrigins`, `keepAliveMs`, `drainTimeoutMs`, `auth` without its `verify`,
-    /// `connections`).
+    /// `connections`, `cors`, `healthPath`).
     pub options_json: Option<String>,
     /// The token verifier of `auth` (required with it): `(token) => Promise<envelope>` whose
     /// `ok` is `{subject, scopes}`, or `null` for an invalid token.

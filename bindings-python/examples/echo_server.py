@@ -4,6 +4,7 @@
     python echo_server.py --stdio
     python echo_server.py --http 127.0.0.1:8080 --sync   # the same tool as a plain def
     python echo_server.py --http 127.0.0.1:8080 --workers 2   # two worker processes, one port
+    python echo_server.py --asgi 127.0.0.1:8080     # through server.asgi_app() under uvicorn
 """
 
 import sys
@@ -38,6 +39,11 @@ if __name__ == "__main__":
     elif len(args) == 2 and args[0] == "--http":
         host, _, port = args[1].rpartition(":")
         server.run("http", host=host, port=int(port), workers=workers)
+    elif len(args) == 2 and args[0] == "--asgi":
+        import uvicorn
+
+        host, _, port = args[1].rpartition(":")
+        uvicorn.run(server.asgi_app(), host=host, port=int(port), log_level="warning", access_log=False)
     else:
-        print("usage: echo_server.py (--http HOST:PORT [--workers N] | --stdio) [--sync]", file=sys.stderr)
+        print("usage: echo_server.py (--http HOST:PORT [--workers N] | --asgi HOST:PORT | --stdio) [--sync]", file=sys.stderr)
         raise SystemExit(2)

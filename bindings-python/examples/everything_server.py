@@ -2,6 +2,7 @@
 exercises, with handlers in Python (the port of core/examples/everything_server.rs).
 
     python everything_server.py --http 127.0.0.1:3000     # endpoint /mcp
+    python everything_server.py --asgi 127.0.0.1:3000     # the same through server.asgi_app() under uvicorn
     python everything_server.py --stdio
 """
 
@@ -442,8 +443,16 @@ def main(argv: list[str]) -> None:
         host, _, port = argv[1].rpartition(":")
         print(f"everything_server: listening on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         server.run("http", host=host, port=int(port))
+    elif len(argv) == 2 and argv[0] == "--asgi":
+        import uvicorn
+
+        host, _, port = argv[1].rpartition(":")
+        print(f"everything_server: listening on http://{host}:{port}/mcp (ASGI, uvicorn)", file=sys.stderr, flush=True)
+        # The endpoint answers every path it is given, /mcp included; 1 s for listen streams
+        # to end at shutdown, as the built-in server's drain.
+        uvicorn.run(server.asgi_app(), host=host, port=int(port), log_level="warning", timeout_graceful_shutdown=1)
     else:
-        print("usage: everything_server.py --http HOST:PORT | --stdio", file=sys.stderr)
+        print("usage: everything_server.py --http HOST:PORT | --asgi HOST:PORT | --stdio", file=sys.stderr)
         raise SystemExit(2)
 
 

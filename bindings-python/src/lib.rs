@@ -2,6 +2,7 @@
 //! bridge between the tokio runtime and asyncio, nothing else: every protocol rule lives in
 //! the core. The public Python API is the pure-Python package `mcpaxle` around it.
 
+mod asgi;
 mod auth;
 mod bridge;
 mod client;
@@ -78,6 +79,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyRequestContext>()?;
     m.add_class::<server::PyServer>()?;
     m.add_class::<server::Running>()?;
+    m.add_class::<asgi::PyAsgiService>()?;
+    m.add_class::<asgi::PyAsgiBody>()?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<client::PySubscription>()?;
     m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;

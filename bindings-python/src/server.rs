@@ -257,6 +257,23 @@ impl PyServer {
         bridge::awaitable(py, &bridge.get().inner, fut, make_running)
     }
 
+    /// The MCP endpoint for a host's ASGI application (`Server.asgi_app()`): one
+    /// [`McpService`](mcpaxle::transport::http::McpService) with `options` (the HTTP options
+    /// of `start_http`; `path` only names the endpoint's public path, for the protected
+    /// resource metadata), whose bearer verifier runs on `bridge`'s loop.
+    #[pyo3(signature = (bridge, options=None))]
+    fn asgi_service(
+        &self,
+        bridge: &Bound<'_, Bridge>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<crate::asgi::PyAsgiService> {
+        check_fork()?;
+        let options = http_options(&bridge.get().inner, options)?;
+        let (max_body, drain_timeout_ms) = (options.max_body, options.drain_timeout.as_millis() as u64);
+        let service = mcpaxle::transport::http::McpService::new(self.server.clone(), options);
+        Ok(crate::asgi::PyAsgiService { service, max_body, drain_timeout_ms })
+    }
+
     /// Starts serving stdio: MCP messages on this process's stdin and stdout. With
     /// `redirect_stdout`, file descriptor 1 points at stderr while serving, so that nothing
     /// else (a `print`, a C library) can write into the protocol stream. `options`: the core's

@@ -16,7 +16,7 @@ import pytest
 
 from pathlib import Path
 
-from mcpaxle import BearerAuth, Client, ConnectionLimits, OAuth, Server, _native
+from mcpaxle import BearerAuth, Client, ConnectionLimits, Cors, OAuth, Server, _native
 from mcpaxle.errors import UsageError
 
 SCHEMA: dict[str, list[str]] = json.loads(_native.options_schema())
@@ -58,6 +58,8 @@ async def test_every_server_option_is_taken_by_its_python_name() -> None:
     running = await server.start_http("127.0.0.1", 0, **{**python("http"), "auth": auth})
     await running.stop()
     running = await server.start_http("127.0.0.1", 0, connections=ConnectionLimits(**python("connections")))
+    await running.stop()
+    running = await server.start_http("127.0.0.1", 0, cors=Cors(**python("cors")))
     await running.stop()
 
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// Every options struct of the core by the name the bindings know it under, with its option
 /// names: `server` ([`ServerOptions`](crate::server::ServerOptions)), `legacy`, `cache`,
-/// `cacheHint`, `tool`, `template`, `http`, `connections`, `stdio`, `bearerAuth`, `client`,
+/// `cacheHint`, `tool`, `template`, `http`, `connections`, `cors`, `stdio`, `bearerAuth`, `client`,
 /// `oauth` and `call`. A binding's test iterates it to check that every option reaches it.
 pub fn schema() -> BTreeMap<&'static str, Vec<&'static str>> {
     macro_rules! names_of {
@@ -48,7 +48,7 @@ macro_rules! areas {
         use crate::server::{CacheDefaults, CacheHint, ServerOptions, TemplateOptions, ToolOptions};
         use crate::transport::auth::BearerAuth;
         use crate::transport::connections::ConnectionLimits;
-        use crate::transport::http::HttpOptions;
+        use crate::transport::http::{CorsOptions, HttpOptions};
         use crate::transport::stdio::StdioOptions;
         $then!(
             "server" => ServerOptions,
@@ -59,6 +59,7 @@ macro_rules! areas {
             "template" => TemplateOptions,
             "http" => HttpOptions,
             "connections" => ConnectionLimits,
+            "cors" => CorsOptions,
             "stdio" => StdioOptions,
             "bearerAuth" => BearerAuth,
             "client" => ClientOptions,
@@ -102,12 +103,16 @@ pub fn examples() -> Value {
         "http": {
             "path": "/mcp", "maxBody": 1048576, "allowedHosts": ["localhost"], "allowedOrigins": [],
             "keepAliveMs": 15000, "drainTimeoutMs": 1000, "auth": null, "connections": { "maxConnections": 64 },
-            "reusePort": false
+            "cors": { "allowedOrigins": ["https://app.example.com"] }, "healthPath": "/healthz", "reusePort": false
         },
         "connections": {
             "maxConnections": 64, "headerReadTimeoutMs": 10000, "bodyReadTimeoutMs": 30000, "idleTimeoutMs": 60000,
             "http2KeepAliveIntervalMs": 30000, "http2KeepAliveTimeoutMs": 20000, "maxHeaderBytes": 65536,
             "http2MaxConcurrentStreams": 100, "maxBodyBytesInFlight": 134217728
+        },
+        "cors": {
+            "allowedOrigins": ["http://localhost:6274"], "allowedHeaders": ["X-Trace-Id"], "exposedHeaders": ["X-Trace-Id"],
+            "maxAgeMs": 600000
         },
         "stdio": { "maxMessageSize": 1048576, "drainTimeoutMs": 1000, "maxOutboundQueue": 64 },
         "bearerAuth": {
@@ -175,7 +180,7 @@ mod tests {
         use crate::server::{CacheDefaults, CacheHint, TemplateOptions, ToolOptions};
         use crate::transport::auth::BearerAuth;
         use crate::transport::connections::ConnectionLimits;
-        use crate::transport::http::HttpOptions;
+        use crate::transport::http::{CorsOptions, HttpOptions};
         use crate::transport::stdio::StdioOptions;
         let examples = examples();
         let schema = schema();
@@ -201,6 +206,7 @@ mod tests {
         ok::<TemplateOptions>(&examples["template"]);
         ok::<HttpOptions>(&examples["http"]);
         ok::<ConnectionLimits>(&examples["connections"]);
+        ok::<CorsOptions>(&examples["cors"]);
         ok::<StdioOptions>(&examples["stdio"]);
         ok::<BearerAuth>(&examples["bearerAuth"]);
         ok::<ClientOptions>(&examples["client"]);

@@ -44,18 +44,21 @@ from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents,
 from ._context import Context, ElicitResult, Root, SampleResult
 from ._oauth import OAuth
 from ._schema import Field
-from ._server import CacheHint, ConnectionLimits, Running, Server
+from ._asgi import AsgiApp
+from ._server import CacheHint, ConnectionLimits, Cors, Running, Server
 from .errors import InputRequired, McpError, ToolError
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsgiApp",
     "Audio",
     "BearerAuth",
     "CacheHint",
     "Client",
     "ConnectionLimits",
     "Context",
+    "Cors",
     "ElicitResult",
     "EmbeddedResource",
     "Field",

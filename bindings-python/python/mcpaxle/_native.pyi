@@ -108,6 +108,32 @@ class Running:
     def wait(self, bridge: Bridge) -> Awaitable[None]: ...
 
 @final
+class AsgiBody:
+    """The body of a streamed (SSE) response of an ``AsgiService``."""
+
+    def next(self, bridge: Bridge) -> asyncio.Future[bytes | None]:
+        """The next frame's bytes, ``None`` at the end."""
+    def close(self) -> None:
+        """Drops the body: the request is cancelled."""
+
+@final
+class AsgiService:
+    """One MCP endpoint for a host's ASGI application (``Server.asgi_service``)."""
+
+    @property
+    def max_body(self) -> int: ...
+    @property
+    def drain_timeout_ms(self) -> int: ...
+    def handle(
+        self, bridge: Bridge, method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes, client: tuple[str, int] | None = None
+    ) -> asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes | None, AsgiBody | None]]:
+        """Serves one request the host routed here: ``(status, headers, body, stream)``, the
+        whole ``body`` of a JSON answer or the ``stream`` of an SSE one. Cancelling it cancels
+        the request."""
+    def shutdown(self) -> None:
+        """Ends open listen streams and the legacy sessions."""
+
+@final
 class Server:
     """An MCP server whose handlers are Python callables."""
 
@@ -143,7 +169,8 @@ class Server:
     def start_http(self, bridge: Bridge, host: str, port: int, options: dict[str, Any] | None = None) -> Awaitable[Running]:
         """Serves Streamable HTTP; resolves once the port is bound. ``options``: ``path``,
         ``max_body``, ``allowed_hosts``, ``allowed_origins``, ``keep_alive_ms``,
-        ``drain_timeout_ms``, ``connections`` (the core's connection limits:
+        ``drain_timeout_ms``, ``cors`` (``allowed_origins``, ``allowed_headers``,
+        ``exposed_headers``, ``max_age_ms``), ``health_path``, ``connections`` (the core's connection limits:
         ``max_connections``, ``header_read_timeout_ms``, ``body_read_timeout_ms``,
         ``idle_timeout_ms``, ``http2_keep_alive_interval_ms``, ``http2_keep_alive_timeout_ms``,
         ``max_header_bytes``, ``http2_max_concurrent_streams``, ``max_body_bytes_in_flight``;
@@ -152,6 +179,8 @@ class Server:
         ``resource``, ``authorization_servers``, ``scopes_supported``, ``required_scopes``,
         ``tool_scopes`` and ``verify`` (``async def (token: str) -> {"subject": str,
         "scopes": list[str]} | None``, called on the bridge's loop; raising means 503)."""
+    def asgi_service(self, bridge: Bridge, options: dict[str, Any] | None = None) -> AsgiService:
+        """The endpoint of ``Server.asgi_app()``: ``options`` as ``start_http``'s."""
     def start_stdio(self, redirect_stdout: bool = True, options: dict[str, Any] | None = None) -> Running:
         """``options``: the core's stdio options (``max_message_size``, ``drain_timeout_ms``, ``max_outbound_queue``)."""
 

@@ -21,11 +21,15 @@ from ._schema import output_schema, params_of, type_hints
 from ._watchdog import Watchdog
 from .errors import UsageError
 
-__all__ = ["CacheHint", "ConnectionLimits", "Running", "Server"]
+if typing.TYPE_CHECKING:
+    from ._asgi import AsgiApp
+
+__all__ = ["CacheHint", "ConnectionLimits", "Cors", "Running", "Server"]
 
 logger = logging.getLogger("mcpaxle")
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 Scope = Literal["public", "private"]
 
 
@@ -106,6 +110,47 @@ class ConnectionLimits:
 
     def _native(self) -> dict[str, Any]:
         return ms_options(dataclasses.asdict(self))
+
+
+@dataclasses.dataclass(frozen=True)
+class Cors:
+    """CORS for browser pages of other origins (``start_http(cors=...)``, ``asgi_app(cors=...)``):
+    a page of a listed origin (the MCP Inspector's, a web app's) gets its preflight answered and
+    may read the responses, ``WWW-Authenticate`` and ``Mcp-Session-Id`` included. Off without it.
+
+    Listing an origin also accepts it in the DNS-rebinding Origin check (as ``allowed_origins``
+    does); every other origin is still refused with 403. ``"*"`` gives CORS to every origin the
+    Origin check accepts (loopback ones, ``allowed_origins``) and accepts no other."""
+
+    #: Origins exactly as browsers send them: ``scheme://host[:port]``, no path, no trailing
+    #: slash (``"https://app.example.com"``, ``"http://localhost:6274"``), or ``"*"``.
+    allowed_origins: list[str] = dataclasses.field(default_factory=list)
+    #: Request headers allowed besides the ones MCP uses (always allowed: ``Content-Type``,
+    #: ``Accept``, ``Authorization``, ``MCP-Protocol-Version``, ``Mcp-Session-Id``,
+    #: ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``, ``Last-Event-ID``).
+    allowed_headers: list[str] | None = None
+    #: Response headers a page may read besides the ones MCP sends (always exposed:
+    #: ``Mcp-Session-Id``, ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
+    #: ``WWW-Authenticate``).
+    exposed_headers: list[str] | None = None
+    #: How long a browser may reuse a preflight's answer (default 10 minutes).
+    max_age_ms: int | datetime.timedelta | None = None
+
+    def _native(self) -> dict[str, Any]:
+        return ms_options(dataclasses.asdict(self))
+
+
+def _typed(value: Any, cls: type[T], name: str) -> T | None:
+    """``value`` as a ``cls`` (a dataclass of options): itself, built from a dict of its
+    fields, or ``None``."""
+    if isinstance(value, dict):
+        try:
+            value = cls(**value)
+        except TypeError as e:
+            raise UsageError(f"{name}: {e}") from None
+    if value is not None and not isinstance(value, cls):
+        raise UsageError(f"{name} must be a mcpaxle.{cls.__name__}, a dict or None, not {type(value).__name__}")
+    return value
 
 
 _ANNOTATIONS = {
@@ -618,6 +663,72 @@ class Server:
                 self._watchdog = None
         _bridge.release(loop)
 
+    def _http_options(
+        self,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body: int | None = None,
+        keep_alive_ms: int | datetime.timedelta | None = None,
+        drain_timeout_ms: int | datetime.timedelta | None = None,
+        auth: BearerAuth | None = None,
+        connections: ConnectionLimits | dict[str, Any] | None = None,
+        cors: Cors | dict[str, Any] | None = None,
+        health_path: str | None = None,
+    ) -> dict[str, Any]:
+        """The HTTP options dict of the native module (the core reads and checks it)."""
+        connections = _typed(connections, ConnectionLimits, "connections")
+        cors = _typed(cors, Cors, "cors")
+        if auth is not None and not isinstance(auth, BearerAuth):
+            raise UsageError(f"auth must be a mcpaxle.BearerAuth or None, not {type(auth).__name__}")
+        return {
+            "path": path,
+            "allowed_hosts": allowed_hosts,
+            "allowed_origins": allowed_origins,
+            "max_body": max_body,
+            "keep_alive_ms": ms(keep_alive_ms),
+            "drain_timeout_ms": ms(drain_timeout_ms),
+            "auth": auth._native(self._pool) if auth is not None else None,
+            "connections": connections._native() if connections is not None else None,
+            "cors": cors._native() if cors is not None else None,
+            "health_path": health_path,
+        }
+
+    def asgi_app(
+        self,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body: int | None = None,
+        keep_alive_ms: int | datetime.timedelta | None = None,
+        drain_timeout_ms: int | datetime.timedelta | None = None,
+        auth: BearerAuth | None = None,
+        cors: Cors | dict[str, Any] | None = None,
+    ) -> AsgiApp:
+        """The MCP endpoint as an ASGI 3 application, to run under uvicorn or hypercorn or to
+        mount in Starlette or FastAPI (``app.mount("/mcp", server.asgi_app(...))``). Every
+        request it is given is the MCP endpoint's, whatever its path: the host routes. The
+        request itself is served by the core, as by :meth:`start_http`, with the same options
+        (checked when the app first runs): ``path`` only names the endpoint's public path for
+        the protected resource metadata of ``auth`` (serve that path from the host, or give
+        ``auth`` a ``resource`` at it). Behind a host application the Host check still applies:
+        the default accepts loopback names only, so set ``allowed_hosts`` to the names the
+        service is reached by. Connection limits are the ASGI server's business.
+
+        Handlers run on the loop the ASGI server runs the app on. Lifespan ``shutdown`` ends
+        open ``subscriptions/listen`` streams and legacy sessions and waits for the requests in
+        flight (up to ``drain_timeout_ms``); a framework that does not pass lifespan events to
+        a mounted app (Starlette's ``mount``) leaves that to :meth:`AsgiApp.shutdown`."""
+        from ._asgi import AsgiApp
+
+        options = self._http_options(
+            path=path, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, max_body=max_body,
+            keep_alive_ms=keep_alive_ms, drain_timeout_ms=drain_timeout_ms, auth=auth, cors=cors,
+        )
+        return AsgiApp(self, options)
+
     async def start_http(
         self,
         host: str = "127.0.0.1",
@@ -632,6 +743,8 @@ class Server:
         auth: BearerAuth | None = None,
         connections: ConnectionLimits | dict[str, Any] | None = None,
         reuse_port: bool = False,
+        cors: Cors | dict[str, Any] | None = None,
+        health_path: str | None = None,
     ) -> Running:
         """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
         picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
@@ -644,30 +757,20 @@ class Server:
 
         ``connections`` (a :class:`ConnectionLimits`, or a dict of its fields) bounds the
         connections: header, body and idle timeouts, HTTP/2 pings, how many are open at once.
-        ``path`` (default ``/mcp``), ``max_body`` (bytes, default 4 MiB), ``allowed_hosts``,
-        ``allowed_origins``, ``keep_alive_ms`` (default 15000), ``drain_timeout_ms``
-        (default 10000) and ``reuse_port`` (``SO_REUSEPORT``, for several processes on one
-        port; see ``run(workers=N)``) are the core's HTTP options, as in every binding."""
-        if isinstance(connections, dict):
-            try:
-                connections = ConnectionLimits(**connections)
-            except TypeError as e:
-                raise UsageError(f"connections: {e}") from None
-        if connections is not None and not isinstance(connections, ConnectionLimits):
-            raise UsageError(f"connections must be a mcpaxle.ConnectionLimits, a dict or None, not {type(connections).__name__}")
-        if auth is not None and not isinstance(auth, BearerAuth):
-            raise UsageError(f"auth must be a mcpaxle.BearerAuth or None, not {type(auth).__name__}")
-        options: dict[str, Any] = {
-            "path": path,
-            "allowed_hosts": allowed_hosts,
-            "allowed_origins": allowed_origins,
-            "max_body": max_body,
-            "keep_alive_ms": ms(keep_alive_ms),
-            "drain_timeout_ms": ms(drain_timeout_ms),
-            "auth": auth._native(self._pool) if auth is not None else None,
-            "connections": connections._native() if connections is not None else None,
-            "reuse_port": reuse_port,
-        }
+        ``cors`` (a :class:`Cors`, or a dict of its fields) lets browser pages of the listed
+        origins call the endpoint. ``health_path`` (e.g. ``"/healthz"``; default none) is a
+        route answered ``200 {"status": "ok"}`` to GET without auth and whatever the Host (load
+        balancers probe by IP address). ``path`` (default ``/mcp``), ``max_body`` (bytes,
+        default 4 MiB), ``allowed_hosts``, ``allowed_origins``, ``keep_alive_ms`` (default
+        15000), ``drain_timeout_ms`` (default 10000) and ``reuse_port`` (``SO_REUSEPORT``, for
+        several processes on one port; see ``run(workers=N)``) are the core's HTTP options, as
+        in every binding."""
+        options = self._http_options(
+            path=path, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, max_body=max_body,
+            keep_alive_ms=keep_alive_ms, drain_timeout_ms=drain_timeout_ms, auth=auth, connections=connections,
+            cors=cors, health_path=health_path,
+        )
+        options["reuse_port"] = reuse_port
         loop = asyncio.get_running_loop()
         bridge = self._acquire(loop)
         try:

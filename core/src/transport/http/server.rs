@@ -13,6 +13,7 @@
 //! [`McpService`] is the same endpoint as a plain request → response function, to mount in
 //! your own hyper or axum application (its connections are then your server's business).
 
+use super::cors::CorsOptions;
 use super::resume::{self, ResumableStreams};
 use super::rules;
 use super::sse;
@@ -79,7 +80,8 @@ pub struct HttpOptions {
     #[serde(alias = "allowed_hosts")]
     pub allowed_hosts: Option<Vec<String>>,
     /// Origins accepted besides loopback ones, exactly as browsers send them
-    /// (`https://app.example.com`); `"*"` accepts any. Requests without `Origin` are accepted.
+    /// (`https://app.example.com`); `"*"` accepts any. Requests without `Origin` are accepted,
+    /// and so are the origins listed by name in [`HttpOptions::cors`].
     #[serde(alias = "allowed_origins")]
     pub allowed_origins: Vec<String>,
     /// Interval of keep-alive comments on long-lived streams (JSON `keepAliveMs`, default
@@ -104,6 +106,27 @@ pub struct HttpOptions {
     /// binding the port must set it.
     #[serde(alias = "reuse_port")]
     pub reuse_port: bool,
+    /// CORS, for browser pages of other origins (see [`CorsOptions`]); `None` (the default):
+    /// off, so browsers let no page of another origin read a response.
+    pub cors: Option<CorsOptions>,
+    /// A health-check route (e.g. `"/healthz"`; `None`, the default: none) answered `200`
+    /// `{"status":"ok"}` to `GET` and `HEAD` by [`McpService::handle`] (the built-in server),
+    /// without bearer auth and without the Host and Origin checks, since load balancers probe
+    /// by IP address (it reads and changes nothing, so DNS rebinding gains nothing from it).
+    /// Must start with `/` and differ from `path`. A host application that mounts the
+    /// endpoint has its own routes: [`McpService::handle_routed`] does not answer it.
+    #[serde(alias = "health_path", deserialize_with = "health_path")]
+    pub health_path: Option<String>,
+}
+
+/// `healthPath`: absent, `null`, or a path starting with `/`.
+fn health_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    crate::options::checked(d, |p: &Option<String>| match p {
+        Some(p) if !p.starts_with('/') || p.contains(['?', '#']) => {
+            Err(format!("{p:?} is not a path: it starts with / and has no query (e.g. \"/healthz\")"))
+        }
+        _ => Ok(()),
+    })
 }
 
 impl Default for HttpOptions {
@@ -118,6 +141,8 @@ impl Default for HttpOptions {
             auth: None,
             connections: ConnectionLimits::default(),
             reuse_port: false,
+            cors: None,
+            health_path: None,
         }
     }
 }
@@ -160,37 +185,51 @@ impl McpService {
     }
 
     /// Handles one HTTP request to the server: the MCP endpoint at [`HttpOptions::path`] (and,
-    /// with bearer auth, its protected resource metadata); any other path gets `404`.
+    /// with bearer auth, its protected resource metadata; with [`HttpOptions::health_path`],
+    /// the health route); any other path gets `404`.
     pub async fn handle<B>(&self, req: Request<B>) -> http::Response<McpBody>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Some(r) = self.metadata(&req) {
-            return r;
+        let path = req.uri().path();
+        if self.options.health_path.as_deref() == Some(path) {
+            return health(req.method());
         }
-        if req.uri().path() != self.options.path {
+        let metadata = self.options.auth.is_some()
+            && req.method() == Method::GET
+            && path == BearerAuth::metadata_path(&self.options.path);
+        if path != self.options.path && !metadata {
             return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is elsewhere");
         }
-        self.endpoint(req).await
+        self.handle_routed(req).await
     }
 
     /// Handles one HTTP request that the host application has routed to the MCP endpoint,
     /// whatever its path: what a binding's mounted handler (an ASGI app, a `node:http`
     /// listener, a fetch handler, the C request function) calls. With bearer auth, a `GET` of
     /// the protected resource metadata path of [`HttpOptions::path`] (the endpoint's public
-    /// path) is answered with the metadata, should the host route that here too.
+    /// path) is answered with the metadata, should the host route that here too. With
+    /// [`HttpOptions::cors`], preflights are answered and responses carry the CORS headers.
     pub async fn handle_routed<B>(&self, req: Request<B>) -> http::Response<McpBody>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        match self.metadata(&req) {
+        // CORS for an origin the Origin check accepts, on anything but a preflight (answered
+        // in `endpoint` by its own rules).
+        let cors = self.options.cors.as_ref().filter(|_| !CorsOptions::is_preflight(req.method(), req.headers()));
+        let origin = cors.and(req.headers().get(header::ORIGIN)).filter(|o| self.origin_allowed(o)).cloned();
+        let mut r = match self.metadata(&req) {
             Some(r) => r,
             None => self.endpoint(req).await,
+        };
+        if let Some(cors) = cors {
+            cors.respond(origin.as_ref(), r.headers_mut());
         }
+        r
     }
 
     /// The protected resource metadata, if bearer auth is on and `req` asks for it.
@@ -216,6 +255,14 @@ impl McpService {
         self.server.start_bus();
         if let Err((status, why)) = self.check_host_and_origin(req.uri(), req.headers()) {
             return rpc_error(status, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        }
+        // A preflight carries no credentials: answered before the bearer token is asked for.
+        if let Some(cors) = &self.options.cors {
+            if CorsOptions::is_preflight(req.method(), req.headers()) {
+                let mut r = empty(StatusCode::NO_CONTENT);
+                *r.headers_mut() = cors.preflight(req.headers());
+                return r;
+            }
         }
         let token = match &self.options.auth {
             Some(auth) => match auth.check(req.headers(), &self.options.path).await {
@@ -504,7 +551,8 @@ impl McpService {
     /// DNS rebinding protection. The host a request names (its `Host` header, and the request
     /// URI's authority: HTTP/2's `:authority` or an HTTP/1.1 absolute-form target) must be an
     /// allowed one; each is parsed strictly, a second `Host` field line or a Host that differs
-    /// from the authority is a `400`, a host not allowed a `403`. Then the `Origin`, if any.
+    /// from the authority is a `400`, a host not allowed a `403`. Then the `Origin`, if any:
+    /// a loopback one, one of `allowed_origins`, or one listed by name for CORS.
     fn check_host_and_origin(&self, uri: &http::Uri, h: &HeaderMap) -> std::result::Result<(), (StatusCode, String)> {
         let bad = |why: String| (StatusCode::BAD_REQUEST, why);
         let mut hosts = h.get_all(header::HOST).iter();
@@ -552,20 +600,27 @@ impl McpService {
         }
         if let Some(origin) = h.get(header::ORIGIN) {
             let forbidden = |why: String| (StatusCode::FORBIDDEN, why);
-            let origin =
+            let text =
                 origin.to_str().map_err(|_| forbidden("Forbidden: the Origin header is not valid".to_owned()))?;
-            let host = origin
-                .split_once("://")
-                .and_then(|(_, rest)| rules::parse_authority(rest.strip_suffix('/').unwrap_or(rest)));
-            let allowed = host.is_some_and(|a| is_loopback_name(a.host))
-                || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin);
-            if !allowed {
+            if !self.origin_allowed(origin) {
                 return Err(forbidden(format!(
-                    "Forbidden: Origin {origin:?} is not allowed; add it to the server's allowed origins"
+                    "Forbidden: Origin {text:?} is not allowed; add it to the server's allowed origins"
                 )));
             }
         }
         Ok(())
+    }
+
+    /// Whether the Origin check accepts `origin`: a loopback one, one of `allowed_origins`, or
+    /// one listed by name for CORS.
+    fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+        let Ok(origin) = origin.to_str() else { return false };
+        let host = origin
+            .split_once("://")
+            .and_then(|(_, rest)| rules::parse_authority(rest.strip_suffix('/').unwrap_or(rest)));
+        host.is_some_and(|a| is_loopback_name(a.host))
+            || self.options.allowed_origins.iter().any(|o| o == "*" || o == origin)
+            || self.options.cors.as_ref().is_some_and(|c| c.lists(origin))
     }
 
     /// Whether `host` (as [`rules::parse_authority`] returns it: no port, no brackets) is one
@@ -895,6 +950,16 @@ fn plain(status: StatusCode, text: &'static str) -> http::Response<McpBody> {
     r
 }
 
+/// The health route's answer: `{"status":"ok"}` to `GET` and `HEAD`.
+fn health(method: &Method) -> http::Response<McpBody> {
+    if method == Method::GET || method == Method::HEAD {
+        return with_json(StatusCode::OK, br#"{"status":"ok"}"#.to_vec());
+    }
+    let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: the health route takes GET or HEAD");
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
+}
+
 fn empty(status: StatusCode) -> http::Response<McpBody> {
     let mut r = http::Response::new(McpBody { kind: Kind::Full(None) });
     *r.status_mut() = status;
@@ -942,6 +1007,12 @@ impl HttpServer {
     /// default connection limit from it.
     pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
         options.connections.validate()?;
+        if options.health_path.as_deref() == Some(options.path.as_str()) {
+            return Err(Error::invalid_params(format!(
+                "HTTP options: healthPath {:?} is the MCP endpoint's path; give the health route its own",
+                options.path
+            )));
+        }
         if let Some(auth) = &options.auth {
             auth.validate()?;
         }

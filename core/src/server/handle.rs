@@ -1,6 +1,7 @@
 //! The [`Server`] handle every transport holds, its [`ServerBuilder`] and options, and the
 //! registration of tools, resources, templates and prompts at run time.
 
+use super::middleware::{Hooks, Item, Middleware, RequestInfo};
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 use super::registry::Registries;
 use super::{
@@ -165,7 +166,14 @@ impl ServerBuilder {
         let sealer = seal::Sealer::new(&self.config.state_key, self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
         Server {
-            inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }),
+            inner: Arc::new(Inner {
+                config: self.config,
+                info_json,
+                sealer,
+                bus,
+                registries: Registries::default(),
+                hooks: Hooks::default(),
+            }),
         }
     }
 }
@@ -183,6 +191,8 @@ pub(crate) struct Inner {
     pub sealer: seal::Sealer,
     pub bus: Arc<dyn NotificationBus>,
     pub registries: Registries,
+    /// The middleware chain and the visibility predicate.
+    pub hooks: Hooks,
 }
 
 impl Server {
@@ -209,6 +219,36 @@ impl Server {
     /// A handle that does not keep the server alive, for handlers to capture.
     pub fn downgrade(&self) -> WeakServer {
         WeakServer { inner: Arc::downgrade(&self.inner) }
+    }
+
+    /// Appends a middleware to the chain every request of both eras goes through (see
+    /// [`middleware`](super::middleware)): the first one registered runs outermost. Takes
+    /// effect for requests that arrive from then on.
+    pub fn use_middleware(&self, middleware: impl Middleware + 'static) {
+        self.inner.hooks.push(Arc::new(middleware));
+    }
+
+    /// Sets the visibility predicate: whether a tool, resource, template or prompt exists
+    /// for a request's caller (see [`middleware`](super::middleware)). Hidden items are left
+    /// out of the lists, and a call, read or get of one fails exactly as for an unknown one.
+    /// Replaces the predicate set before.
+    ///
+    /// ```
+    /// use mcpaxle::server::{Item, ItemKind, RequestInfo, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0").build();
+    /// // Tools named admin_* exist for the principal "admin" only.
+    /// server.set_visibility(|item: &Item<'_>, who: &RequestInfo| {
+    ///     item.kind != ItemKind::Tool || !item.name.starts_with("admin_") || who.principal() == Some("admin")
+    /// });
+    /// ```
+    pub fn set_visibility(&self, predicate: impl Fn(&Item<'_>, &RequestInfo) -> bool + Send + Sync + 'static) {
+        self.inner.hooks.set_visibility(Some(Arc::new(predicate)));
+    }
+
+    /// Removes the visibility predicate: every item is visible to everyone again.
+    pub fn clear_visibility(&self) {
+        self.inner.hooks.set_visibility(None);
     }
 
     /// Adds or replaces a tool; subscribers get `notifications/tools/list_changed`.

@@ -28,6 +28,7 @@ pub mod exchange;
 mod handle;
 pub mod handlers;
 pub mod input_schema;
+pub mod middleware;
 mod options;
 mod pagination;
 mod registry;
@@ -45,6 +46,7 @@ pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
+pub use middleware::{Item, ItemKind, Middleware, Next, RequestInfo, Token, Visibility};
 pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 pub use registry::CompletionRef;
 pub use seal::StateKey;

@@ -475,3 +475,103 @@ async fn visibility_applies_to_requests_through_middleware_too() {
         assert_eq!(bob.call("t2").await.1["error"]["message"], json!("Unknown tool: t2"));
     }
 }
+
+/// A server on stdio (duplex pipes), with a tool that reports progress and one that waits to
+/// be cancelled, and a middleware recording what it sees: the lines it writes come back.
+async fn stdio(
+    log: Arc<Mutex<Vec<String>>>,
+) -> (tokio::io::DuplexStream, tokio::io::Lines<tokio::io::BufReader<tokio::io::DuplexStream>>) {
+    use mcpaxle::transport::stdio::{StdioOptions, serve_with};
+    use tokio::io::AsyncBufReadExt;
+    let s = server();
+    s.add_tool(
+        Tool::new("progress", "Reports progress", json!({ "type": "object" })),
+        |_a, ctx: RequestContext| async move {
+            ctx.progress(1.0, Some(2.0), None);
+            Ok(CallToolResult::text("half"))
+        },
+    )
+    .unwrap();
+    s.add_tool(
+        Tool::new("wait", "Waits to be cancelled", json!({ "type": "object" })),
+        |_a, ctx: RequestContext| async move {
+            ctx.cancellation_token().cancelled().await;
+            Ok(CallToolResult::text("cancelled"))
+        },
+    )
+    .unwrap();
+    s.use_middleware(from_fn(move |req, next| {
+        let log = log.clone();
+        Box::pin(async move {
+            log.lock().unwrap().push(format!(
+                "> {} {:?} {}",
+                req.name().unwrap_or("-"),
+                req.era(),
+                req.headers().is_none()
+            ));
+            let outcome = next.run().await;
+            log.lock()
+                .unwrap()
+                .push(format!("< {}", outcome.as_ref().map_or_else(|e| e.kind().to_string(), |_| "ok".into())));
+            outcome
+        })
+    }));
+    let (input, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, output) = tokio::io::duplex(1 << 16);
+    tokio::spawn(serve_with(s, server_in, server_out, StdioOptions::default()));
+    (input, tokio::io::BufReader::new(output).lines())
+}
+
+async fn line(lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::io::DuplexStream>>) -> Value {
+    let l = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await.expect("a line in time");
+    serde_json::from_str(&l.unwrap().expect("a line")).unwrap()
+}
+
+#[tokio::test]
+async fn over_stdio_notifications_pass_the_chain_as_they_come() {
+    use tokio::io::AsyncWriteExt;
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (mut input, mut lines) = stdio(log.clone()).await;
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
+                       "progressToken": "p" });
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": { "name": "progress", "arguments": {}, "_meta": meta } });
+    input.write_all(format!("{call}\n").as_bytes()).await.unwrap();
+    let first = line(&mut lines).await;
+    assert_eq!(first["method"], json!("notifications/progress"), "{first}");
+    let answer = line(&mut lines).await;
+    assert_eq!(text_of(&answer), "half");
+    assert_eq!(*log.lock().unwrap(), ["> progress Modern true", "< ok"]);
+}
+
+#[tokio::test]
+async fn a_request_cancelled_behind_middleware_gets_no_response() {
+    use tokio::io::AsyncWriteExt;
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (mut input, mut lines) = stdio(log.clone()).await;
+    let send = |v: Value| format!("{v}\n");
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } });
+    input.write_all(send(init).as_bytes()).await.unwrap();
+    assert_eq!(line(&mut lines).await["result"]["protocolVersion"], json!(LEGACY));
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let wait =
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": { "name": "wait", "arguments": {} } });
+    input.write_all((send(initialized) + &send(wait)).as_bytes()).await.unwrap();
+    // Once the middleware has seen the call, cancel it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while log.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the call never reached the middleware");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } });
+    let next =
+        json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": { "name": "t1", "arguments": {} } });
+    input.write_all((send(cancel) + &send(next)).as_bytes()).await.unwrap();
+    let answer = line(&mut lines).await;
+    assert_eq!(answer["id"], json!(6), "the cancelled call has no response: {answer}");
+    let log = log.lock().unwrap();
+    // The transport dropped the call (and so the middleware's future) or the chain saw it
+    // cancelled: either way it never answered.
+    assert_eq!(log[0], "> wait Legacy true", "{log:?}");
+}

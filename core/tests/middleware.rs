@@ -575,3 +575,59 @@ async fn a_request_cancelled_behind_middleware_gets_no_response() {
     // cancelled: either way it never answered.
     assert_eq!(log[0], "> wait Legacy true", "{log:?}");
 }
+
+/// [`admin_only`] as a filter that answers later, as a binding's host callback does; it counts
+/// what it was asked.
+struct LaterAdminOnly(Arc<Mutex<Vec<(String, usize)>>>);
+
+impl mcpaxle::server::VisibilityFilter for LaterAdminOnly {
+    fn visible<'a>(
+        &'a self,
+        who: &'a RequestInfo,
+        items: &'a [mcpaxle::server::ItemInfo],
+    ) -> mcpaxle::server::BoxFuture<'a, mcpaxle::Result<Vec<bool>>> {
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            self.0.lock().unwrap().push((who.method().to_owned(), items.len()));
+            if who.name() == Some("t3") {
+                return Ok(vec![]);
+            }
+            Ok(items
+                .iter()
+                .map(|i| admin_only(&Item { kind: i.kind, name: &i.name, definition: &i.definition }, who))
+                .collect())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_filter_that_answers_later_hides_as_a_predicate_does() {
+    for era in ERAS {
+        let s = server();
+        let asked: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+        s.set_visibility_filter(LaterAdminOnly(asked.clone()));
+        let svc = service(&s);
+        let (mut alice, mut bob) = (Conn::open(&svc, era, "alice").await, Conn::open(&svc, era, "bob").await);
+        let (names, sizes) = bob.list_all("tools/list", "tools", "name").await;
+        assert_eq!(names, ["slow", "t1", "t2", "t3", "whoami"], "{era:?}");
+        assert_eq!(sizes, [2, 2, 1]);
+        assert_eq!(alice.list_all("tools/list", "tools", "name").await.0.len(), 7);
+        let hidden = bob.call("admin_stats").await;
+        assert_eq!(hidden.1["error"]["message"], json!("Unknown tool: admin_stats"), "{era:?}");
+        assert_eq!(text_of(&alice.call("admin_stats").await.1), "admin_stats ran");
+        let (_, v) = bob.send("resources/read", json!({ "uri": "test://admin/secrets" })).await;
+        assert!(v["error"]["message"].as_str().unwrap().starts_with("Resource not found"), "{v}");
+        // Asked once per request, about the request's items only: a call about its tool.
+        asked.lock().unwrap().clear();
+        bob.call("t1").await;
+        assert_eq!(*asked.lock().unwrap(), [("tools/call".to_owned(), 1)]);
+        // Nothing to ask about: not asked.
+        bob.send("server/discover", json!({})).await;
+        bob.call("no_such_tool").await;
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        // An answer of the wrong length is the server's bug, said so.
+        let (_, v) = bob.call("t3").await;
+        assert_eq!(v["error"]["code"], json!(-32603), "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("answered 0 values for 1 items"), "{v}");
+    }
+}

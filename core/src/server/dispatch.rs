@@ -12,7 +12,9 @@ use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
-use crate::server::middleware::{self, ItemKind, Next, RequestInfo, Sight, Token, Visibility};
+use crate::server::middleware::{
+    self, Hidden, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, VisibilityFilter, VisibilityHook,
+};
 use crate::server::pagination::{page_where, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::server::request_meta::{self, RequestMeta};
@@ -204,23 +206,24 @@ impl Server {
             era.era(),
             session_id,
         );
-        match chain {
-            None => {
-                let sight = visibility.as_deref().map(|predicate| Sight { predicate, who: &info });
-                self.serve_endpoint(method, info.request().clone(), meta, tc, era, sight)
+        match (chain, visibility) {
+            (None, Some(VisibilityHook::Predicate(predicate))) => {
+                let sight = Sight::Predicate { predicate: &*predicate, who: &info };
+                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight))
             }
-            Some(chain) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
+            (chain, visibility) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
         }
     }
 
-    /// Runs the middleware chain around the method: an exchange whose response is what the
-    /// chain returns, carrying the notifications (and legacy requests) the method sends as
-    /// they come. A method that ends without a response (cancelled) ends the exchange so too.
+    /// Runs the middleware chain (if any) around the method, and the visibility filter (if
+    /// any) before it: an exchange whose response is what the chain returns, carrying the
+    /// notifications (and legacy requests) the method sends as they come. A method that ends
+    /// without a response (cancelled) ends the exchange so too.
     #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     fn through(
         &self,
-        chain: middleware::Chain,
-        visibility: Option<Arc<Visibility>>,
+        chain: Option<middleware::Chain>,
+        visibility: Option<VisibilityHook>,
         info: RequestInfo,
         method: Method,
         meta: RequestMeta,
@@ -232,11 +235,21 @@ impl Server {
         let fut = async move {
             let ended = AtomicBool::new(false);
             let (tx, ended_ref, server_ref) = (&tx, &ended, &server);
-            let (meta, tc, era, visibility) = (&meta, &tc, &era, visibility.as_deref());
+            let (meta, tc, era, visibility) = (&meta, &tc, &era, visibility.as_ref());
             let endpoint: &middleware::Endpoint<'_> = &move |who| {
-                let sight = visibility.map(|predicate| Sight { predicate, who });
-                let served = server_ref.serve_endpoint(method, who.request().clone(), meta.clone(), tc, era, sight);
                 Box::pin(async move {
+                    let hidden = match visibility {
+                        Some(VisibilityHook::Filter(filter)) => Some(server_ref.hidden(&**filter, method, who).await?),
+                        _ => None,
+                    };
+                    let sight = match (visibility, &hidden) {
+                        (Some(VisibilityHook::Predicate(predicate)), _) => {
+                            Some(Sight::Predicate { predicate: &**predicate, who })
+                        }
+                        (_, Some(hidden)) => Some(Sight::Hidden(hidden)),
+                        _ => None,
+                    };
+                    let served = server_ref.serve_endpoint(method, who.request().clone(), meta.clone(), tc, era, sight);
                     let mut exchange = served?;
                     while let Some(o) = exchange.next().await {
                         match o {
@@ -251,7 +264,7 @@ impl Server {
                 })
             };
             // In the future: a middleware that panics before it returns its future is caught too.
-            let chain_run = async { Next::new(&chain, &info, endpoint).run().await };
+            let chain_run = async { Next::new(chain.as_deref().unwrap_or_default(), &info, endpoint).run().await };
             let outcome = AssertUnwindSafe(chain_run).catch_unwind().await;
             if ended.load(Ordering::Relaxed) {
                 return None;
@@ -270,6 +283,67 @@ impl Server {
             })
         };
         Exchange::running(Box::pin(fut), rx, CancellationToken::new(), method == Method::Listen)
+    }
+
+    /// What a visibility filter hides from `who`: it is asked about every item `method` lists,
+    /// or could name (nothing asked when there is none).
+    async fn hidden(&self, filter: &dyn VisibilityFilter, method: Method, who: &RequestInfo) -> Result<Hidden> {
+        let items = self.candidates(method, who);
+        if items.is_empty() {
+            return Ok(Hidden::new());
+        }
+        let answers = filter.visible(who, &items).await?;
+        if answers.len() != items.len() {
+            return Err(Error::internal(format!(
+                "Internal error: the visibility filter answered {} values for {} items; answer one boolean per item, in order",
+                answers.len(),
+                items.len()
+            )));
+        }
+        Ok(items.into_iter().zip(answers).filter(|(_, seen)| !seen).map(|(i, _)| (i.kind, i.name)).collect())
+    }
+
+    /// The items `method` lists, or those the request could name: for `resources/read`, the
+    /// resource of its URI and every template (any may match).
+    fn candidates(&self, method: Method, who: &RequestInfo) -> Vec<ItemInfo> {
+        fn of<E>(
+            map: &std::sync::RwLock<std::collections::BTreeMap<String, Arc<E>>>,
+            kind: ItemKind,
+            only: Option<&str>,
+            json: impl Fn(&E) -> &Value,
+        ) -> Vec<ItemInfo> {
+            let map = read(map);
+            let item = |(k, e): (&String, &Arc<E>)| ItemInfo { kind, name: k.clone(), definition: json(e).clone() };
+            match only {
+                Some(key) => map.get_key_value(key).map(item).into_iter().collect(),
+                None => map.iter().map(item).collect(),
+            }
+        }
+        let regs = &self.inner.registries;
+        let name = who.name();
+        match method {
+            Method::ToolsList => of(&regs.tools, ItemKind::Tool, None, |e| &e.json),
+            Method::PromptsList => of(&regs.prompts, ItemKind::Prompt, None, |e| &e.json),
+            Method::ResourcesList => of(&regs.resources, ItemKind::Resource, None, |e| &e.json),
+            Method::TemplatesList => of(&regs.templates, ItemKind::ResourceTemplate, None, |e| &e.json),
+            Method::ToolsCall => name.map_or_else(Vec::new, |n| of(&regs.tools, ItemKind::Tool, Some(n), |e| &e.json)),
+            Method::PromptsGet => {
+                name.map_or_else(Vec::new, |n| of(&regs.prompts, ItemKind::Prompt, Some(n), |e| &e.json))
+            }
+            Method::ResourcesRead | Method::Complete => {
+                let Some(n) = name else { return Vec::new() };
+                let prompt_ref =
+                    who.params().and_then(|p| p.pointer("/ref/type")).and_then(Value::as_str) == Some("ref/prompt");
+                if method == Method::Complete && prompt_ref {
+                    return of(&regs.prompts, ItemKind::Prompt, Some(n), |e| &e.json);
+                }
+                let mut items = of(&regs.resources, ItemKind::Resource, Some(n), |e| &e.json);
+                let templates = if method == Method::Complete { Some(n) } else { None };
+                items.extend(of(&regs.templates, ItemKind::ResourceTemplate, templates, |e| &e.json));
+                items
+            }
+            Method::Discover | Method::Listen => Vec::new(),
+        }
     }
 
     /// Serves a request of a known method: the method itself, after any middleware. `sight`:

@@ -1,7 +1,7 @@
 //! The [`Server`] handle every transport holds, its [`ServerBuilder`] and options, and the
 //! registration of tools, resources, templates and prompts at run time.
 
-use super::middleware::{Hooks, Item, Middleware, RequestInfo};
+use super::middleware::{Hooks, Item, Middleware, RequestInfo, VisibilityFilter, VisibilityHook};
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 use super::registry::Registries;
 use super::{
@@ -243,10 +243,17 @@ impl Server {
     /// });
     /// ```
     pub fn set_visibility(&self, predicate: impl Fn(&Item<'_>, &RequestInfo) -> bool + Send + Sync + 'static) {
-        self.inner.hooks.set_visibility(Some(Arc::new(predicate)));
+        self.inner.hooks.set_visibility(Some(VisibilityHook::Predicate(Arc::new(predicate))));
     }
 
-    /// Removes the visibility predicate: every item is visible to everyone again.
+    /// Sets a visibility filter that answers later (a binding's host callback; see
+    /// [`VisibilityFilter`]): the same effect as [`Server::set_visibility`], asked once per
+    /// request for every item it lists or names. Replaces the predicate or filter set before.
+    pub fn set_visibility_filter(&self, filter: impl VisibilityFilter + 'static) {
+        self.inner.hooks.set_visibility(Some(VisibilityHook::Filter(Arc::new(filter))));
+    }
+
+    /// Removes the visibility predicate or filter: every item is visible to everyone again.
     pub fn clear_visibility(&self) {
         self.inner.hooks.set_visibility(None);
     }

@@ -45,6 +45,7 @@ use crate::jsonrpc::{Request, RequestId};
 pub use crate::server::handlers::BoxFuture;
 use http::HeaderMap;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 /// What a verified bearer token granted (HTTP with bearer auth): the token verifier's answer
@@ -156,6 +157,39 @@ impl RequestInfo {
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
+
+    /// The request as one JSON object, what every binding hands its host's middleware:
+    /// `id`, `method`, `name`, `params`, `headers` (see [`headers_to_json`]; `{}` on stdio),
+    /// `principal`, `scopes` and `claims` (`null` without a bearer token), `era` (`"modern"` or
+    /// `"legacy"`) and `sessionId`.
+    pub fn to_json(&self) -> Value {
+        let token = self.token();
+        serde_json::json!({
+            "id": self.id().to_value(),
+            "method": self.method(),
+            "name": self.name(),
+            "params": self.params(),
+            "headers": self.headers().map(headers_to_json).unwrap_or_default(),
+            "principal": self.principal(),
+            "scopes": token.map(|t| t.scopes.clone()),
+            "claims": token.map(|t| t.claims.clone()),
+            "era": match self.era { Era::Modern => "modern", Era::Legacy => "legacy" },
+            "sessionId": self.session_id(),
+        })
+    }
+}
+
+/// HTTP headers as a JSON object for a host: lowercase names; a header sent in several field
+/// lines is one value, joined with `", "` (RFC 9110 section 5.3); bytes that are not UTF-8
+/// are replaced (U+FFFD).
+pub fn headers_to_json(h: &HeaderMap) -> Map<String, Value> {
+    let mut out = Map::new();
+    for name in h.keys() {
+        let values: Vec<String> =
+            h.get_all(name).iter().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()).collect();
+        out.insert(name.as_str().to_owned(), Value::String(values.join(", ")));
+    }
+    out
 }
 
 /// What runs around every request (see the module docs). A closure becomes one with
@@ -228,7 +262,9 @@ where
 /// What serves a request once the chain has run: the method itself.
 pub(crate) type Endpoint<'a> = dyn Fn(&'a RequestInfo) -> BoxFuture<'a, Result<Value>> + Send + Sync + 'a;
 
-/// The rest of the chain after a middleware, then the method.
+/// The rest of the chain after a middleware, then the method. `Copy`: a middleware may run
+/// it more than once (a retry), or hand a copy to a host callback that runs it later.
+#[derive(Clone, Copy)]
 pub struct Next<'a> {
     rest: &'a [Arc<dyn Middleware>],
     req: &'a RequestInfo,
@@ -252,7 +288,7 @@ impl<'a> Next<'a> {
 }
 
 /// What kind of item a [`Visibility`] predicate is asked about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ItemKind {
     /// A tool.
     Tool,
@@ -290,6 +326,47 @@ pub struct Item<'a> {
 /// Whether an item exists for a request's caller (see the module docs).
 pub type Visibility = dyn Fn(&Item<'_>, &RequestInfo) -> bool + Send + Sync;
 
+/// An item a [`VisibilityFilter`] is asked about (owned: the answer may come later).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemInfo {
+    /// Tool, resource, template or prompt.
+    pub kind: ItemKind,
+    /// Its key, as [`Item::name`].
+    pub name: String,
+    /// Its definition as listed.
+    pub definition: Value,
+}
+
+impl ItemInfo {
+    /// `{"kind": "tool" | "resource" | "resourceTemplate" | "prompt", "name", "definition"}`:
+    /// what a binding hands its host's predicate.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ "kind": self.kind.as_str(), "name": self.name, "definition": self.definition })
+    }
+}
+
+/// A visibility predicate that answers later: a host's callback (what a binding registers,
+/// since a host's function runs on the host's thread). Asked once per request that lists or
+/// names items (not for `server/discover` or `subscriptions/listen`), with every item of the
+/// list, or the items a call, read, get or completion could name (for `resources/read`, the
+/// resource of that URI and every template), it answers for each, in order, whether it is
+/// visible to `who`. An error fails the request with that error; a list of the wrong length
+/// is an internal error. With middleware, it is asked after the chain, once per `next.run()`.
+pub trait VisibilityFilter: Send + Sync {
+    /// Which of `items` `who` sees, in order.
+    fn visible<'a>(&'a self, who: &'a RequestInfo, items: &'a [ItemInfo]) -> BoxFuture<'a, Result<Vec<bool>>>;
+}
+
+/// The visibility rule of a server: a predicate, or a filter that answers later.
+#[derive(Clone)]
+pub(crate) enum VisibilityHook {
+    Predicate(Arc<Visibility>),
+    Filter(Arc<dyn VisibilityFilter>),
+}
+
+/// The keys of the items a [`VisibilityFilter`] hid from one request.
+pub(crate) type Hidden = HashSet<(ItemKind, String)>;
+
 /// A server's middleware, in order: shared by the requests in flight.
 pub(crate) type Chain = Arc<[Arc<dyn Middleware>]>;
 
@@ -297,7 +374,7 @@ pub(crate) type Chain = Arc<[Arc<dyn Middleware>]>;
 #[derive(Default)]
 pub(crate) struct Hooks {
     chain: RwLock<Option<Chain>>,
-    visibility: RwLock<Option<Arc<Visibility>>>,
+    visibility: RwLock<Option<VisibilityHook>>,
 }
 
 impl Hooks {
@@ -309,8 +386,8 @@ impl Hooks {
         *chain = Some(all.into());
     }
 
-    /// Sets (or with `None` removes) the visibility predicate.
-    pub(crate) fn set_visibility(&self, v: Option<Arc<Visibility>>) {
+    /// Sets (or with `None` removes) the visibility rule.
+    pub(crate) fn set_visibility(&self, v: Option<VisibilityHook>) {
         *self.visibility.write().unwrap_or_else(|e| e.into_inner()) = v;
     }
 
@@ -319,23 +396,26 @@ impl Hooks {
         self.chain.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The visibility predicate now.
-    pub(crate) fn visibility(&self) -> Option<Arc<Visibility>> {
+    /// The visibility rule now.
+    pub(crate) fn visibility(&self) -> Option<VisibilityHook> {
         self.visibility.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
-/// A visibility predicate applied to one request.
+/// The visibility rule applied to one request: the predicate, or what the filter hid.
 #[derive(Clone, Copy)]
-pub(crate) struct Sight<'a> {
-    pub predicate: &'a Visibility,
-    pub who: &'a RequestInfo,
+pub(crate) enum Sight<'a> {
+    Predicate { predicate: &'a Visibility, who: &'a RequestInfo },
+    Hidden(&'a Hidden),
 }
 
 impl Sight<'_> {
     /// Whether the item of `kind` keyed `name`, defined as `definition`, is visible.
     pub(crate) fn sees(&self, kind: ItemKind, name: &str, definition: &Value) -> bool {
-        (self.predicate)(&Item { kind, name, definition }, self.who)
+        match self {
+            Sight::Predicate { predicate, who } => predicate(&Item { kind, name, definition }, who),
+            Sight::Hidden(hidden) => !hidden.contains(&(kind, name.to_owned())),
+        }
     }
 }
 
@@ -436,6 +516,37 @@ mod tests {
     }
 
     #[test]
+    fn the_json_of_a_request_is_what_bindings_hand_their_host() {
+        let req: Request = serde_json::from_value(
+            json!({ "jsonrpc": "2.0", "id": "a", "method": "prompts/get", "params": { "name": "p" } }),
+        )
+        .unwrap();
+        let mut h = HeaderMap::new();
+        h.append("X-Tenant", "acme".parse().unwrap());
+        h.append("accept", "text/html".parse().unwrap());
+        h.append("accept", "application/json".parse().unwrap());
+        let token = Token { subject: "alice".into(), scopes: vec!["mcp".into()], claims: Map::new() };
+        let info =
+            RequestInfo::new(req, Some(Arc::new(h)), Some("alice".into()), Some(Arc::new(token)), Era::Modern, None);
+        assert_eq!(
+            info.to_json(),
+            json!({
+                "id": "a", "method": "prompts/get", "name": "p", "params": { "name": "p" },
+                "headers": { "x-tenant": "acme", "accept": "text/html, application/json" },
+                "principal": "alice", "scopes": ["mcp"], "claims": {}, "era": "modern", "sessionId": null
+            })
+        );
+        assert_eq!(info.header("accept"), Some("text/html"));
+        assert_eq!(info.clone().to_json()["headers"]["x-tenant"], json!("acme"));
+        let stdio = RequestInfo::new(info.request().clone(), None, None, None, Era::Legacy, Some("s".into()));
+        let j = stdio.to_json();
+        assert_eq!(
+            (&j["headers"], &j["claims"], &j["era"], &j["sessionId"]),
+            (&json!({}), &json!(null), &json!("legacy"), &json!("s"))
+        );
+    }
+
+    #[test]
     fn hooks_start_empty_and_keep_the_order_of_registration() {
         let hooks = Hooks::default();
         assert!(hooks.chain().is_none() && hooks.visibility().is_none());
@@ -443,12 +554,18 @@ mod tests {
         hooks.push(Arc::new(Tag("a", log.clone())));
         hooks.push(Arc::new(Tag("b", log)));
         assert_eq!(hooks.chain().unwrap().len(), 2);
-        hooks.set_visibility(Some(Arc::new(|i: &Item<'_>, _: &RequestInfo| i.kind != ItemKind::Prompt)));
-        let v = hooks.visibility().unwrap();
+        let predicate: Arc<Visibility> = Arc::new(|i: &Item<'_>, _: &RequestInfo| i.kind != ItemKind::Prompt);
+        hooks.set_visibility(Some(VisibilityHook::Predicate(predicate)));
+        let Some(VisibilityHook::Predicate(v)) = hooks.visibility() else { panic!("a predicate") };
         let req = info();
-        let sight = Sight { predicate: &*v, who: &req };
+        let sight = Sight::Predicate { predicate: &*v, who: &req };
         assert!(sight.sees(ItemKind::Tool, "t", &json!({})));
         assert!(!visible(Some(sight), ItemKind::Prompt, "p", &json!({})));
         assert!(visible(None, ItemKind::Prompt, "p", &json!({})));
+        let hidden: Hidden = [(ItemKind::Tool, "t".to_owned())].into();
+        assert!(!Sight::Hidden(&hidden).sees(ItemKind::Tool, "t", &json!({})));
+        assert!(Sight::Hidden(&hidden).sees(ItemKind::Prompt, "t", &json!({})));
+        let item = ItemInfo { kind: ItemKind::ResourceTemplate, name: "x://{a}".into(), definition: json!({}) };
+        assert_eq!(item.to_json(), json!({ "kind": "resourceTemplate", "name": "x://{a}", "definition": {} }));
     }
 }

@@ -46,7 +46,7 @@ pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
-pub use middleware::{Item, ItemKind, Middleware, Next, RequestInfo, Token, Visibility};
+pub use middleware::{Item, ItemInfo, ItemKind, Middleware, Next, RequestInfo, Token, Visibility, VisibilityFilter};
 pub use options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 pub use registry::CompletionRef;
 pub use seal::StateKey;

@@ -9,6 +9,7 @@ mod context;
 mod convert;
 mod errors;
 mod handlers;
+mod middleware;
 mod runtime;
 mod server;
 mod stdio;
@@ -78,6 +79,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyRequestContext>()?;
     m.add_class::<server::PyServer>()?;
     m.add_class::<server::Running>()?;
+    m.add_class::<middleware::CallNext>()?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<client::PySubscription>()?;
     m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;

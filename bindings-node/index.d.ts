@@ -444,6 +444,12 @@ export declare class RequestContext {
   readonly meta: Meta
   readonly principal: string | undefined
   readonly progressToken: string | number | undefined
+  /** The request's HTTP headers (lowercase names, repeated ones joined with ", "); `{}` on stdio. */
+  readonly headers: Record<string, string>
+  /** The bearer token's claims (the verifier's `claims`); undefined without a token. */
+  readonly claims: JsonObject | undefined
+  /** The bearer token's scopes; undefined without a token. */
+  readonly scopes: string[] | undefined
   /** Whether the client cancelled the request. */
   readonly cancelled: boolean
   /** Fired when the client cancels the request (stdio `notifications/cancelled`, HTTP disconnect). */
@@ -506,7 +512,38 @@ export interface TokenInfo {
   subject: string
   /** The scopes granted (default none), e.g. `claims.scope.split(' ')`. */
   scopes?: string[]
+  /** Anything else handlers and middleware should know of the token (`ctx.claims`, `req.claims`). */
+  claims?: JsonObject
 }
+
+/** One request as a middleware sees it (see `Server.use`). */
+export interface MiddlewareRequest {
+  readonly id: string | number
+  readonly method: string
+  /** What it targets: the tool's or prompt's name, the resource's URI; null for lists. */
+  readonly name: string | null
+  readonly params: JsonObject | null
+  /** The HTTP headers (lowercase names); `{}` on stdio. */
+  readonly headers: Record<string, string>
+  readonly principal: string | null
+  readonly scopes: string[] | null
+  readonly claims: JsonObject | null
+  readonly era: 'modern' | 'legacy'
+  /** The legacy session's id; null in the modern era. */
+  readonly sessionId: string | null
+}
+
+/** A tool, resource, resource template or prompt a visibility predicate is asked about. */
+export interface VisibilityItem {
+  readonly kind: 'tool' | 'resource' | 'resourceTemplate' | 'prompt'
+  /** Its key: the tool's or prompt's name, the resource's URI, the template's URI template. */
+  readonly name: string
+  /** Its definition as listed. */
+  readonly definition: JsonObject
+}
+
+/** `async (req, next) => result`: `next()` runs the rest of the chain (see `Server.use`). */
+export type Middleware = (req: MiddlewareRequest, next: () => Promise<JsonObject>) => Awaitable<JsonObject>
 
 /**
  * How `serveHttp` protects its endpoint with OAuth bearer tokens (the server as an OAuth 2.1
@@ -591,6 +628,17 @@ export interface ConnectionLimits {
 /** An MCP server with JavaScript handlers; registries can change at any time (clients are told). */
 export declare class Server {
   constructor(options: ServerOptions)
+  /**
+   * Appends a middleware around every request (the first added runs outermost): it may throw
+   * an `McpError` to reject the request with its code, change the result `next()` returns, or
+   * time it. Requests of every method both eras share pass it, once well-formed.
+   */
+  use(middleware: Middleware): this
+  /**
+   * Sets the visibility predicate (`null` removes it): an item it answers false for is left
+   * out of that request's lists, and a call, read or get of it fails as for an unknown one.
+   */
+  visibility(predicate: ((item: VisibilityItem, req: MiddlewareRequest) => Awaitable<boolean>) | null): this
   /**
    * Adds or replaces a tool. A thrown `ToolError` (or any plain `Error`, its message masked
    * with `maskErrorDetails`) becomes an `isError` result the model reads; an `McpError` with a protocol code (e.g. `INVALID_PARAMS`) becomes

@@ -19,6 +19,15 @@ export declare class CancelToken {
   get cancelled(): boolean
 }
 
+/** A middleware's `next`: `run()` runs the rest of the chain, then the method. */
+export declare class MiddlewareNext {
+  /**
+   * A `Promise` of the rest of the chain's outcome as an envelope: `{"ok": result}` or
+   * `{"error": ...}` (the request's error, which the middleware may rethrow).
+   */
+  run(): Promise<string>
+}
+
 /** A connected client (the JavaScript `Client` wraps it). */
 export declare class NativeClient {
   /**
@@ -79,6 +88,18 @@ export declare class NativeServer {
    * `ToolOptions`, e.g. `{"timeoutMs": 5000}`, its own handler timeout).
    */
   addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  /**
+   * Appends a middleware to the chain (the first added runs outermost): `(requestJson,
+   * next) => Promise<envelope>` whose `ok` is the result, where `requestJson` is the core's
+   * `RequestInfo::to_json` and `next.run()` runs the rest of the chain.
+   */
+  useMiddleware(middleware: (requestJson: string, next: MiddlewareNext) => Promise<string>): void
+  /**
+   * Sets the visibility predicate (none removes it): `(askedJson) => Promise<envelope>`,
+   * asked with `{"request", "items"}` once per request, whose `ok` is one boolean per item
+   * (`{"kind", "name", "definition"}`), in order.
+   */
+  setVisibility(predicate?: ((askedJson: string) => Promise<string>) | undefined | null): void
   /** Removes a tool; whether it existed. */
   removeTool(name: string): boolean
   /**
@@ -131,7 +152,8 @@ export declare class NativeSubscription {
 export declare class RequestCtx {
   /**
    * The request's metadata as JSON: `requestId`, `method`, `protocolVersion`,
-   * `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`.
+   * `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`, `headers`
+   * (lowercase names; `{}` on stdio), `claims` and `scopes` (`null` without a bearer token).
    */
   info(): string
   /** Sends `notifications/progress` (nothing when the client asked for no progress). */

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.CancelToken = nativeBinding.CancelToken
+module.exports.MiddlewareNext = nativeBinding.MiddlewareNext
 module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeHttpServer = nativeBinding.NativeHttpServer
 module.exports.NativeServer = nativeBinding.NativeServer

@@ -215,6 +215,12 @@ typedef struct mcpaxle_error mcpaxle_error;
 typedef struct mcpaxle_http_server mcpaxle_http_server;
 
 /**
+ * The rest of a middleware's chain: run it with `mcpaxle_next_run`. The same id as the
+ * call's reply handle; valid until the call is completed (or abandoned).
+ */
+typedef struct mcpaxle_next mcpaxle_next;
+
+/**
  * A pending call's reply handle. Complete it exactly once, from any thread, with
  * `mcpaxle_reply_ok`, `_error`, `_error_data`, `_input_required` or `_propagate` (an
  * OAuth authorization handler's with `mcpaxle_reply_redirect` or an error; a token
@@ -282,6 +288,49 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
 typedef void (*mcpaxle_authorization_handler)(void *user_data,
                                               const char *authorization_url,
                                               struct mcpaxle_reply *reply);
+
+/**
+ * A middleware: called once per request (see `mcpaxle_server_use_middleware`).
+ *
+ * - `user_data`: the pointer given at registration, shared by every call.
+ * - `request_json`: the request, `{"id", "method", "name", "params", "headers",
+ *   "principal", "scopes", "claims", "era", "sessionId"}` (`name`: the tool's or prompt's
+ *   name, the resource's URI, or null; `headers`: lowercase names, `{}` on stdio; `scopes`
+ *   and `claims` null without a bearer token; `era` `"modern"` or `"legacy"`). Borrowed for
+ *   the duration of the callback.
+ * - `next`: the rest of the chain, for `mcpaxle_next_run` (any number of times, from any
+ *   thread, until the call is completed).
+ * - `reply`: complete exactly once: `mcpaxle_reply_ok` with the result object (what
+ *   `mcpaxle_next_run` gave, or a changed one), `mcpaxle_reply_rpc_error` to reject the
+ *   request with a JSON-RPC code of your choice (or pass on the error `next` gave), or
+ *   `mcpaxle_reply_error` with an `mcpaxle_result` kind.
+ *
+ * Thread: a thread of the runtime's blocking pool; blocking is allowed.
+ */
+typedef void (*mcpaxle_middleware)(void *user_data,
+                                   const char *request_json,
+                                   struct mcpaxle_next *next,
+                                   struct mcpaxle_reply *reply);
+
+/**
+ * Receives the outcome of `mcpaxle_next_run`: `outcome_json` is `{"ok": result}` or
+ * `{"error": {"code", "message", "data"?}}` (the request's JSON-RPC error), borrowed for the
+ * duration of the callback. Thread: a thread of the runtime's blocking pool.
+ */
+typedef void (*mcpaxle_next_done)(void *user_data, const char *outcome_json);
+
+/**
+ * A visibility predicate: called once per request that lists or names tools, resources,
+ * templates or prompts (see `mcpaxle_server_set_visibility`). `asked_json` is `{"request":
+ * ..., "items": [{"kind", "name", "definition"}, ...]}` (`request` as a middleware's
+ * `request_json`; `kind` one of `"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`),
+ * borrowed for the duration of the callback. Complete `reply` exactly once with
+ * `mcpaxle_reply_ok` and a JSON array of one boolean per item, in order (or an error, which
+ * fails the request). Thread: a thread of the runtime's blocking pool.
+ */
+typedef void (*mcpaxle_visibility)(void *user_data,
+                                   const char *asked_json,
+                                   struct mcpaxle_reply *reply);
 
 /**
  * A server handler: called once per request (and once per MRTR round) for the tool, resource,
@@ -1107,7 +1156,9 @@ bool mcpaxle_context_client_supports(struct mcpaxle_context *ctx, const char *ca
 /**
  * What the request is, as a JSON object: `method`, `requestId`, `protocolVersion`,
  * `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
- * null) and the whole `_meta` as `meta`.
+ * null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
+ * ones joined with ", "; `{}` on stdio), and the bearer token's `claims` and `scopes` (null
+ * without a token).
  *
  * Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
  * call is pending.
@@ -1304,6 +1355,66 @@ enum mcpaxle_result mcpaxle_json_keys(const char *json, const char *pointer, cha
 enum mcpaxle_result mcpaxle_elicitation_apply_defaults(const char *requested_schema_json,
                                                        const char *content_json,
                                                        char **out_json);
+
+/**
+ * Appends a middleware to the server's chain: every request of a method both eras share
+ * (`server/discover`, the lists, `tools/call`, `resources/read`, `prompts/get`,
+ * `completion/complete`, `subscriptions/listen`), on every transport, passes it once it is
+ * well-formed; the first registered runs outermost. The legacy handshake and session methods
+ * (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`) do not. The callback
+ * rejects a request, changes its result or times it (see `mcpaxle_middleware`).
+ *
+ * Errors: `MCPAXLE_ERR_NULL` for a NULL `server` or `callback`. Ownership: `user_data` is
+ * the caller's and must outlive the server. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_server_use_middleware(struct mcpaxle_server *server,
+                                                  mcpaxle_middleware callback,
+                                                  void *user_data);
+
+/**
+ * Runs the rest of a middleware's chain, then the method; `done(user_data, outcome_json)` is
+ * called with its outcome (see `mcpaxle_next_done`), on another thread, before the
+ * middleware's call can complete. Run it any number of times until the call is completed.
+ *
+ * Errors: `MCPAXLE_ERR_NULL` for a NULL `next` or `done`; `MCPAXLE_ERR_CLOSED` once the call
+ * is completed or abandoned (`done` is then never called). Ownership: `user_data` is the
+ * caller's until `done` is called. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_next_run(struct mcpaxle_next *next,
+                                     mcpaxle_next_done done,
+                                     void *user_data);
+
+/**
+ * Sets the server's visibility predicate (NULL `callback` removes it): a tool, resource,
+ * template or prompt it answers false for is hidden from that request, left out of
+ * `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list` (pages are
+ * cut after filtering), and a call, read or get of it fails exactly as for an unknown one.
+ * It is asked once per request about every item the request lists or names (see
+ * `mcpaxle_visibility`).
+ *
+ * Errors: `MCPAXLE_ERR_NULL` for a NULL `server`. Ownership: `user_data` is the caller's and
+ * must outlive the server (or the next call of this function). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_server_set_visibility(struct mcpaxle_server *server,
+                                                  mcpaxle_visibility callback,
+                                                  void *user_data);
+
+/**
+ * Completes a middleware's call with a JSON-RPC error of `code` (any code: -32602, or an
+ * application's such as -32003), `message` and optional `data_json` (NULL for none): the
+ * client gets exactly that error (over HTTP in the 2026-07-28 era, with the HTTP status of
+ * the code). To pass on the error `mcpaxle_next_run` gave, use its `code`, `message` and
+ * `data`.
+ *
+ * Exactly once, as `mcpaxle_reply_ok`. On the reply handle of anything but a middleware, or
+ * with a NULL `message` or invalid `data_json`, the call still completes (it fails) and this
+ * returns `MCPAXLE_ERR_USAGE`, `MCPAXLE_ERR_NULL` or `MCPAXLE_ERR_INVALID_JSON`. Ownership:
+ * the strings are borrowed. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_reply_rpc_error(struct mcpaxle_reply *reply,
+                                            int32_t code,
+                                            const char *message,
+                                            const char *data_json);
 
 /**
  * Stops every transport currently serving this server: blocking `mcpaxle_server_serve_*`

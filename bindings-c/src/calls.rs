@@ -56,13 +56,18 @@ pub(crate) enum Kind {
     Authorization,
     /// A server's bearer token verifier: `{"subject": ..., "scopes": [...]}` or `null`.
     Token,
+    /// A server's middleware: the result object (`mcpaxle_reply_ok`) or any JSON-RPC error
+    /// (`mcpaxle_reply_rpc_error`).
+    Middleware,
+    /// A server's visibility predicate: an array of booleans.
+    Visibility,
 }
 
 impl Kind {
     /// Whether the call is a server handler's, whose round may end with an
     /// `InputRequiredResult` (a client's callbacks and a token verifier answer once, or fail).
     fn has_rounds(self) -> bool {
-        !matches!(self, Kind::Input | Kind::Authorization | Kind::Token)
+        !matches!(self, Kind::Input | Kind::Authorization | Kind::Token | Kind::Middleware | Kind::Visibility)
     }
 }
 
@@ -76,6 +81,8 @@ pub(crate) enum Payload {
     Authorization(String),
     /// A token verifier's answer: what a valid token grants, `None` for an invalid one.
     Token(Option<TokenInfo>),
+    /// A middleware's result object, or a visibility predicate's booleans.
+    Json(Value),
 }
 
 type Outcome = Result<Payload, Error>;
@@ -234,6 +241,20 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Returned(Returned::Json(v))
         }
         Kind::Input if v.is_object() => Payload::Input(v),
+        Kind::Middleware if v.is_object() => Payload::Json(v),
+        Kind::Visibility if v.as_array().is_some_and(|a| a.iter().all(Value::is_boolean)) => Payload::Json(v),
+        Kind::Middleware => {
+            return Err(FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                "result_json must be the result object",
+            ));
+        }
+        Kind::Visibility => {
+            return Err(FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                "result_json must be an array of one boolean per item",
+            ));
+        }
         // The core's rule for what a verifier may answer.
         Kind::Token => Payload::Token(TokenInfo::from_answer(v).map_err(|e| {
             FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json: {}", e.message()))
@@ -355,6 +376,36 @@ pub unsafe extern "C" fn mcpaxle_reply_redirect(
         match unsafe { crate::ffi::arg_str(redirect_url, "redirect_url") } {
             Ok(url) => {
                 call.send(Ok(Payload::Authorization(url.to_owned())));
+                Ok(())
+            }
+            Err(e) => fail_with(&call, e),
+        }
+    })
+}
+
+/// `mcpaxle_reply_rpc_error` (declared beside the middleware it serves).
+///
+/// # Safety
+/// As `mcpaxle_reply_rpc_error`.
+pub(crate) unsafe fn reply_rpc_error(
+    reply: *mut mcpaxle_reply,
+    code: i32,
+    message: *const c_char,
+    data_json: *const c_char,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        let call = take(reply)?;
+        if call.kind != Kind::Middleware {
+            return fail_with(&call, FfiError::usage("mcpaxle_reply_rpc_error completes a middleware's call only"));
+        }
+        // SAFETY: NULL or NUL-terminated strings, per the contract.
+        let args = unsafe {
+            crate::ffi::arg_str(message, "message")
+                .and_then(|m| crate::ffi::opt_json(data_json, "data_json").map(|d| (m.to_owned(), d)))
+        };
+        match args {
+            Ok((message, data)) => {
+                call.send(Err(Error::remote(mcpaxle_core::jsonrpc::ErrorObject { code, message, data })));
                 Ok(())
             }
             Err(e) => fail_with(&call, e),

@@ -288,7 +288,9 @@ pub unsafe extern "C" fn mcpaxle_context_client_supports(ctx: *mut mcpaxle_conte
 
 /// What the request is, as a JSON object: `method`, `requestId`, `protocolVersion`,
 /// `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
-/// null) and the whole `_meta` as `meta`.
+/// null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
+/// ones joined with ", "; `{}` on stdio), and the bearer token's `claims` and `scopes` (null
+/// without a token).
 ///
 /// Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
 /// call is pending.
@@ -310,6 +312,9 @@ pub unsafe extern "C" fn mcpaxle_context_info(
             "principal": rc.principal(),
             "progressToken": rc.progress_token(),
             "meta": rc.meta(),
+            "headers": rc.headers().map(mcpaxle_core::server::middleware::headers_to_json).unwrap_or_default(),
+            "claims": rc.claims(),
+            "scopes": rc.token().map(|t| &t.scopes),
         });
         write_json(out, &info);
         Ok(())

@@ -6,7 +6,7 @@
 const native = require('../native.js')
 const { authConfig } = require('./auth.js')
 const { optionsJson } = require('./options.js')
-const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, usage } = require('./errors.js')
+const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
@@ -57,6 +57,21 @@ class RequestContext {
   /** The authenticated principal, when the transport set one. */
   get principal() {
     return this.#meta().principal ?? undefined
+  }
+
+  /** The request's HTTP headers (lowercase names, repeated ones joined with ", "); `{}` on stdio. */
+  get headers() {
+    return this.#meta().headers ?? {}
+  }
+
+  /** The bearer token's claims (what the verifier answered as `claims`); undefined without a token. */
+  get claims() {
+    return this.#meta().claims ?? undefined
+  }
+
+  /** The bearer token's scopes; undefined without a token. */
+  get scopes() {
+    return this.#meta().scopes ?? undefined
   }
 
   /** The request's progress token, when the client asked for progress. */
@@ -196,6 +211,48 @@ function wrap(handler, call) {
 }
 
 /**
+ * Wraps a user middleware `async (req, next) => result` as the native side's
+ * `(requestJson, next) => Promise<envelope>`: `next()` runs the rest of the chain (its error
+ * is thrown as the request's `McpError`); what the middleware returns is the result.
+ */
+function wrapMiddleware(fn) {
+  if (typeof fn !== 'function') throw usage(`a middleware must be a function, async (req, next) => result, not ${typeName(fn)}`)
+  const what = `middleware ${fn.name || '(anonymous)'}`
+  return async (requestJson, nativeNext) => {
+    try {
+      const req = Object.freeze(JSON.parse(requestJson))
+      const next = async () => openEnvelope(await nativeNext.run())
+      const result = await fn(req, next)
+      if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+        throw new McpError(ErrorKind.INTERNAL, `Internal error: ${what} returned ${typeName(result)}; it must return the result that next() gave it (or a changed one), or throw`)
+      }
+      return okEnvelope(result)
+    } catch (e) {
+      return errorEnvelope(e, ErrorKind.INTERNAL)
+    }
+  }
+}
+
+/**
+ * Wraps a user visibility predicate `(item, req) => boolean` (or a Promise of one) as the
+ * native side's `(askedJson) => Promise<envelope>` answering one boolean per item.
+ */
+function wrapVisibility(fn) {
+  if (typeof fn !== 'function') throw usage(`a visibility predicate must be a function, (item, req) => boolean, not ${typeName(fn)}`)
+  return async (askedJson) => {
+    try {
+      const { request, items } = JSON.parse(askedJson)
+      Object.freeze(request)
+      const seen = []
+      for (const item of items) seen.push(Boolean(await fn(Object.freeze(item), request)))
+      return okEnvelope(seen)
+    } catch (e) {
+      return errorEnvelope(e, ErrorKind.INTERNAL)
+    }
+  }
+}
+
+/**
  * A handler's value in the tagged form the core reads (`Returned::from_tagged`): JSON as it is,
  * bytes (`Uint8Array`, `Buffer`) kept apart so that the core's shaping rule (one for every
  * binding) makes them an image, audio or blob. Nothing here decides what a result looks like.
@@ -290,6 +347,38 @@ class Server {
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
     const config = { name: o.name, version: o.version, optionsJson: optionsJson(o, 'the server options', ['name', 'version']) }
     this.#native = sync(() => new native.NativeServer(config))
+  }
+
+  /**
+   * Appends a middleware, `async (req, next) => result`, around every request (the first
+   * added runs outermost). `req` is `{id, method, name, params, headers, principal, scopes,
+   * claims, era, sessionId}` (`name`: the tool's or prompt's name, the resource's URI; `era`:
+   * `'modern'` or `'legacy'`); `await next()` runs the rest of the chain and the method and
+   * returns the result the client would get (change it and return it), or throws the request's
+   * `McpError`. Throw an `McpError` to reject the request with its code (over HTTP in the
+   * 2026-07-28 era, the HTTP status of that code); any other error is an internal error, its
+   * message masked as `maskErrorDetails` says. Every request of a method both eras share goes
+   * through the chain, on every transport, once it is well-formed; the legacy handshake and
+   * session methods (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`) do not.
+   */
+  use(middleware) {
+    const m = wrapMiddleware(middleware)
+    sync(() => this.#native.useMiddleware(m))
+    return this
+  }
+
+  /**
+   * Sets the visibility predicate, `(item, req) => boolean` (or a Promise of one); `null`
+   * removes it. An item (`{kind, name, definition}`, `kind` one of `'tool'`, `'resource'`,
+   * `'resourceTemplate'`, `'prompt'`) it answers false for is hidden from that request: left
+   * out of the lists (pages are cut after filtering), and a call, read or get of it fails
+   * exactly as for an unknown one. It is asked once per request about every item the request
+   * lists or names; `req` is what a middleware gets.
+   */
+  visibility(predicate) {
+    const v = predicate == null ? null : wrapVisibility(predicate)
+    sync(() => this.#native.setVisibility(v))
+    return this
   }
 
   /**

@@ -44,7 +44,8 @@ impl RequestCtx {
 #[napi]
 impl RequestCtx {
     /// The request's metadata as JSON: `requestId`, `method`, `protocolVersion`,
-    /// `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`.
+    /// `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`, `headers`
+    /// (lowercase names; `{}` on stdio), `claims` and `scopes` (`null` without a bearer token).
     #[napi]
     pub fn info(&self) -> String {
         let c = &self.ctx;
@@ -57,6 +58,9 @@ impl RequestCtx {
             "meta": c.meta(),
             "principal": c.principal(),
             "progressToken": c.progress_token(),
+            "headers": c.headers().map(mcpaxle::server::middleware::headers_to_json).unwrap_or_default(),
+            "claims": c.claims(),
+            "scopes": c.token().map(|t| &t.scopes),
         })
         .to_string()
     }

@@ -22,6 +22,7 @@ mod client;
 mod context;
 mod errors;
 mod handlers;
+mod middleware;
 mod runtime;
 mod server;
 mod subscription;

@@ -109,6 +109,34 @@ impl NativeServer {
         self.server.add_tool_with(tool, options, JsHandler::new(handler)).map_err(errors::to_napi)
     }
 
+    /// Appends a middleware to the chain (the first added runs outermost): `(requestJson,
+    /// next) => Promise<envelope>` whose `ok` is the result, where `requestJson` is the core's
+    /// `RequestInfo::to_json` and `next.run()` runs the rest of the chain.
+    #[napi]
+    pub fn use_middleware(
+        &self,
+        #[napi(ts_arg_type = "(requestJson: string, next: MiddlewareNext) => Promise<string>")]
+        middleware: crate::middleware::MiddlewareFn,
+    ) {
+        self.server.use_middleware(crate::middleware::JsMiddleware::new(middleware));
+    }
+
+    /// Sets the visibility predicate (none removes it): `(askedJson) => Promise<envelope>`,
+    /// asked with `{"request", "items"}` once per request, whose `ok` is one boolean per item
+    /// (`{"kind", "name", "definition"}`), in order.
+    #[napi]
+    pub fn set_visibility(
+        &self,
+        #[napi(ts_arg_type = "((askedJson: string) => Promise<string>) | undefined | null")] predicate: Option<
+            crate::middleware::VisibilityFn,
+        >,
+    ) {
+        match predicate {
+            Some(f) => self.server.set_visibility_filter(crate::middleware::JsVisibility::new(f)),
+            None => self.server.clear_visibility(),
+        }
+    }
+
     /// Removes a tool; whether it existed.
     #[napi]
     pub fn remove_tool(&self, name: String) -> bool {

@@ -18,6 +18,7 @@
 //!   task.
 
 use crate::context::PyRequestContext;
+use crate::middleware::CallNext;
 use crate::runtime::{self, check_fork};
 use crate::{convert, errors};
 use mcpaxle::server::{RequestContext, Returned};
@@ -46,6 +47,9 @@ pub enum Payload {
     Prompt(Map<String, Value>),
     /// `completion/complete`: the argument's name, its partial value, the resolved arguments.
     Completion { argument: String, value: String, context: Map<String, Value> },
+    /// A middleware: the request ([`RequestInfo::to_json`](mcpaxle::server::RequestInfo::to_json))
+    /// and its `call_next`.
+    Middleware { request: Value, next: CallNext },
 }
 
 impl Payload {
@@ -66,6 +70,10 @@ impl Payload {
                 ],
             )?
             .into_any(),
+            Payload::Middleware { request, next } => {
+                PyTuple::new(py, [convert::to_py(py, &request)?, Py::new(py, next)?.into_bound(py).into_any()])?
+                    .into_any()
+            }
         })
     }
 }
@@ -376,6 +384,22 @@ pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, valu
         Returned::Json(v) => Ok(v),
         _ => Err(Error::internal(
             "Internal error: the callback returned a value that cannot be sent as JSON: bytes are not JSON",
+        )),
+    }
+}
+
+/// Calls a Python middleware (`handler((request, call_next))` returning a coroutine) on the
+/// bridge's loop, the same way as [`call`]: its value is the result it returns.
+pub async fn call_middleware(
+    bridge: Arc<BridgeInner>,
+    handler: Arc<Py<PyAny>>,
+    request: Value,
+    next: CallNext,
+) -> Result<Value> {
+    match call_inner(bridge, handler, Payload::Middleware { request, next }, None).await? {
+        Returned::Json(v) => Ok(v),
+        _ => Err(Error::internal(
+            "Internal error: a middleware must return the result dict that call_next gave it (or a changed copy), not bytes",
         )),
     }
 }

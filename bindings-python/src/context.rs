@@ -84,6 +84,29 @@ impl PyRequestContext {
         self.ctx.principal()
     }
 
+    /// The request's HTTP headers: lowercase names, repeated ones joined with ", "; empty
+    /// on stdio.
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let headers = self.ctx.headers().map(mcpaxle::server::middleware::headers_to_json).unwrap_or_default();
+        Ok(convert::map_to_py(py, &headers)?.into_any())
+    }
+
+    /// The bearer token's claims (the verifier's "claims"), or None without a token.
+    #[getter]
+    fn claims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.ctx.claims() {
+            Some(c) => Ok(convert::map_to_py(py, c)?.into_any()),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// The bearer token's scopes, or None without a token.
+    #[getter]
+    fn scopes(&self) -> Option<Vec<String>> {
+        self.ctx.token().map(|t| t.scopes.clone())
+    }
+
     /// The progress token of the request, when the client asked for progress.
     #[getter]
     fn progress_token<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

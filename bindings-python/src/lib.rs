@@ -10,6 +10,7 @@ mod context;
 mod convert;
 mod errors;
 mod handlers;
+mod middleware;
 mod runtime;
 mod server;
 mod stdio;
@@ -81,6 +82,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::Running>()?;
     m.add_class::<asgi::PyAsgiService>()?;
     m.add_class::<asgi::PyAsgiBody>()?;
+    m.add_class::<middleware::CallNext>()?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<client::PySubscription>()?;
     m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;

@@ -95,6 +95,28 @@ impl PyServer {
         self.server.add_tool_with(tool, options, h).map_err(core_err)
     }
 
+    /// Appends a middleware to the server's chain (the first added runs outermost):
+    /// `handler((request, call_next))` returns a coroutine of the result dict, where `request`
+    /// is the dict of the core's `RequestInfo::to_json` and awaiting `call_next()` runs the
+    /// rest of the chain. Its exceptions are the request's errors.
+    fn add_middleware(&self, handler: Py<PyAny>) -> PyResult<()> {
+        check_fork()?;
+        self.server.use_middleware(crate::middleware::PyMiddleware::new(self.home.clone(), handler));
+        Ok(())
+    }
+
+    /// Sets the visibility predicate (None removes it): `handler({"request", "items"})`
+    /// returns a coroutine of one bool per item (`{"kind", "name", "definition"}`), in order.
+    #[pyo3(signature = (handler=None))]
+    fn set_visibility(&self, handler: Option<Py<PyAny>>) -> PyResult<()> {
+        check_fork()?;
+        match handler {
+            Some(h) => self.server.set_visibility_filter(crate::middleware::PyVisibility::new(self.home.clone(), h)),
+            None => self.server.clear_visibility(),
+        }
+        Ok(())
+    }
+
     /// Removes a tool; returns whether it existed.
     fn remove_tool(&self, name: &str) -> PyResult<bool> {
         check_fork()?;

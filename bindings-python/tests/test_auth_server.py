@@ -221,7 +221,7 @@ async def test_every_shared_bad_answer_answers_503_and_logs(serve: Any, caplog: 
     answer = case["answer"]
     # A Python verifier answers a TokenInfo, whose fields the core checks when it is built; an
     # answer that cannot even be one is the wrong type.
-    as_token_info = isinstance(answer, dict) and set(answer) <= {"subject", "scopes"}
+    as_token_info = isinstance(answer, dict) and set(answer) <= {"subject", "scopes", "claims"}
 
     async def answering(token: str) -> Any:
         return TokenInfo(**answer) if as_token_info else answer

@@ -42,6 +42,7 @@ from ._auth import BearerAuth, TokenInfo
 from ._client import Client, Subscription
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
+from ._middleware import CallNext, Item, Request
 from ._oauth import OAuth
 from ._schema import Field
 from ._asgi import AsgiApp
@@ -55,6 +56,7 @@ __all__ = [
     "Audio",
     "BearerAuth",
     "CacheHint",
+    "CallNext",
     "Client",
     "ConnectionLimits",
     "Context",
@@ -64,9 +66,11 @@ __all__ = [
     "Field",
     "Image",
     "InputRequired",
+    "Item",
     "McpError",
     "Message",
     "OAuth",
+    "Request",
     "ResourceContents",
     "ResourceLink",
     "Root",

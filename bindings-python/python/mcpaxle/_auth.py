@@ -56,6 +56,10 @@ class TokenInfo:
     ``scopes``
         The scopes granted (a list of str; kept as a tuple), e.g.
         ``claims["scope"].split()``.
+    ``claims``
+        Anything else handlers and middleware should know of the token (a dict of JSON values,
+        e.g. ``{"tenant": claims["tid"], "roles": claims["roles"]}``): they read it as
+        :attr:`Context.claims <mcpaxle.Context.claims>` and ``request.claims``.
 
     The core checks the values (a non-empty ``subject``, each scope a scope token of RFC 6749
     §3.3: printable ASCII without spaces, quotes or backslashes), the same rule every binding
@@ -65,10 +69,12 @@ class TokenInfo:
 
     subject: str
     scopes: Sequence[str] = ()
+    claims: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _native.check_token_info({"subject": self.subject, "scopes": self.scopes})
+        _native.check_token_info({"subject": self.subject, "scopes": self.scopes, "claims": self.claims})
         object.__setattr__(self, "scopes", tuple(self.scopes))
+        object.__setattr__(self, "claims", dict(self.claims))
 
 
 #: Checks an access token: a :class:`TokenInfo` for a valid one, ``None`` for an invalid one
@@ -170,6 +176,6 @@ def _verifier(fn: TokenVerifier, pool: Pool) -> Callable[[str], Awaitable[dict[s
         if not isinstance(info, TokenInfo):
             logger.error("%s returned %s; it must return a TokenInfo, or None for an invalid token. The request gets 503", what, type(info).__name__)
             raise InternalError(f"Internal error in {what}: it returned {type(info).__name__}, not a TokenInfo or None")
-        return {"subject": info.subject, "scopes": list(info.scopes)}
+        return {"subject": info.subject, "scopes": list(info.scopes), "claims": dict(info.claims)}
 
     return invoke

@@ -209,6 +209,23 @@ class Context:
         return self._n.principal
 
     @property
+    def headers(self) -> dict[str, str]:
+        """The request's HTTP headers: lowercase names, a header sent more than once joined with
+        ``", "``; empty on stdio."""
+        return self._n.headers
+
+    @property
+    def claims(self) -> dict[str, Any] | None:
+        """The bearer token's claims (what the verifier put in ``TokenInfo.claims``), or
+        ``None`` without bearer auth."""
+        return self._n.claims
+
+    @property
+    def scopes(self) -> list[str] | None:
+        """The bearer token's scopes, or ``None`` without bearer auth."""
+        return self._n.scopes
+
+    @property
     def progress_token(self) -> str | int | None:
         """The request's progress token, when the client asked for progress."""
         return self._n.progress_token

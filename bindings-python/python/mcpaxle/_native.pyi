@@ -42,7 +42,7 @@ def check_options(area: str, what: str, options: dict[str, Any]) -> None:
     the option at fault."""
 
 def check_token_info(answer: dict[str, Any]) -> None:
-    """Checks a token verifier's answer (``{"subject", "scopes"}``) by the core's rule; raises
+    """Checks a token verifier's answer (``{"subject", "scopes", "claims"}``) by the core's rule; raises
     UsageError saying what is wrong."""
 
 def template_variables(uri: str) -> list[str]:
@@ -84,6 +84,12 @@ class RequestContext:
     @property
     def progress_token(self) -> str | int | None: ...
     @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def claims(self) -> JsonObject | None: ...
+    @property
+    def scopes(self) -> list[str] | None: ...
+    @property
     def is_cancelled(self) -> bool: ...
     def client_supports(self, capability: str) -> bool: ...
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
@@ -95,6 +101,15 @@ class RequestContext:
     def request_state(self) -> Any: ...
     def set_request_state(self, state: Any) -> None: ...
     def cancelled(self) -> Awaitable[None]: ...
+
+@final
+class CallNext:
+    """A Python middleware's ``call_next``: awaiting it runs the rest of the chain."""
+
+    def __call__(self, request: Any = None) -> Awaitable[JsonObject]: ...
+
+#: What the Python layer registers as a middleware: ``async def invoke((request, call_next))``.
+MiddlewareInvoke = Callable[[tuple[JsonObject, CallNext]], Awaitable[JsonObject]]
 
 @final
 class Running:
@@ -153,6 +168,10 @@ class Server:
     def add_tool(self, definition: JsonObject, handler: Invoke, options: dict[str, Any] | None = None) -> None:
         """``options``: the core's tool options (``timeout_ms``)."""
     def remove_tool(self, name: str) -> bool: ...
+    def add_middleware(self, handler: MiddlewareInvoke) -> None:
+        """Appends a middleware to the chain (the first added runs outermost)."""
+    def set_visibility(self, handler: Callable[[JsonObject], Awaitable[list[bool]]] | None = None) -> None:
+        """Sets the visibility predicate, ``async (asked: {"request", "items"}) -> [bool]``; None removes it."""
     def add_resource(self, definition: JsonObject, handler: Invoke, cache: dict[str, Any] | None = None) -> None:
         """``cache``: the core's cache hint, ``{"ttl_ms": int, "cache_scope": "public" | "private"}`` (scope default private)."""
     def remove_resource(self, uri: str) -> bool: ...

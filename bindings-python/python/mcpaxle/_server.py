@@ -17,6 +17,7 @@ from . import _bridge, _native, _workers
 from ._auth import BearerAuth
 from ._durations import ms, ms_options, positive_ms
 from ._handlers import Pool, binder, make_invoker
+from ._middleware import Middleware, Visibility, make_middleware, make_visibility
 from ._schema import output_schema, params_of, type_hints
 from ._watchdog import Watchdog
 from .errors import UsageError
@@ -323,6 +324,57 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, version={self.version!r})"
+
+    # Middleware ---------------------------------------------------------------------------
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Registers ``async def mw(request, call_next)`` around every request
+        (``@server.middleware``); the first registered runs outermost. Returns it unchanged.
+
+        ``request`` is a :class:`~mcpaxle.Request` (method, name, params, headers, principal,
+        scopes, claims, era, session_id); ``await call_next()`` runs the rest of the chain and
+        the method and returns the result dict the client would get (change it, or a copy, and
+        return it), or raises the request's error as its :class:`~mcpaxle.McpError`. Raise an
+        ``McpError`` to reject the request: the client gets a JSON-RPC error with its code
+        (``McpError("Forbidden", code=-32003)``; over HTTP in the 2026-07-28 era, the HTTP
+        status of that code). Any other exception is an internal error, logged, its message
+        masked as the server's ``mask_error_details`` says.
+
+        Every request of a method both eras share goes through the chain, over every transport
+        (discover, the lists, ``tools/call``, ``resources/read``, ``prompts/get``, completions,
+        ``subscriptions/listen``), once it is well-formed; the legacy handshake and session
+        methods (``initialize``, ``ping``, ``logging/setLevel``, ``resources/subscribe``) do not.
+        A failing tool is an ``isError`` result, not an exception.
+
+        >>> server = Server("demo")
+        >>> @server.middleware
+        ... async def audit(request, call_next):
+        ...     result = await call_next()
+        ...     print(request.method, request.name, request.principal)
+        ...     return result
+        """
+        self._native.add_middleware(make_middleware(fn, f"middleware {getattr(fn, '__name__', fn)!r}"))
+        return fn
+
+    def visibility(self, fn: Visibility | None) -> Visibility | None:
+        """Sets the visibility predicate, ``visible(item, request) -> bool`` (or ``async def``;
+        ``@server.visibility``); ``None`` removes it. An :class:`~mcpaxle.Item` (``kind``,
+        ``name``, ``definition``) it answers false for is hidden from that request: left out of
+        ``tools/list``, ``resources/list``, ``resources/templates/list`` and ``prompts/list``
+        (pages are cut after filtering), and a call, read or get of it fails exactly as for an
+        unknown one. It is asked once per request about every item the request lists or
+        names. Returns ``fn``.
+
+        >>> server = Server("demo")
+        >>> @server.visibility
+        ... def admins_see_admin_tools(item, request):
+        ...     return not item.name.startswith("admin_") or "admin" in (request.claims or {}).get("roles", [])
+        """
+        if fn is None:
+            self._native.set_visibility(None)
+        else:
+            self._native.set_visibility(make_visibility(fn, f"visibility predicate {getattr(fn, '__name__', fn)!r}"))
+        return fn
 
     # Tools --------------------------------------------------------------------------------
 

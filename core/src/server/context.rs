@@ -26,6 +26,7 @@ use crate::jsonrpc::{Notification, RequestId};
 use crate::legacy::Session;
 use crate::schema::LoggingLevel;
 use crate::server::exchange::{Outgoing, OutgoingTx};
+use crate::server::middleware::Token;
 use crate::server::request_meta::RequestMeta;
 use serde_json::{Map, Value, json};
 use std::sync::{Arc, Mutex};
@@ -42,6 +43,10 @@ struct Inner {
     method: String,
     meta: RequestMeta,
     principal: Option<String>,
+    /// Every HTTP header of the request (HTTP only).
+    http_headers: Option<Arc<http::HeaderMap>>,
+    /// What the bearer token granted (HTTP with bearer auth).
+    token: Option<Arc<Token>>,
     notify: Option<OutgoingTx>,
     cancel: CancellationToken,
     round: Mutex<Round>,
@@ -167,17 +172,21 @@ impl RequestContext {
         method: String,
         meta: RequestMeta,
         principal: Option<String>,
+        caller: (Option<Arc<http::HeaderMap>>, Option<Arc<Token>>),
         notify: Option<OutgoingTx>,
         cancel: CancellationToken,
         round: Round,
         peer: Option<Peer>,
     ) -> Self {
+        let (http_headers, token) = caller;
         RequestContext {
             inner: Arc::new(Inner {
                 id,
                 method,
                 meta,
                 principal,
+                http_headers,
+                token,
                 notify,
                 cancel,
                 round: Mutex::new(round),
@@ -225,6 +234,27 @@ impl RequestContext {
     /// The authenticated principal, when the transport established one.
     pub fn principal(&self) -> Option<&str> {
         self.inner.principal.as_deref()
+    }
+
+    /// The request's HTTP headers, every one as received; `None` on stdio.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.http_headers.as_deref()
+    }
+
+    /// One HTTP header's value (the first, if it was sent more than once), when it is text;
+    /// `None` on stdio.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers()?.get(name)?.to_str().ok()
+    }
+
+    /// What the bearer token granted (subject, scopes, claims), with bearer auth.
+    pub fn token(&self) -> Option<&Token> {
+        self.inner.token.as_deref()
+    }
+
+    /// The bearer token's claims (the verifier's `claims`); `None` without a verified token.
+    pub fn claims(&self) -> Option<&Map<String, Value>> {
+        self.token().map(|t| &t.claims)
     }
 
     /// The progress token of the request, when the client asked for progress.
@@ -452,6 +482,7 @@ mod tests {
             "tools/call".into(),
             meta,
             None,
+            (None, None),
             None,
             CancellationToken::new(),
             round,

@@ -12,7 +12,10 @@ use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
-use crate::server::pagination::{page, read_cursor};
+use crate::server::middleware::{
+    self, Hidden, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, VisibilityFilter, VisibilityHook,
+};
+use crate::server::pagination::{page_where, read_cursor};
 use crate::server::registry::{CompletionRef, read};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, ParamsDigest, SealedState};
@@ -20,11 +23,12 @@ use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server};
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -56,6 +60,11 @@ pub struct TransportContext {
     /// Cancelled when the transport shuts down: open `subscriptions/listen` streams then end
     /// gracefully with their final response.
     pub shutdown: CancellationToken,
+    /// Every HTTP header of the request, as received (for handlers and middleware); `None`
+    /// on stdio.
+    pub http_headers: Option<Arc<http::HeaderMap>>,
+    /// What the bearer token granted, with bearer auth (its subject is `principal`).
+    pub token: Option<Arc<Token>>,
 }
 
 /// What a request is served in: the modern era (2026-07-28, stateless) or a legacy session,
@@ -170,7 +179,8 @@ impl Server {
         self.serve_method(method, req, meta, tc, &ServedIn::Modern)
     }
 
-    /// Serves a validated request of a known method, in either era.
+    /// Serves a validated request of a known method, in either era: through the middleware
+    /// chain when there is one, with the visibility predicate when there is one.
     pub(crate) fn serve_method(
         &self,
         method: Method,
@@ -179,6 +189,174 @@ impl Server {
         tc: &TransportContext,
         era: &ServedIn,
     ) -> Result<Exchange> {
+        let hooks = &self.inner.hooks;
+        let (chain, visibility) = (hooks.chain(), hooks.visibility());
+        if chain.is_none() && visibility.is_none() {
+            return self.serve_endpoint(method, req, meta, tc, era, None);
+        }
+        let session_id = match era {
+            ServedIn::Legacy(s) => Some(s.id().to_owned()),
+            ServedIn::Modern => None,
+        };
+        let info = RequestInfo::new(
+            req,
+            tc.http_headers.clone(),
+            tc.principal.clone(),
+            tc.token.clone(),
+            era.era(),
+            session_id,
+        );
+        match (chain, visibility) {
+            (None, Some(VisibilityHook::Predicate(predicate))) => {
+                let sight = Sight::Predicate { predicate: &*predicate, who: &info };
+                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight))
+            }
+            (chain, visibility) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
+        }
+    }
+
+    /// Runs the middleware chain (if any) around the method, and the visibility filter (if
+    /// any) before it: an exchange whose response is what the chain returns, carrying the
+    /// notifications (and legacy requests) the method sends as they come. A method that ends
+    /// without a response (cancelled) ends the exchange so too.
+    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
+    fn through(
+        &self,
+        chain: Option<middleware::Chain>,
+        visibility: Option<VisibilityHook>,
+        info: RequestInfo,
+        method: Method,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &ServedIn,
+    ) -> Exchange {
+        let (tx, rx) = crate::server::exchange::outgoing_channel();
+        let (server, tc, era) = (self.clone(), tc.clone(), era.clone());
+        let fut = async move {
+            let ended = AtomicBool::new(false);
+            let (tx, ended_ref, server_ref) = (&tx, &ended, &server);
+            let (meta, tc, era, visibility) = (&meta, &tc, &era, visibility.as_ref());
+            let endpoint: &middleware::Endpoint<'_> = &move |who| {
+                Box::pin(async move {
+                    let hidden = match visibility {
+                        Some(VisibilityHook::Filter(filter)) => Some(server_ref.hidden(&**filter, method, who).await?),
+                        _ => None,
+                    };
+                    let sight = match (visibility, &hidden) {
+                        (Some(VisibilityHook::Predicate(predicate)), _) => {
+                            Some(Sight::Predicate { predicate: &**predicate, who })
+                        }
+                        (_, Some(hidden)) => Some(Sight::Hidden(hidden)),
+                        _ => None,
+                    };
+                    let served = server_ref.serve_endpoint(method, who.request().clone(), meta.clone(), tc, era, sight);
+                    let mut exchange = served?;
+                    while let Some(o) = exchange.next().await {
+                        match o {
+                            Outgoing::Response(r) => return middleware::from_response(r.outcome),
+                            other => {
+                                let _ = tx.send(other);
+                            }
+                        }
+                    }
+                    ended_ref.store(true, Ordering::Relaxed);
+                    Err(Error::new(ErrorKind::Cancelled, "Cancelled: the request ended without a response"))
+                })
+            };
+            // In the future: a middleware that panics before it returns its future is caught too.
+            let chain_run = async { Next::new(chain.as_deref().unwrap_or_default(), &info, endpoint).run().await };
+            let outcome = AssertUnwindSafe(chain_run).catch_unwind().await;
+            if ended.load(Ordering::Relaxed) {
+                return None;
+            }
+            let id = info.id().clone();
+            let outcome = match outcome {
+                Ok(r) => Limit::of_server(&server).mask(r, || "middleware".to_owned()),
+                Err(_) => {
+                    tracing::error!(method = info.method(), "a middleware panicked");
+                    Err(Error::new(ErrorKind::Panic, "Internal error: a middleware panicked"))
+                }
+            };
+            Some(match outcome {
+                Ok(v) => Response::result(id, v),
+                Err(e) => Response::error(Some(id), e.to_error_object()),
+            })
+        };
+        Exchange::running(Box::pin(fut), rx, CancellationToken::new(), method == Method::Listen)
+    }
+
+    /// What a visibility filter hides from `who`: it is asked about every item `method` lists,
+    /// or could name (nothing asked when there is none).
+    async fn hidden(&self, filter: &dyn VisibilityFilter, method: Method, who: &RequestInfo) -> Result<Hidden> {
+        let items = self.candidates(method, who);
+        if items.is_empty() {
+            return Ok(Hidden::new());
+        }
+        let answers = filter.visible(who, &items).await?;
+        if answers.len() != items.len() {
+            return Err(Error::internal(format!(
+                "Internal error: the visibility filter answered {} values for {} items; answer one boolean per item, in order",
+                answers.len(),
+                items.len()
+            )));
+        }
+        Ok(items.into_iter().zip(answers).filter(|(_, seen)| !seen).map(|(i, _)| (i.kind, i.name)).collect())
+    }
+
+    /// The items `method` lists, or those the request could name: for `resources/read`, the
+    /// resource of its URI and every template (any may match).
+    fn candidates(&self, method: Method, who: &RequestInfo) -> Vec<ItemInfo> {
+        fn of<E>(
+            map: &std::sync::RwLock<std::collections::BTreeMap<String, Arc<E>>>,
+            kind: ItemKind,
+            only: Option<&str>,
+            json: impl Fn(&E) -> &Value,
+        ) -> Vec<ItemInfo> {
+            let map = read(map);
+            let item = |(k, e): (&String, &Arc<E>)| ItemInfo { kind, name: k.clone(), definition: json(e).clone() };
+            match only {
+                Some(key) => map.get_key_value(key).map(item).into_iter().collect(),
+                None => map.iter().map(item).collect(),
+            }
+        }
+        let regs = &self.inner.registries;
+        let name = who.name();
+        match method {
+            Method::ToolsList => of(&regs.tools, ItemKind::Tool, None, |e| &e.json),
+            Method::PromptsList => of(&regs.prompts, ItemKind::Prompt, None, |e| &e.json),
+            Method::ResourcesList => of(&regs.resources, ItemKind::Resource, None, |e| &e.json),
+            Method::TemplatesList => of(&regs.templates, ItemKind::ResourceTemplate, None, |e| &e.json),
+            Method::ToolsCall => name.map_or_else(Vec::new, |n| of(&regs.tools, ItemKind::Tool, Some(n), |e| &e.json)),
+            Method::PromptsGet => {
+                name.map_or_else(Vec::new, |n| of(&regs.prompts, ItemKind::Prompt, Some(n), |e| &e.json))
+            }
+            Method::ResourcesRead | Method::Complete => {
+                let Some(n) = name else { return Vec::new() };
+                let prompt_ref =
+                    who.params().and_then(|p| p.pointer("/ref/type")).and_then(Value::as_str) == Some("ref/prompt");
+                if method == Method::Complete && prompt_ref {
+                    return of(&regs.prompts, ItemKind::Prompt, Some(n), |e| &e.json);
+                }
+                let mut items = of(&regs.resources, ItemKind::Resource, Some(n), |e| &e.json);
+                let templates = if method == Method::Complete { Some(n) } else { None };
+                items.extend(of(&regs.templates, ItemKind::ResourceTemplate, templates, |e| &e.json));
+                items
+            }
+            Method::Discover | Method::Listen => Vec::new(),
+        }
+    }
+
+    /// Serves a request of a known method: the method itself, after any middleware. `sight`:
+    /// the visibility predicate applied to this request, if there is one.
+    fn serve_endpoint(
+        &self,
+        method: Method,
+        req: Request,
+        meta: RequestMeta,
+        tc: &TransportContext,
+        era: &ServedIn,
+        sight: Option<Sight<'_>>,
+    ) -> Result<Exchange> {
         self.serve_available(method, &req.method)?;
         let params = req.params.as_ref();
         let hints = &self.inner.config.cache;
@@ -186,27 +364,25 @@ impl Server {
         Ok(match method {
             Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover), era),
             Method::ToolsList => {
-                self.list(req.id, params, "tools", &regs.tools, |e| e.json.clone(), &hints.tools, era)?
+                let what = ("tools", ItemKind::Tool, sight);
+                self.list(req.id, params, what, &regs.tools, |e| &e.json, &hints.tools, era)?
             }
             Method::PromptsList => {
-                self.list(req.id, params, "prompts", &regs.prompts, |e| e.json.clone(), &hints.prompts, era)?
+                let what = ("prompts", ItemKind::Prompt, sight);
+                self.list(req.id, params, what, &regs.prompts, |e| &e.json, &hints.prompts, era)?
             }
             Method::ResourcesList => {
-                self.list(req.id, params, "resources", &regs.resources, |e| e.json.clone(), &hints.resources, era)?
+                let what = ("resources", ItemKind::Resource, sight);
+                self.list(req.id, params, what, &regs.resources, |e| &e.json, &hints.resources, era)?
             }
-            Method::TemplatesList => self.list(
-                req.id,
-                params,
-                "resourceTemplates",
-                &regs.templates,
-                |e| e.json.clone(),
-                &hints.templates,
-                era,
-            )?,
-            Method::ToolsCall => self.call_tool(req, meta, tc, era)?,
-            Method::ResourcesRead => self.read_resource(req, meta, tc, era)?,
-            Method::PromptsGet => self.get_prompt(req, meta, tc, era)?,
-            Method::Complete => self.complete(req, meta, tc, era)?,
+            Method::TemplatesList => {
+                let what = ("resourceTemplates", ItemKind::ResourceTemplate, sight);
+                self.list(req.id, params, what, &regs.templates, |e| &e.json, &hints.templates, era)?
+            }
+            Method::ToolsCall => self.call_tool(req, meta, tc, era, sight)?,
+            Method::ResourcesRead => self.read_resource(req, meta, tc, era, sight)?,
+            Method::PromptsGet => self.get_prompt(req, meta, tc, era, sight)?,
+            Method::Complete => self.complete(req, meta, tc, era, sight)?,
             Method::Listen => self.listen(req, tc)?,
         })
     }
@@ -300,19 +476,25 @@ impl Server {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
+    /// A page of a list: `what` is the result's field, the kind of its items and the
+    /// visibility predicate applied to this request (hidden items are skipped before pages
+    /// are cut); `json` an entry's definition.
     #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     fn list<E>(
         &self,
         id: RequestId,
         params: Option<&Value>,
-        field: &str,
+        what: (&str, ItemKind, Option<Sight<'_>>),
         map: &std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<E>>>,
-        f: impl Fn(&E) -> Value,
+        json: impl Fn(&E) -> &Value,
         hint: &CacheHint,
         era: &ServedIn,
     ) -> Result<Exchange> {
+        let (field, kind, sight) = what;
         let after = read_cursor(params)?;
-        let (items, next) = page(&read(map), after.as_deref(), self.inner.config.page_size, f);
+        let keep = |key: &str, e: &E| middleware::visible(sight, kind, key, json(e));
+        let (items, next) =
+            page_where(&read(map), after.as_deref(), self.inner.config.page_size, keep, |e| json(e).clone());
         let mut r = Map::new();
         r.insert(field.into(), Value::Array(items));
         if let Some(c) = next {
@@ -393,6 +575,7 @@ impl Server {
         };
         let server = self.clone();
         let principal = tc.principal.clone();
+        let caller = (tc.http_headers.clone(), tc.token.clone());
         let abort = cancel.clone();
         let fut = async move {
             let mut round = round;
@@ -405,6 +588,7 @@ impl Server {
                     method.to_owned(),
                     meta.clone(),
                     principal.clone(),
+                    caller.clone(),
                     Some(tx.clone()),
                     cancel.child_token(),
                     round,
@@ -499,6 +683,7 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         era: &ServedIn,
+        sight: Option<Sight<'_>>,
     ) -> Result<Exchange> {
         let Request { id, mut params, .. } = req;
         // The arguments move out of the request (a large call is not copied for the digest).
@@ -509,8 +694,12 @@ impl Server {
         };
         let params = params.as_ref();
         let name = str_param(params, "name")?;
-        let tool =
-            self.inner.registries.tool(name).ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
+        let tool = self
+            .inner
+            .registries
+            .tool(name)
+            .filter(|t| middleware::visible(sight, ItemKind::Tool, name, &t.json))
+            .ok_or_else(|| Error::invalid_params(format!("Unknown tool: {name}")))?;
         if let Some(h) = &tc.headers {
             check_param_headers(h, &tool.header_params, &arguments)?;
         }
@@ -556,16 +745,23 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         era: &ServedIn,
+        sight: Option<Sight<'_>>,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let uri = str_param(params, "uri")?.to_owned();
         let regs = &self.inner.registries;
-        let direct = read(&regs.resources).get(&uri).cloned();
+        let direct = read(&regs.resources)
+            .get(&uri)
+            .filter(|r| middleware::visible(sight, ItemKind::Resource, &uri, &r.json))
+            .cloned();
         let (handler, cache, variables, mime) = match direct {
             Some(r) => (r.handler.clone(), r.cache.clone(), Map::new(), mime_type(&r.json)),
             None => {
                 let templates = read(&regs.templates);
-                let found = templates.values().find_map(|t| t.template.match_uri(&uri).map(|vars| (t, vars)));
+                let found = templates
+                    .iter()
+                    .filter(|(key, t)| middleware::visible(sight, ItemKind::ResourceTemplate, key, &t.json))
+                    .find_map(|(_, t)| t.template.match_uri(&uri).map(|vars| (t, vars)));
                 let (t, vars) = found.ok_or_else(|| resource_not_found(&uri, era))?;
                 if !t.options.allow_path_traversal {
                     template_paths::check(&t.template, &vars)
@@ -598,11 +794,13 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         era: &ServedIn,
+        sight: Option<Sight<'_>>,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let name = str_param(params, "name")?;
         let prompt = read(&self.inner.registries.prompts)
             .get(name)
+            .filter(|p| middleware::visible(sight, ItemKind::Prompt, name, &p.json))
             .cloned()
             .ok_or_else(|| Error::invalid_params(format!("Unknown prompt: {name}")))?;
         let arguments = match params.and_then(|p| p.get("arguments")) {
@@ -648,6 +846,7 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         era: &ServedIn,
+        sight: Option<Sight<'_>>,
     ) -> Result<Exchange> {
         let params = req.params.as_ref();
         let r = params
@@ -657,14 +856,23 @@ impl Server {
         let reference = match r.get("type").and_then(Value::as_str) {
             Some("ref/prompt") => {
                 let name = str_param(Some(r), "name")?;
-                if !read(&regs.prompts).contains_key(name) {
+                let known = read(&regs.prompts)
+                    .get(name)
+                    .is_some_and(|p| middleware::visible(sight, ItemKind::Prompt, name, &p.json));
+                if !known {
                     return Err(Error::invalid_params(format!("Unknown prompt: {name}")));
                 }
                 CompletionRef::Prompt(name.to_owned())
             }
             Some("ref/resource") => {
                 let uri = str_param(Some(r), "uri")?;
-                if !read(&regs.templates).contains_key(uri) && !read(&regs.resources).contains_key(uri) {
+                let template = read(&regs.templates)
+                    .get(uri)
+                    .is_some_and(|t| middleware::visible(sight, ItemKind::ResourceTemplate, uri, &t.json));
+                let resource = read(&regs.resources)
+                    .get(uri)
+                    .is_some_and(|r| middleware::visible(sight, ItemKind::Resource, uri, &r.json));
+                if !template && !resource {
                     return Err(Error::invalid_params(format!("Unknown resource template: {uri}")));
                 }
                 CompletionRef::ResourceTemplate(uri.to_owned())

@@ -1,6 +1,7 @@
 //! The [`Server`] handle every transport holds, its [`ServerBuilder`] and options, and the
 //! registration of tools, resources, templates and prompts at run time.
 
+use super::middleware::{Hooks, Item, Middleware, RequestInfo, VisibilityFilter, VisibilityHook};
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 use super::redis_bus::RedisBus;
 use super::registry::Registries;
@@ -178,7 +179,14 @@ impl ServerBuilder {
             seal::Sealer::new(&self.config.state_key, self.config.previous_state_key.as_ref(), self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
         Server {
-            inner: Arc::new(Inner { config: self.config, info_json, sealer, bus, registries: Registries::default() }),
+            inner: Arc::new(Inner {
+                config: self.config,
+                info_json,
+                sealer,
+                bus,
+                registries: Registries::default(),
+                hooks: Hooks::default(),
+            }),
         }
     }
 }
@@ -196,6 +204,8 @@ pub(crate) struct Inner {
     pub sealer: seal::Sealer,
     pub bus: Arc<dyn NotificationBus>,
     pub registries: Registries,
+    /// The middleware chain and the visibility predicate.
+    pub hooks: Hooks,
 }
 
 impl Server {
@@ -223,6 +233,43 @@ impl Server {
     /// A handle that does not keep the server alive, for handlers to capture.
     pub fn downgrade(&self) -> WeakServer {
         WeakServer { inner: Arc::downgrade(&self.inner) }
+    }
+
+    /// Appends a middleware to the chain every request of both eras goes through (see
+    /// [`middleware`](super::middleware)): the first one registered runs outermost. Takes
+    /// effect for requests that arrive from then on.
+    pub fn use_middleware(&self, middleware: impl Middleware + 'static) {
+        self.inner.hooks.push(Arc::new(middleware));
+    }
+
+    /// Sets the visibility predicate: whether a tool, resource, template or prompt exists
+    /// for a request's caller (see [`middleware`](super::middleware)). Hidden items are left
+    /// out of the lists, and a call, read or get of one fails exactly as for an unknown one.
+    /// Replaces the predicate set before.
+    ///
+    /// ```
+    /// use mcpaxle::server::{Item, ItemKind, RequestInfo, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0").build();
+    /// // Tools named admin_* exist for the principal "admin" only.
+    /// server.set_visibility(|item: &Item<'_>, who: &RequestInfo| {
+    ///     item.kind != ItemKind::Tool || !item.name.starts_with("admin_") || who.principal() == Some("admin")
+    /// });
+    /// ```
+    pub fn set_visibility(&self, predicate: impl Fn(&Item<'_>, &RequestInfo) -> bool + Send + Sync + 'static) {
+        self.inner.hooks.set_visibility(Some(VisibilityHook::Predicate(Arc::new(predicate))));
+    }
+
+    /// Sets a visibility filter that answers later (a binding's host callback; see
+    /// [`VisibilityFilter`]): the same effect as [`Server::set_visibility`], asked once per
+    /// request for every item it lists or names. Replaces the predicate or filter set before.
+    pub fn set_visibility_filter(&self, filter: impl VisibilityFilter + 'static) {
+        self.inner.hooks.set_visibility(Some(VisibilityHook::Filter(Arc::new(filter))));
+    }
+
+    /// Removes the visibility predicate or filter: every item is visible to everyone again.
+    pub fn clear_visibility(&self) {
+        self.inner.hooks.set_visibility(None);
     }
 
     /// Adds or replaces a tool; subscribers get `notifications/tools/list_changed`.

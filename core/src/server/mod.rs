@@ -28,6 +28,7 @@ pub mod exchange;
 mod handle;
 pub mod handlers;
 pub mod input_schema;
+pub mod middleware;
 mod options;
 mod pagination;
 pub mod redis_bus;
@@ -46,6 +47,7 @@ pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
 };
+pub use middleware::{Item, ItemInfo, ItemKind, Middleware, Next, RequestInfo, Token, Visibility, VisibilityFilter};
 pub use options::{
     BUS_ENV, CacheDefaults, CacheHint, Capability, PREVIOUS_STATE_SECRET_ENV, STATE_SECRET_ENV, ServerOptions,
     StateSecret, ToolOptions,

@@ -30,10 +30,24 @@ fn make_cursor(last_key: &str) -> String {
 }
 
 /// One page of `map` after `after`, mapped with `f`, and the cursor of the next page.
+#[cfg(test)]
 pub(crate) fn page<E>(
     map: &BTreeMap<String, Arc<E>>,
     after: Option<&str>,
     size: usize,
+    f: impl Fn(&E) -> Value,
+) -> (Vec<Value>, Option<String>) {
+    page_where(map, after, size, |_, _| true, f)
+}
+
+/// One page of the entries of `map` after `after` that `keep` keeps, mapped with `f`, and
+/// the cursor of the next page: pages are cut after filtering, so each holds `size` kept
+/// entries (the last fewer), and a cursor names the last kept key of its page.
+pub(crate) fn page_where<E>(
+    map: &BTreeMap<String, Arc<E>>,
+    after: Option<&str>,
+    size: usize,
+    keep: impl Fn(&str, &E) -> bool,
     f: impl Fn(&E) -> Value,
 ) -> (Vec<Value>, Option<String>) {
     let start = match after {
@@ -44,6 +58,9 @@ pub(crate) fn page<E>(
     let mut last = None;
     let mut more = false;
     for (k, e) in map.range::<str, _>((start, Bound::Unbounded)) {
+        if !keep(k, e) {
+            continue;
+        }
         if items.len() == size {
             more = true;
             break;
@@ -74,5 +91,19 @@ mod tests {
         assert!(read_cursor(Some(&json!({ "cursor": URL_SAFE_NO_PAD.encode("other") }))).is_err());
         assert!(read_cursor(Some(&json!({ "cursor": 3 }))).is_err());
         assert_eq!(read_cursor(Some(&json!({}))).unwrap(), None);
+    }
+
+    #[test]
+    fn filtered_pages_are_full_and_their_cursors_skip_hidden_keys() {
+        let map: BTreeMap<String, Arc<u32>> = (0..7).map(|i| (format!("k{i}"), Arc::new(i))).collect();
+        let even = |_: &str, v: &u32| v % 2 == 0;
+        let (a, c) = page_where(&map, None, 2, even, |v| json!(v));
+        assert_eq!(a, vec![json!(0), json!(2)]);
+        let after = read_cursor(Some(&json!({ "cursor": c.unwrap() }))).unwrap();
+        let (b, c) = page_where(&map, after.as_deref(), 2, even, |v| json!(v));
+        assert_eq!((b, c), (vec![json!(4), json!(6)], None), "no page after the last kept entry");
+        // A cursor whose key is hidden since still goes on after it.
+        let (d, _) = page_where(&map, Some("k1"), 1, even, |v| json!(v));
+        assert_eq!(d, vec![json!(2)]);
     }
 }

@@ -29,8 +29,8 @@ use std::sync::Arc;
 
 /// What a verified access token grants.
 ///
-/// As data (what a binding's verifier answers): `{"subject": "alice", "scopes": ["notes:read"]}`
-/// (`scopes` may be left out), read by [`TokenInfo::from_answer`]; the same rules as
+/// As data (what a binding's verifier answers): `{"subject": "alice", "scopes": ["notes:read"],
+/// "claims": {"tenant": "acme"}}` (`scopes` and `claims` may be left out), read by [`TokenInfo::from_answer`]; the same rules as
 /// [`TokenInfo::validate`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,6 +41,10 @@ pub struct TokenInfo {
     /// The scopes granted, each a scope token (RFC 6749 §3.3).
     #[serde(default, deserialize_with = "de_opt_scopes_or_none")]
     pub scopes: Vec<String>,
+    /// The token's other claims, for handlers and middleware to read (`ctx.claims()`): an
+    /// object of anything (say `{"tenant": "acme", "roles": ["admin"]}`); empty by default.
+    #[serde(default)]
+    pub claims: serde_json::Map<String, Value>,
 }
 
 impl TokenInfo {
@@ -50,7 +54,20 @@ impl TokenInfo {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        TokenInfo { subject: subject.into(), scopes: scopes.into_iter().map(Into::into).collect() }
+        TokenInfo {
+            subject: subject.into(),
+            scopes: scopes.into_iter().map(Into::into).collect(),
+            claims: serde_json::Map::new(),
+        }
+    }
+
+    /// The same grant with `claims` (an object; anything else leaves no claims).
+    pub fn with_claims(mut self, claims: Value) -> Self {
+        self.claims = match claims {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        self
     }
 
     /// Checks what a verifier may grant: a non-empty subject, and scopes that are scope tokens
@@ -103,7 +120,7 @@ impl TokenInfo {
 }
 
 /// How errors about a verifier's answer begin.
-const TOKEN_ANSWER: &str = "the token verifier must answer {\"subject\": non-empty string, \"scopes\": [scope, ...]} or null; its answer is wrong";
+const TOKEN_ANSWER: &str = "the token verifier must answer {\"subject\": non-empty string, \"scopes\": [scope, ...], \"claims\": {...}} or null; its answer is wrong";
 
 /// Checks an access token: `Ok(Some(info))` for a valid one (signature, expiry, and that it
 /// was issued for this resource, its audience), `Ok(None)` for an invalid one. An `Err` (the
@@ -663,6 +680,12 @@ mod tests {
         assert_eq!(
             TokenInfo::from_answer(json!({ "subject": "alice", "scopes": null })).unwrap(),
             Some(TokenInfo::new("alice", Vec::<String>::new()))
+        );
+        // Claims are carried as given, for handlers and middleware.
+        let claims = json!({ "tenant": "acme", "roles": ["admin"], "exp": 1 });
+        assert_eq!(
+            TokenInfo::from_answer(json!({ "subject": "alice", "claims": claims })).unwrap(),
+            Some(TokenInfo::new("alice", Vec::<String>::new()).with_claims(claims))
         );
     }
 }

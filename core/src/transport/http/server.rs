@@ -22,8 +22,8 @@ use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionRefused, SessionStore, is_legacy_initialize};
-use crate::server::{Exchange, Outgoing, RequestHeaders, Server, TransportContext};
-use crate::transport::auth::{BearerAuth, Refusal};
+use crate::server::{Exchange, Outgoing, RequestHeaders, Server, Token, TransportContext};
+use crate::transport::auth::{BearerAuth, Refusal, TokenInfo};
 pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
 use crate::transport::outgoing_bytes;
@@ -334,7 +334,7 @@ impl McpService {
         }
         if legacy {
             if let Some(id) = &session_id {
-                return self.legacy_post(id, message, &accept, &parts.headers, principal).await;
+                return self.legacy_post(id, message, &accept, &parts.headers, principal, token.as_ref()).await;
             }
             if let Message::Request(r) = &message {
                 if is_legacy_initialize(r) {
@@ -345,7 +345,7 @@ impl McpService {
         let req = match message {
             Message::Request(r) => r,
             Message::Notification(n) => {
-                let tc = self.transport_context(&parts.headers, principal);
+                let tc = self.transport_context(&parts.headers, principal, token.as_ref());
                 self.server.handle_notification(n, &tc);
                 return empty(StatusCode::ACCEPTED);
             }
@@ -359,7 +359,7 @@ impl McpService {
                 );
             }
         };
-        let tc = self.transport_context(&parts.headers, principal);
+        let tc = self.transport_context(&parts.headers, principal, token.as_ref());
         let exchange = self.server.handle_request(req, &tc);
         self.respond(exchange, &accept, None).await
     }
@@ -439,6 +439,7 @@ impl McpService {
         accept: &Accept,
         h: &HeaderMap,
         principal: Option<String>,
+        token: Option<&TokenInfo>,
     ) -> http::Response<McpBody> {
         // Another principal's session is not found: its message changes nothing.
         let Some((session, _in_use)) = self.sessions.checkout(id, principal.as_deref()) else {
@@ -464,7 +465,7 @@ impl McpService {
         }
         match message {
             Message::Request(req) => {
-                let tc = TransportContext { principal, headers: None, shutdown: self.shutdown.clone() };
+                let tc = TransportContext { headers: None, ..self.transport_context(h, principal, token) };
                 let exchange = self.server.handle_legacy_request(&session, req, &tc);
                 self.respond(exchange, accept, Some(id)).await
             }
@@ -515,15 +516,28 @@ impl McpService {
                 return rpc_error(StatusCode::BAD_REQUEST, ErrorObject::new(jsonrpc::INVALID_REQUEST, message));
             }
         }
-        let tc = TransportContext { principal, headers: None, shutdown: self.shutdown.clone() };
+        let tc = TransportContext {
+            principal,
+            headers: None,
+            shutdown: self.shutdown.clone(),
+            http_headers: None,
+            token: None,
+        };
         let exchange = self.server.legacy_stream(&session, &tc);
         sse_response(SseBody::new(exchange, None, Some(self.options.keep_alive)))
     }
 
-    /// The request-metadata headers of a request. A header sent in more than one field line
-    /// is recorded in [`RequestHeaders::repeated`] (the dispatcher answers -32020): never
-    /// "first one wins", which would let a client and an intermediary read different values.
-    fn transport_context(&self, h: &HeaderMap, principal: Option<String>) -> TransportContext {
+    /// What the server is told of a request besides its body: the principal, the token's
+    /// grant, every HTTP header (for handlers and middleware), and the request-metadata
+    /// headers. A header sent in more than one field line is recorded in
+    /// [`RequestHeaders::repeated`] (the dispatcher answers -32020): never "first one wins",
+    /// which would let a client and an intermediary read different values.
+    fn transport_context(
+        &self,
+        h: &HeaderMap,
+        principal: Option<String>,
+        token: Option<&TokenInfo>,
+    ) -> TransportContext {
         let mut repeated = Vec::new();
         let mut single = |name: &str| {
             let mut values = h.get_all(name).iter();
@@ -545,7 +559,16 @@ impl McpService {
             })
             .collect();
         let headers = RequestHeaders { protocol_version, method, name, params, repeated };
-        TransportContext { principal, headers: Some(headers), shutdown: self.shutdown.clone() }
+        let token = token.map(|t| {
+            Arc::new(Token { subject: t.subject.clone(), scopes: t.scopes.clone(), claims: t.claims.clone() })
+        });
+        TransportContext {
+            principal,
+            headers: Some(headers),
+            shutdown: self.shutdown.clone(),
+            http_headers: Some(Arc::new(h.clone())),
+            token,
+        }
     }
 
     /// DNS rebinding protection. The host a request names (its `Host` header, and the request

@@ -123,7 +123,13 @@ where
     let writer = tokio::spawn(write_loop(output, out_rx, out_tx.budget.clone(), stop.clone()));
     let inflight: Inflight = Arc::default();
     let tasks = tokio_util::task::TaskTracker::new();
-    let tc = TransportContext { principal: None, headers: None, shutdown: options.shutdown.child_token() };
+    let tc = TransportContext {
+        principal: None,
+        headers: None,
+        shutdown: options.shutdown.child_token(),
+        http_headers: None,
+        token: None,
+    };
     // Decided by the first request: a legacy `initialize` makes the whole process a legacy
     // session; `None` until then.
     let mut era: Option<ServedIn> = None;

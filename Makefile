@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-stdio-eof test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node dist test-dist
+.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node dist test-dist
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
@@ -30,7 +30,7 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof test-dist
+test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof test-fleet test-dist
 	@echo "make test: all passed"
 
 test-rust:
@@ -107,6 +107,15 @@ test-stdio-eof: build-release c
 		"c=target/c-examples/everything_server --stdio" \
 		"python=$(PY_VENV) bindings-python/examples/everything_server.py --stdio" \
 		"node=node bindings-node/examples/everything_server.mjs --stdio"
+
+# A fleet (docs/deployment.md): redis-server and nginx, pinned Debian packages installed by
+# scripts/debian-tool.sh, in front of the Rust, Python and C everything servers; conformance
+# through nginx, changes across instances, one instance killed under load.
+test-fleet: build-release c
+	bash bindings-python/scripts/develop.sh
+	$(PY_VENV) tests/fleet/run.py "$(EVERYTHING)" \
+		"$(PY_VENV) bindings-python/examples/everything_server.py" \
+		"target/c-examples/everything_server"
 
 # The Python package: a venv under bindings-python/.venv with pinned tools, the extension
 # built into the workspace target/ as the release wheel of dist/ and installed there

@@ -17,8 +17,14 @@ case "$tool" in
         exe=usr/bin/redis-server
         packages=(redis-tools=5:7.0.15-1~deb12u10 redis-server=5:7.0.15-1~deb12u10 libjemalloc2=5.3.0-1 liblzf1=3.6-3)
         ;;
+    nginx)
+        dir=nginx
+        exe=usr/sbin/nginx
+        # nginx's own package only: its libraries (pcre2, ssl, zlib, crypt) are in every Debian.
+        packages=(nginx=1.22.1-9+deb12u11)
+        ;;
     *)
-        echo "debian-tool.sh: unknown tool $tool (known: redis-server)" >&2
+        echo "debian-tool.sh: unknown tool $tool (known: redis-server, nginx)" >&2
         exit 2
         ;;
 esac

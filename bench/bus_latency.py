@@ -6,9 +6,10 @@
 Starts redis-server (scripts/debian-tool.sh) and two Rust everything servers sharing it
 (MCPAXLE_BUS). A client listens on instance B; another calls `test_trigger_tool_change` on
 instance A (across: through Redis) or on B itself (local), N times each, interleaved. The
-latency of one change is from the start of the trigger call to the `list_changed` arriving on
-the listen stream (so it includes the call's own round trip, the same in both rows); the
-difference of the rows is what the bus adds. Prints p50/p99 of each, in milliseconds.
+latency of one change runs from sending the trigger call to the `list_changed` arriving on the
+listen stream, stamped on arrival (it includes the request's way to the instance and its
+handler, the same in both rows, but not the call's answer); the difference of the rows is what
+the bus adds. Prints p50/p99 of each, in milliseconds.
 """
 
 from __future__ import annotations
@@ -72,12 +73,22 @@ async def measure(count: int, url_a: str, url_b: str) -> dict[str, list[float]]:
                     await asyncio.wait_for(sub.next(), 0.3)
                 except asyncio.TimeoutError:
                     break
+            # Arrivals are stamped as they come, by a task of their own (not after the trigger
+            # call returns: a notification may arrive before the call's own answer).
+            arrivals: asyncio.Queue[float] = asyncio.Queue()
+
+            async def stamp() -> None:
+                while await sub.next() is not None:
+                    arrivals.put_nowait(time.perf_counter())
+
+            stamper = asyncio.create_task(stamp())
             for i in range(count):
                 for label, maker in (("local (B to B)", b), ("across (A to B, Redis)", a)):
                     t0 = time.perf_counter()
                     await maker.call_tool("test_trigger_tool_change")
-                    await asyncio.wait_for(sub.next(), 10)
-                    out[label].append((time.perf_counter() - t0) * 1000)
+                    arrived = await asyncio.wait_for(arrivals.get(), 10)
+                    out[label].append((arrived - t0) * 1000)
+            stamper.cancel()
     return out
 
 

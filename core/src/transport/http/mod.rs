@@ -8,6 +8,7 @@ pub(crate) mod client;
 pub mod connections;
 pub mod headers;
 pub(crate) mod hyper_client;
+pub mod mounted;
 mod resume;
 mod rules;
 mod server;

@@ -23,6 +23,7 @@ pub mod client_oauth;
 pub mod context;
 pub mod ffi;
 pub mod json;
+pub mod mount;
 #[cfg(test)]
 mod options_tests;
 mod owner;

@@ -262,6 +262,12 @@ export declare class Client {
   static connectHttp(url: string | URL, options?: HttpClientOptions): Promise<Client>
   /** Spawns `command` with `args` as the server and connects to it over stdio. */
   static connectStdio(command: string, args?: string[], options?: StdioClientOptions): Promise<Client>
+  /**
+   * Connects to `server`, a `Server` of this process, with no port and no child process (the
+   * stdio transport over an in-memory pipe): the whole protocol, for tests. `protocolVersions:
+   * ['2025-11-25']` opens a legacy session.
+   */
+  static connectInMemory(server: Server, options?: StdioClientOptions): Promise<Client>
   /** `'modern'` (2026-07-28, per-request `_meta`) or `'legacy'` (an `initialize` session). */
   readonly era: 'modern' | 'legacy'
   /** The protocol version in use. */

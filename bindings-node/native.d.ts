@@ -258,6 +258,12 @@ export interface ClientConfig {
 /** Connects to a Streamable HTTP endpoint. */
 export declare function connectHttp(url: string, config: ClientConfig): Promise<NativeClient>
 
+/**
+ * Connects to `server`, served in this process over an in-memory pipe (the core's
+ * `Client::connect_in_memory`): no port, no child process.
+ */
+export declare function connectInMemory(server: NativeServer, config: ClientConfig): Promise<NativeClient>
+
 /** Spawns a server and connects to it over stdio. */
 export declare function connectStdio(command: string, args: Array<string>, config: ClientConfig): Promise<NativeClient>
 

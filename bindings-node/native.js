@@ -845,6 +845,7 @@ module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.RequestCtx = nativeBinding.RequestCtx
 module.exports.applySchemaDefaults = nativeBinding.applySchemaDefaults
 module.exports.connectHttp = nativeBinding.connectHttp
+module.exports.connectInMemory = nativeBinding.connectInMemory
 module.exports.connectStdio = nativeBinding.connectStdio
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.optionsExamples = nativeBinding.optionsExamples

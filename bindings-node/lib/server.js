@@ -267,6 +267,9 @@ class ServerHandle {
  * An MCP server with JavaScript handlers. Register tools, resources and prompts at any time
  * (clients are told), then serve it with `serveHttp()` or `serveStdio()`.
  */
+/** The key of `Server`'s accessor of its native server, for `Client.connectInMemory` (not exported). */
+const NATIVE = Symbol('mcpaxle.nativeServer')
+
 class Server {
   #native
 
@@ -285,6 +288,12 @@ class Server {
    * `Internal error in tool "name"` (and the like). A `ToolError` and the protocol errors
    * (`McpError` with e.g. `INVALID_PARAMS`) are sent as thrown either way.
    */
+  /** @private the native server of `server` (for `Client.connectInMemory`). */
+  static [NATIVE](server) {
+    if (!(server instanceof Server)) throw usage(`connectInMemory takes a Server, not ${server === null ? 'null' : typeof server}`)
+    return server.#native
+  }
+
   constructor(options) {
     const o = options || {}
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
@@ -499,4 +508,4 @@ function completionRef(ref) {
   throw usage("a completion ref is {type: 'ref/prompt', name} or {type: 'ref/resource', uri}")
 }
 
-module.exports = { Server, RequestContext, ServerHandle }
+module.exports = { Server, RequestContext, ServerHandle, NATIVE }

@@ -96,6 +96,13 @@ pub struct NativeServer {
     server: Server,
 }
 
+impl NativeServer {
+    /// The core's server.
+    pub fn core(&self) -> &Server {
+        &self.server
+    }
+}
+
 #[napi]
 impl NativeServer {
     /// Builds a server.

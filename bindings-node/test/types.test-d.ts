@@ -141,6 +141,8 @@ async function server(): Promise<void> {
   const fetched: FetchHandler = s.fetchHandler(options)
   const response: Response = await fetched(new Request('http://127.0.0.1/mcp'), { remoteAddress: '127.0.0.1' })
   console.log(response.status, response.body)
+  const inMemory: Client = await Client.connectInMemory(s, { protocolVersions: ['2025-11-25'] })
+  await inMemory.close()
   await s.serveStdio().closed
 }
 

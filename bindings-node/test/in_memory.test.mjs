@@ -1,10 +1,15 @@
 // Client.connectInMemory: the package's Client joined to a Server of this process with no port
 // and no child process, in both eras: calls, MRTR asks answered by the client's handlers,
-// progress, a listen stream, cancellation, and what it refuses.
+// progress, a listen stream, cancellation, and what it refuses; the README's node:test example
+// ("Testing your server") runs as pasted.
 
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { describe, test } from 'node:test'
-import { mcpaxle, text } from './helpers.mjs'
+import { mcpaxle, pkg, root, text } from './helpers.mjs'
 
 const { Client, Server } = mcpaxle
 
@@ -93,4 +98,21 @@ describe('Client.connectInMemory', () => {
     await assert.rejects(Client.connectInMemory({}), { kind: 'usage', message: /takes a Server/ })
     await assert.rejects(Client.connectInMemory(null), { kind: 'usage', message: /takes a Server, not null/ })
   })
+})
+
+test('the README example weather.test.mjs runs as pasted', { timeout: 60_000 }, () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpaxle-in-memory-'))
+  try {
+    execFileSync('python3', [path.join(root, 'packaging', 'quickstarts.py'), dir])
+    fs.mkdirSync(path.join(dir, 'node_modules'))
+    fs.symlinkSync(pkg, path.join(dir, 'node_modules', 'mcpaxle'), 'dir')
+    // A test run of its own, not a subtest of this one (node --test marks its children).
+    const env = { ...process.env }
+    delete env.NODE_TEST_CONTEXT
+    const out = execFileSync(process.execPath, ['--test', '--test-reporter=tap', 'weather.test.mjs'], { cwd: dir, env, timeout: 50_000, encoding: 'utf8' })
+    assert.match(out, /^# pass 2$/m)
+    assert.match(out, /^# fail 0$/m)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })

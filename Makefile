@@ -93,11 +93,12 @@ c:
 
 # The header must match the sources; the C tests run under valgrind; the C examples pass the
 # conformance suite as a server (both eras, one process) and as a client; the endpoint
-# mounted in libmicrohttpd (examples/mhd_server.c) serves both eras.
+# mounted in libmicrohttpd (examples/mhd_server.c) passes the server sets too.
 test-c: c
 	bindings-c/build.sh check-header
 	bindings-c/tests/run.sh
 	bindings-c/tests/mhd_smoke.sh target/c-examples/mhd_server
+	tests/conformance/server_both_eras.sh "target/c-examples/mhd_server 127.0.0.1 {port} --everything" c-mhd
 	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
 	tests/conformance/client_all.sh "target/c-examples/everything_client" c
 

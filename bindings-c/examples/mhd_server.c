@@ -3,7 +3,8 @@
  * and the routing; mcpaxle serves what the host routes to /mcp (both protocol eras, SSE
  * streams included) through mcpaxle_mount_handle and the response's chunks.
  *
- *   mhd_server 127.0.0.1 3000       (endpoint http://127.0.0.1:3000/mcp; SIGINT/SIGTERM stop it)
+ *   mhd_server 127.0.0.1 3000                (endpoint http://127.0.0.1:3000/mcp; SIGINT/SIGTERM stop it)
+ *   mhd_server 127.0.0.1 3000 --everything   (every conformance fixture, from everything_server.c)
  *
  * Build: cc mhd_server.c $(pkg-config --cflags --libs mcpaxle libmicrohttpd) -o mhd_server
  * (Debian: apt-get install libmicrohttpd-dev).
@@ -15,6 +16,11 @@
 #define _GNU_SOURCE
 #include <mcpaxle.h>
 #include <microhttpd.h>
+
+/* The conformance fixtures of the everything server (its build(), without its main), for
+ * --everything: the official suite then runs against the endpoint mounted here. */
+#define MCPAXLE_EVERYTHING_NO_MAIN
+#include "everything_server.c"
 
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -170,8 +176,9 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: mhd_server HOST PORT\n");
+    bool everything = argc == 4 && strcmp(argv[3], "--everything") == 0;
+    if (argc != 3 && !everything) {
+        fprintf(stderr, "usage: mhd_server HOST PORT [--everything]\n");
         return 2;
     }
     sigset_t stop;
@@ -182,10 +189,15 @@ int main(int argc, char **argv) {
 
     mcpaxle_server *server = NULL;
     mcpaxle_mount *mount = NULL;
-    if (mcpaxle_server_new("weather", "1.0.0", NULL, &server) != MCPAXLE_OK ||
-        mcpaxle_server_add_tool(server, "{\"name\":\"forecast\",\"inputSchema\":{\"type\":\"object\"}}", forecast, NULL) !=
-            MCPAXLE_OK ||
-        mcpaxle_mount_new(server, "{\"allowedHosts\":[\"127.0.0.1\",\"localhost\"]}", &mount) != MCPAXLE_OK) {
+    if (everything) {
+        server = build();
+    } else if (mcpaxle_server_new("weather", "1.0.0", NULL, &server) != MCPAXLE_OK ||
+               mcpaxle_server_add_tool(server, "{\"name\":\"forecast\",\"inputSchema\":{\"type\":\"object\"}}", forecast,
+                                       NULL) != MCPAXLE_OK) {
+        fprintf(stderr, "mhd_server: %s\n", mcpaxle_last_error_message());
+        return 1;
+    }
+    if (mcpaxle_mount_new(server, "{\"allowedHosts\":[\"127.0.0.1\",\"localhost\"]}", &mount) != MCPAXLE_OK) {
         fprintf(stderr, "mhd_server: %s\n", mcpaxle_last_error_message());
         return 1;
     }

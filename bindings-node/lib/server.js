@@ -263,15 +263,21 @@ class ServerHandle {
   }
 }
 
+/** The key of `Server`'s accessor of its native server, for `Client.connectInMemory` (not exported). */
+const NATIVE = Symbol('mcpaxle.nativeServer')
+
 /**
  * An MCP server with JavaScript handlers. Register tools, resources and prompts at any time
  * (clients are told), then serve it with `serveHttp()` or `serveStdio()`.
  */
-/** The key of `Server`'s accessor of its native server, for `Client.connectInMemory` (not exported). */
-const NATIVE = Symbol('mcpaxle.nativeServer')
-
 class Server {
   #native
+
+  /** @private the native server of `server` (for `Client.connectInMemory`). */
+  static [NATIVE](server) {
+    if (!(server instanceof Server)) throw usage(`connectInMemory takes a Server, not ${server === null ? 'null' : typeof server}`)
+    return server.#native
+  }
 
   /**
    * `options`: `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
@@ -288,12 +294,6 @@ class Server {
    * `Internal error in tool "name"` (and the like). A `ToolError` and the protocol errors
    * (`McpError` with e.g. `INVALID_PARAMS`) are sent as thrown either way.
    */
-  /** @private the native server of `server` (for `Client.connectInMemory`). */
-  static [NATIVE](server) {
-    if (!(server instanceof Server)) throw usage(`connectInMemory takes a Server, not ${server === null ? 'null' : typeof server}`)
-    return server.#native
-  }
-
   constructor(options) {
     const o = options || {}
     if (typeof o.name !== 'string' || typeof o.version !== 'string') throw usage('a server needs a name and a version')
@@ -437,18 +437,18 @@ class Server {
   /**
    * The endpoint as a `node:http` request listener `(req, res)`, to mount in the application's
    * own server: `app.use('/mcp', server.nodeHandler())` (Express), `http.createServer(handler)`,
-   * any framework's raw `req` and `res` (Fastify's `req.raw`, `reply.raw`). It serves whatever path it
-   * is routed; a response is streamed (SSE) as the core yields it, and a client that goes away
+   * any framework's raw `req` and `res` (Fastify's `req.raw`, `reply.raw`). It serves whatever
+   * path it is routed; a response is streamed (SSE) as the core yields it, and a client that goes away
    * cancels its request. The options are `serveHttp`'s without `host`, `port` and
    * `connections` (the application's server owns its connections); `path` is the endpoint's
    * public path, used for the bearer auth metadata (`/.well-known/oauth-protected-resource<path>`,
    * answered if routed here too).
    *
    * The Host header is checked as by `serveHttp`: by default only the loopback names pass;
-   * `allowedHosts` replaces them with the names the application is reached by. Mount it before body parsers
-   * (`express.json()`) so the core reads the request as sent; a body already read is taken
-   * from `req.body` (re-encoded as JSON if parsed). `handler.close()` ends the open `subscriptions/listen` streams with their
-   * final response (call it when the application shuts down).
+   * `allowedHosts` replaces them with the names the application is reached by. Mount it before
+   * body parsers (`express.json()`) so the core reads the request as sent; a body already read
+   * is taken from `req.body` (re-encoded as JSON if parsed). `handler.close()` ends the open
+   * `subscriptions/listen` streams with their final response (call it at shutdown).
    */
   nodeHandler(options = {}) {
     return mount.nodeHandler(this.#mount(options))

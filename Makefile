@@ -85,15 +85,20 @@ conformance-client: build-release
 	tests/conformance/client_all.sh "target/release/examples/everything_client" rust
 
 # The C ABI: libmcpaxle (shared and static), include/mcpaxle.h, mcpaxle.pc and the CMake
-# package under target/c-prefix, and the C examples under target/c-examples.
+# package under target/c-prefix, and the C examples under target/c-examples (the system
+# packages they and the C tests need first: valgrind, libmicrohttpd).
 c:
+	bindings-c/scripts/install-deps.sh
 	bindings-c/build.sh
 
 # The header must match the sources; the C tests run under valgrind; the C examples pass the
-# conformance suite as a server (both eras, one process) and as a client.
+# conformance suite as a server (both eras, one process) and as a client; the endpoint
+# mounted in libmicrohttpd (examples/mhd_server.c) passes the server sets too.
 test-c: c
 	bindings-c/build.sh check-header
 	bindings-c/tests/run.sh
+	bindings-c/tests/mhd_smoke.sh target/c-examples/mhd_server
+	tests/conformance/server_both_eras.sh "target/c-examples/mhd_server 127.0.0.1 {port} --everything" c-mhd
 	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
 	tests/conformance/client_all.sh "target/c-examples/everything_client" c
 

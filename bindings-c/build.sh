@@ -128,9 +128,17 @@ CMAKE
   local flags; flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpaxle)"
   for src in "$here"/examples/*.c; do
     local bin; bin="$examples_out/$(basename "$src" .c)"
+    local extra=""
+    if [[ "$src" == */mhd_server.c ]]; then
+      # The host server of the mounted endpoint's example (bindings-c/scripts/install-deps.sh).
+      extra="$(pkg-config --cflags --libs libmicrohttpd)" || {
+        echo "build.sh: libmicrohttpd is missing (examples/mhd_server.c): run bindings-c/scripts/install-deps.sh" >&2
+        exit 1
+      }
+    fi
     if [[ ! -x "$bin" || "$src" -nt "$bin" || "$prefix/include/mcpaxle.h" -nt "$bin" || "$prefix/lib/libmcpaxle.so" -nt "$bin" ]]; then
       # shellcheck disable=SC2086
-      "$CC" -std=c11 -O2 -g -Wall -Wextra -Werror "$src" $flags -o "$bin"
+      "$CC" -std=c11 -O2 -g -Wall -Wextra -Werror "$src" $flags $extra -o "$bin"
     fi
   done
   echo "build.sh: libraries, header and pkg-config/CMake files in target/c-prefix; examples in target/c-examples"

@@ -262,6 +262,12 @@ export declare class Client {
   static connectHttp(url: string | URL, options?: HttpClientOptions): Promise<Client>
   /** Spawns `command` with `args` as the server and connects to it over stdio. */
   static connectStdio(command: string, args?: string[], options?: StdioClientOptions): Promise<Client>
+  /**
+   * Connects to `server`, a `Server` of this process, with no port and no child process (the
+   * stdio transport over an in-memory pipe): the whole protocol, for tests. `protocolVersions:
+   * ['2025-11-25']` opens a legacy session.
+   */
+  static connectInMemory(server: Server, options?: StdioClientOptions): Promise<Client>
   /** `'modern'` (2026-07-28, per-request `_meta`) or `'legacy'` (an `initialize` session). */
   readonly era: 'modern' | 'legacy'
   /** The protocol version in use. */
@@ -625,6 +631,52 @@ export interface ConnectionLimits {
   maxBodyBytesInFlight?: number
 }
 
+/**
+ * The options of an endpoint mounted in the application's own HTTP server (`nodeHandler`,
+ * `fetchHandler`): those of `serveHttp` but `host`, `port` and `connections`, which are the
+ * application server's.
+ */
+export interface MountOptions {
+  /** The endpoint's public path (default `'/mcp'`): the bearer auth metadata is published for it. */
+  path?: string
+  /**
+   * Host header values accepted (names, without port; `'*'` for any), instead of the default
+   * loopback names: the names the application is reached by (`['mcp.example.com']`), plus
+   * `'127.0.0.1'` or `'localhost'` if local clients use them.
+   */
+  allowedHosts?: string[]
+  /** Origins accepted besides loopback ones (`'*'` for any). */
+  allowedOrigins?: string[]
+  /** The largest request body accepted, in bytes (default 4 MiB); no more is read. */
+  maxBody?: number
+  /** Interval of keep-alive comments on long-lived streams, in milliseconds (default 15 000). */
+  keepAliveMs?: number
+  /** Bearer-token protection (OAuth 2.1 resource server); none by default. */
+  auth?: BearerAuthOptions
+  /** CORS for browser pages of other origins (off by default); as `serveHttp`'s. */
+  cors?: CorsOptions
+}
+
+/**
+ * A `node:http` request listener serving the MCP endpoint: `(req, res)` of `node:http`, Express
+ * or Fastify's `request.raw`/`reply.raw`.
+ */
+export interface NodeHandler {
+  (req: object, res: object, next?: unknown): void
+  /** Ends the open `subscriptions/listen` streams with their final response (at shutdown). */
+  close(): void
+}
+
+/** The client's address, as a fetch runtime hands it to its handler (Deno's `remoteAddr` too). */
+export type FetchClientInfo = { remoteAddress?: string; remotePort?: number } | { remoteAddr: { hostname: string; port: number } }
+
+/** A fetch handler serving the MCP endpoint (Hono, Bun, Deno, workers). */
+export interface FetchHandler {
+  (request: Request, info?: FetchClientInfo): Promise<Response>
+  /** Ends the open `subscriptions/listen` streams with their final response (at shutdown). */
+  close(): void
+}
+
 /** An MCP server with JavaScript handlers; registries can change at any time (clients are told). */
 export declare class Server {
   constructor(options: ServerOptions)
@@ -715,6 +767,18 @@ export declare class Server {
      */
     healthPath?: string
   }): Promise<ServerHandle>
+  /**
+   * The endpoint as a `node:http` request listener, to mount in the application's own server
+   * (`app.use('/mcp', server.nodeHandler())` in Express), serving whatever path it is routed.
+   * Responses stream (SSE) as the core yields them; a client that goes away cancels its
+   * request. Mount it before body parsers (a body already parsed is re-encoded from `req.body`).
+   */
+  nodeHandler(options?: MountOptions): NodeHandler
+  /**
+   * The endpoint as a fetch handler: its response body is a `ReadableStream` (SSE); aborting
+   * the request's `signal` or cancelling the body cancels the request.
+   */
+  fetchHandler(options?: MountOptions): FetchHandler
   /**
    * Serves on this process's stdin/stdout until stdin closes (log with `console.error`).
    * `maxOutboundQueue` (default 1024) bounds the messages waiting to be written: a client that

@@ -79,6 +79,46 @@ export declare class NativeHttpServer {
   wait(): Promise<void>
 }
 
+/**
+ * An MCP endpoint mounted in a host HTTP server (the JavaScript `nodeHandler` and
+ * `fetchHandler` wrap it).
+ */
+export declare class NativeMount {
+  /**
+   * The largest request body accepted (the `maxBody` option): the JavaScript layer reads no
+   * more than one byte past it before the core answers `413`.
+   */
+  get maxBody(): number
+  /**
+   * Serves one request; resolves with the response once its head is ready. Cancelling
+   * `cancel` before then drops the request (it is cancelled in the server).
+   */
+  handle(request: MountRequest, cancel: CancelToken): Promise<NativeResponse>
+  /**
+   * Ends the open `subscriptions/listen` streams of this endpoint with their final
+   * response (what the built-in server does on `close()`).
+   */
+  close(): void
+}
+
+/** The response to a mounted request: its head, then its body chunk by chunk. */
+export declare class NativeResponse {
+  /** The HTTP status. */
+  get status(): number
+  /** The header fields as a flat list, `[name, value, name, value, ...]`. */
+  get headers(): Array<string>
+  /**
+   * The body's next chunk as the core yields it, `null` at its end (or once closed). One
+   * call at a time.
+   */
+  next(): Promise<Uint8Array | null>
+  /**
+   * Drops the body: a request still running is cancelled (call it when the client goes
+   * away). Idempotent.
+   */
+  close(): void
+}
+
 /** An MCP server with JavaScript handlers (the JavaScript `Server` wraps it). */
 export declare class NativeServer {
   /** Builds a server. */
@@ -136,6 +176,11 @@ export declare class NativeServer {
   notifyListChanged(list: string): void
   /** Serves over Streamable HTTP on `host:port` (port 0: any free port). */
   serveHttp(host: string, port: number, config?: HttpConfig | undefined | null): Promise<NativeHttpServer>
+  /**
+   * The endpoint to mount in the host's own HTTP server, with the options of `serveHttp`
+   * (`connections` is the host's business and not used).
+   */
+  mount(config?: HttpConfig | undefined | null): NativeMount
   /** Serves on this process's stdin and stdout until stdin closes or `stop` is cancelled. */
   serveStdio(stop: CancelToken, config?: StdioConfig | undefined | null): Promise<void>
 }
@@ -235,6 +280,12 @@ export interface ClientConfig {
 /** Connects to a Streamable HTTP endpoint. */
 export declare function connectHttp(url: string, config: ClientConfig): Promise<NativeClient>
 
+/**
+ * Connects to `server`, served in this process over an in-memory pipe (the core's
+ * `Client::connect_in_memory`): no port, no child process.
+ */
+export declare function connectInMemory(server: NativeServer, config: ClientConfig): Promise<NativeClient>
+
 /** Spawns a server and connects to it over stdio. */
 export declare function connectStdio(command: string, args: Array<string>, config: ClientConfig): Promise<NativeClient>
 
@@ -265,6 +316,25 @@ export interface HttpConfig {
    * `ok` is `{subject, scopes}`, or `null` for an invalid token.
    */
   verify?: (token: string) => Promise<string>
+}
+
+/** One request the host routed to the endpoint. */
+export interface MountRequest {
+  /** The method (`"POST"`). */
+  method: string
+  /** The path and query the host received (`/mcp?x=1`). */
+  url: string
+  /**
+   * The header fields as a flat list, `[name, value, name, value, ...]` (Node's
+   * `rawHeaders`), repeated names kept.
+   */
+  headers: Array<string>
+  /** The whole body. */
+  body: Uint8Array
+  /** The client's IP address, if the host knows it. */
+  remoteAddress?: string
+  /** The client's port (0 if unknown). */
+  remotePort?: number
 }
 
 /**

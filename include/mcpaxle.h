@@ -210,9 +210,19 @@ typedef struct mcpaxle_context mcpaxle_context;
 typedef struct mcpaxle_error mcpaxle_error;
 
 /**
+ * The response to one mounted request (`mcpaxle_mount_handle`): status, headers, body.
+ */
+typedef struct mcpaxle_http_response mcpaxle_http_response;
+
+/**
  * A Streamable HTTP server running in the background, from `mcpaxle_http_server_start`.
  */
 typedef struct mcpaxle_http_server mcpaxle_http_server;
+
+/**
+ * The MCP endpoint to mount in the host's HTTP server (`mcpaxle_mount_new`).
+ */
+typedef struct mcpaxle_mount mcpaxle_mount;
 
 /**
  * The rest of a middleware's chain: run it with `mcpaxle_next_run`. The same id as the
@@ -331,6 +341,28 @@ typedef void (*mcpaxle_next_done)(void *user_data, const char *outcome_json);
 typedef void (*mcpaxle_visibility)(void *user_data,
                                    const char *asked_json,
                                    struct mcpaxle_reply *reply);
+
+/**
+ * One header field of a request handed to `mcpaxle_mount_handle`: NUL-terminated name and
+ * value (as received; a repeated name is given once per field line).
+ */
+typedef struct mcpaxle_http_header {
+    /**
+     * The field name (`Content-Type`; any case).
+     */
+    const char *name;
+    /**
+     * The field value.
+     */
+    const char *value;
+} mcpaxle_http_header;
+
+/**
+ * The write callback of `mcpaxle_http_response_stream`: writes `len` bytes at `data` (valid
+ * during the call) to the client; returns 0 to go on, anything else when the client is gone
+ * (the request is then cancelled).
+ */
+typedef int (*mcpaxle_chunk_writer)(void *user_data, const uint8_t *data, size_t len);
 
 /**
  * A server handler: called once per request (and once per MRTR round) for the tool, resource,
@@ -1417,6 +1449,121 @@ enum mcpaxle_result mcpaxle_reply_rpc_error(struct mcpaxle_reply *reply,
                                             const char *data_json);
 
 /**
+ * Creates the endpoint of `server` to mount in the host's own HTTP server, with the options
+ * of `mcpaxle_server_start_http` (`options_json` NULL or the core's `HttpOptions`; `connections`
+ * is the host's business and unused; the bearer protection is the server's,
+ * `mcpaxle_server_set_bearer_auth`). The Host header is checked as there: by default only the
+ * loopback names pass, `allowedHosts` replaces them with the names the host is reached by.
+ * `path` is the endpoint's public path (for the bearer metadata); any routed path is served.
+ *
+ * `mcpaxle_server_stop` ends the mount's open `subscriptions/listen` streams, as it stops the
+ * server's other transports.
+ *
+ * Ownership: `*out` is the caller's (`mcpaxle_mount_free`); it borrows `server`, which must
+ * outlive it. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_mount_new(struct mcpaxle_server *server,
+                                      const char *options_json,
+                                      struct mcpaxle_mount **out);
+
+/**
+ * Ends the mount's open `subscriptions/listen` streams (with their final response) and frees
+ * it. Responses still held stay valid until freed. NULL is a no-op.
+ *
+ * Ownership: takes the handle. Thread: any.
+ */
+void mcpaxle_mount_free(struct mcpaxle_mount *mount);
+
+/**
+ * Serves one request the host routed to the endpoint: `method` (`"POST"`), `target` (the path
+ * and query), `header_count` header fields at `headers` (NULL if none), the whole body
+ * (`body_len` bytes at `body`, NULL if none), and the client's address `remote_addr`
+ * (`"IP:PORT"` or `"IP"`, NULL if unknown: unauthenticated legacy sessions are then limited
+ * only by the table's size). Blocks until the response's head is ready (a long answer
+ * streams its body afterwards), then sets `*out`. Read no more than the endpoint's `maxBody`
+ * plus one byte of a body before calling: a longer one is answered `413` anyway.
+ *
+ * `cancel` (NULL for none): cancelling it before the head is ready drops the request (it is
+ * cancelled in the server) and this returns `MCPAXLE_ERR_CANCELLED`. A method, target or
+ * header `http` refuses is `MCPAXLE_ERR_USAGE`. Bad requests otherwise get their HTTP answer
+ * (`400`, `404`, `405`, `413`, `415`, ...), as on `mcpaxle_server_start_http`.
+ *
+ * Ownership: every argument is borrowed for the call; `*out` is the caller's
+ * (`mcpaxle_http_response_free`). Thread: any thread that is not an async runtime worker
+ * (one per request at once: a host with a thread per connection).
+ */
+enum mcpaxle_result mcpaxle_mount_handle(struct mcpaxle_mount *mount,
+                                         const char *method,
+                                         const char *target,
+                                         const struct mcpaxle_http_header *headers,
+                                         size_t header_count,
+                                         const uint8_t *body,
+                                         size_t body_len,
+                                         const char *remote_addr,
+                                         const struct mcpaxle_cancel_token *cancel,
+                                         struct mcpaxle_http_response **out);
+
+/**
+ * The response's HTTP status (0 for NULL). Thread: any.
+ */
+uint16_t mcpaxle_http_response_status(const struct mcpaxle_http_response *response);
+
+/**
+ * The number of the response's header fields (0 for NULL). Thread: any.
+ */
+size_t mcpaxle_http_response_header_count(const struct mcpaxle_http_response *response);
+
+/**
+ * The header field `index` of the response (below `mcpaxle_http_response_header_count`):
+ * `*name` (lowercase) and `*value`, borrowed from the response until it is freed.
+ * `MCPAXLE_ERR_INVALID_PARAMS` past the last one. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_http_response_header(const struct mcpaxle_http_response *response,
+                                                 size_t index,
+                                                 const char **name,
+                                                 const char **value);
+
+/**
+ * Reads the body's next chunk as the core yields it (one JSON object, or SSE events or a
+ * keep-alive comment): sets `*data` and `*len` (`*len` 0 and `*data` NULL at the end, or
+ * once the response is cancelled). Blocks while a stream has nothing to send. The chunk is
+ * borrowed until the next read or the free.
+ *
+ * Ownership: borrows the response. Thread: any thread that is not an async runtime worker,
+ * one at a time; `mcpaxle_http_response_cancel` may be called meanwhile from another.
+ */
+enum mcpaxle_result mcpaxle_http_response_read(struct mcpaxle_http_response *response,
+                                               const uint8_t **data,
+                                               size_t *len);
+
+/**
+ * Writes the whole body to `write` as the core yields it, then returns `MCPAXLE_OK`; if
+ * `write` returns nonzero (its client went away), the request is cancelled and this returns
+ * `MCPAXLE_ERR_CANCELLED`, as it does when the response is cancelled. `write` runs on the
+ * calling thread.
+ *
+ * Ownership: borrows the response. Thread: as `mcpaxle_http_response_read`.
+ */
+enum mcpaxle_result mcpaxle_http_response_stream(struct mcpaxle_http_response *response,
+                                                 mcpaxle_chunk_writer write,
+                                                 void *user_data);
+
+/**
+ * Cancels the response (call it when its client went away): a read blocked on it returns the
+ * end, and the request, if still running, is cancelled. Idempotent.
+ *
+ * Thread: any.
+ */
+enum mcpaxle_result mcpaxle_http_response_cancel(struct mcpaxle_http_response *response);
+
+/**
+ * Frees a response; a request still running is cancelled. NULL is a no-op.
+ *
+ * Ownership: takes the handle (no read or stream may be running on it). Thread: any.
+ */
+void mcpaxle_http_response_free(struct mcpaxle_http_response *response);
+
+/**
  * Stops every transport currently serving this server: blocking `mcpaxle_server_serve_*`
  * calls return, background HTTP servers stop accepting and drain. The server stays usable and
  * can be served again.
@@ -1464,7 +1611,12 @@ enum mcpaxle_result mcpaxle_server_serve_fds(struct mcpaxle_server *server,
  * `options_json` may be NULL or an object (the core's `HttpOptions`) with any of `"path"` (the
  * endpoint, default "/mcp"), `"maxBody"` (bytes, default 4194304), `"allowedHosts"` and
  * `"allowedOrigins"` (beyond loopback; "*" allows any origin), `"keepAliveMs"` (default
- * 15000), `"drainTimeoutMs"` (default 10000), and `"connections"`: the limits
+ * 15000), `"drainTimeoutMs"` (default 10000), `"cors"` (CORS for browser pages of other
+ * origins, off by default: an object with `"allowedOrigins"`, origins exactly as browsers send
+ * them or "*", which the Origin check then accepts too; `"allowedHeaders"` and
+ * `"exposedHeaders"` besides MCP's own; `"maxAgeMs"`, default 600000), `"healthPath"` (a
+ * route answered 200 `{"status":"ok"}` to GET without auth or Host check, e.g. "/healthz";
+ * none by default), and `"connections"`: the limits
  * of the server's connections, an object with any of `"maxConnections"` (default: three
  * quarters of the fd limit, at most 10000; when full, the least recently busy idle connection
  * is closed for each new one), `"headerReadTimeoutMs"` (10000), `"bodyReadTimeoutMs"` (30000;

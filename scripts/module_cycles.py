@@ -43,6 +43,7 @@ SERVER_TRANSPORT = [
     "src/transport/http/rules.rs",
     "src/transport/http/auth.rs",
     "src/transport/http/connections.rs",
+    "src/transport/http/mounted.rs",
 ]
 CLIENT_TRANSPORT = [
     "src/transport/stdio/client.rs",

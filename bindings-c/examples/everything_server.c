@@ -733,6 +733,8 @@ static mcpaxle_server *build(void) {
     return s;
 }
 
+/* examples/mhd_server.c includes this file for its fixtures, with its own main. */
+#ifndef MCPAXLE_EVERYTHING_NO_MAIN
 static int usage(void) {
     fprintf(stderr, "usage: everything_server --http HOST:PORT | --stdio\n");
     return 2;
@@ -771,3 +773,4 @@ int main(int argc, char **argv) {
     mcpaxle_server_free(s);
     return 0;
 }
+#endif

@@ -94,7 +94,7 @@ fn notifier(
 
 /// A cancellation token for client calls (`mcpaxle_call_options_set_cancel`).
 pub struct mcpaxle_cancel_token {
-    token: CancellationToken,
+    pub(crate) token: CancellationToken,
 }
 
 /// Creates a cancellation token.

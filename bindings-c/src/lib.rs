@@ -24,6 +24,7 @@ pub mod context;
 pub mod ffi;
 pub mod json;
 pub mod middleware;
+pub mod mount;
 #[cfg(test)]
 mod options_tests;
 mod owner;

@@ -4,13 +4,17 @@
 //
 //   node bindings-node/examples/everything_server.mjs --http 127.0.0.1:3000   # endpoint /mcp
 //   node bindings-node/examples/everything_server.mjs --stdio
+//   node bindings-node/examples/everything_server.mjs --express 127.0.0.1:3000   # nodeHandler() in Express
+//   node bindings-node/examples/everything_server.mjs --fetch 127.0.0.1:3000     # fetchHandler() behind node:http
 //
 // One endpoint serves both protocol eras: 2026-07-28 requests (per-request _meta, where an ask
 // of the client is a Multi Round-Trip Request round) and 2025-11-25 sessions (initialize, where
 // the same ask is a real request to the client). SIGTERM and Ctrl-C close the server (stop
 // accepting, drain the requests in flight) and the process exits.
 
+import http from 'node:http'
 import { createRequire } from 'node:module'
+import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 const require = createRequire(import.meta.url)
@@ -354,8 +358,60 @@ server.resourceTemplate(
 // Serving --------------------------------------------------------------------------------------
 
 function usageExit() {
-  console.error('usage: everything_server.mjs --http HOST:PORT | --stdio')
+  console.error('usage: everything_server.mjs --http HOST:PORT | --express HOST:PORT | --fetch HOST:PORT | --stdio')
   process.exit(2)
+}
+
+/** A fetch handler behind `node:http` (what Hono's Node adapter does): bodies streamed both ways. */
+function fetchListener(handler) {
+  return async (req, res) => {
+    const controller = new AbortController()
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort()
+    })
+    const headers = new Headers()
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
+    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Readable.toWeb(req)
+    const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body, duplex: 'half', signal: controller.signal })
+    const response = await handler(request, { remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort })
+    res.writeHead(response.status, [...response.headers].flat())
+    res.flushHeaders()
+    try {
+      if (response.body != null) for await (const chunk of response.body) res.write(chunk)
+    } catch {
+      // The client went away.
+    }
+    res.end()
+  }
+}
+
+/** Serves the endpoint mounted in an application server (`express` or `fetch`) at /mcp. */
+async function serveMounted(kind, host, port) {
+  let listener
+  let mcp
+  if (kind === 'express') {
+    const express = require('express')
+    const app = express()
+    mcp = server.nodeHandler()
+    app.use('/mcp', mcp)
+    app.use(express.json())
+    listener = http.createServer(app)
+  } else {
+    mcp = server.fetchHandler()
+    listener = http.createServer(fetchListener(mcp))
+  }
+  await new Promise((resolve, reject) => {
+    listener.once('error', reject)
+    listener.listen(port, host, resolve)
+  })
+  const closed = new Promise((resolve) => listener.once('close', resolve))
+  const close = () => {
+    mcp.close()
+    listener.close()
+    listener.closeAllConnections()
+    return closed
+  }
+  return { url: `http://${host}:${listener.address().port}/mcp`, closed, close }
 }
 
 async function main(argv) {
@@ -377,6 +433,12 @@ async function main(argv) {
     if (at < 1 || !Number.isInteger(port)) usageExit()
     handle = await server.serveHttp({ host: argv[1].slice(0, at), port })
     console.error(`everything_server: listening on ${handle.url}`)
+  } else if (argv.length === 2 && (argv[0] === '--express' || argv[0] === '--fetch')) {
+    const at = argv[1].lastIndexOf(':')
+    const port = Number(argv[1].slice(at + 1))
+    if (at < 1 || !Number.isInteger(port)) usageExit()
+    handle = await serveMounted(argv[0].slice(2), argv[1].slice(0, at), port)
+    console.error(`everything_server: ${argv[0].slice(2)} listening on ${handle.url}`)
   } else {
     usageExit()
   }

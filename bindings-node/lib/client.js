@@ -150,9 +150,9 @@ class Client {
   #declared
   #closed = false
 
-  /** @private use Client.connectHttp / Client.connectStdio */
+  /** @private use Client.connectHttp / Client.connectStdio / Client.connectInMemory */
   constructor(nativeClient, handlers, declared) {
-    if (!(nativeClient instanceof native.NativeClient)) throw usage('use Client.connectHttp() or Client.connectStdio()')
+    if (!(nativeClient instanceof native.NativeClient)) throw usage('use Client.connectHttp(), Client.connectStdio() or Client.connectInMemory()')
     this.#native = nativeClient
     this.#handlers = handlers
     this.#declared = declared
@@ -175,6 +175,22 @@ class Client {
     const handlers = {}
     const { config, declared } = clientConfig(options, handlers, false)
     const n = await attempt(() => native.connectStdio(String(command), args.map(String), config).catch(rethrow))
+    return new Client(n, handlers, declared)
+  }
+
+  /**
+   * Connects to `server`, a `Server` of this process, with no port and no child process: the two
+   * are joined by the stdio transport over an in-memory pipe, so every request goes through the
+   * whole protocol (era detection, MRTR, progress, cancellation, listen streams) as over stdio.
+   * For tests: `protocolVersions: ['2025-11-25']` opens a legacy session. Closing the client
+   * ends the server's side; the server stays usable (and may serve other clients meanwhile).
+   */
+  static async connectInMemory(server, options) {
+    const { Server, NATIVE } = require('./server.js')
+    const nativeServer = Server[NATIVE](server)
+    const handlers = {}
+    const { config, declared } = clientConfig(options, handlers, false)
+    const n = await attempt(() => native.connectInMemory(nativeServer, config).catch(rethrow))
     return new Client(n, handlers, declared)
   }
 

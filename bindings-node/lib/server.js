@@ -6,6 +6,7 @@
 const native = require('../native.js')
 const { authConfig } = require('./auth.js')
 const { optionsJson } = require('./options.js')
+const mount = require('./mount.js')
 const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
@@ -319,12 +320,21 @@ class ServerHandle {
   }
 }
 
+/** The key of `Server`'s accessor of its native server, for `Client.connectInMemory` (not exported). */
+const NATIVE = Symbol('mcpaxle.nativeServer')
+
 /**
  * An MCP server with JavaScript handlers. Register tools, resources and prompts at any time
  * (clients are told), then serve it with `serveHttp()` or `serveStdio()`.
  */
 class Server {
   #native
+
+  /** @private the native server of `server` (for `Client.connectInMemory`). */
+  static [NATIVE](server) {
+    if (!(server instanceof Server)) throw usage(`connectInMemory takes a Server, not ${server === null ? 'null' : typeof server}`)
+    return server.#native
+  }
 
   /**
    * `options`: `name`, `version`, and optionally `title`, `instructions`, `pageSize`,
@@ -512,18 +522,48 @@ class Server {
    */
   async serveHttp(options = {}) {
     const o = options ?? {}
-    const config = {}
-    let data = o
-    if (o.auth != null) {
-      const { verify, ...auth } = authConfig(o.auth)
-      config.verify = verify
-      data = { ...o, auth }
-    }
-    config.optionsJson = optionsJson(data, 'the HTTP options', ['host', 'port'])
+    const config = httpConfig(o, ['host', 'port'])
     const host = o.host ?? '127.0.0.1'
     const n = await sync(() => this.#native.serveHttp(String(host), Number(o.port ?? 0), config)).catch(rethrow)
     const closed = n.wait().catch(rethrow)
     return new ServerHandle(closed, () => n.close().catch(rethrow), n.url, n.port)
+  }
+
+  /**
+   * The endpoint as a `node:http` request listener `(req, res)`, to mount in the application's
+   * own server: `app.use('/mcp', server.nodeHandler())` (Express), `http.createServer(handler)`,
+   * any framework's raw `req` and `res` (Fastify's `req.raw`, `reply.raw`). It serves whatever
+   * path it is routed; a response is streamed (SSE) as the core yields it, and a client that goes away
+   * cancels its request. The options are `serveHttp`'s without `host`, `port` and
+   * `connections` (the application's server owns its connections); `path` is the endpoint's
+   * public path, used for the bearer auth metadata (`/.well-known/oauth-protected-resource<path>`,
+   * answered if routed here too).
+   *
+   * The Host header is checked as by `serveHttp`: by default only the loopback names pass;
+   * `allowedHosts` replaces them with the names the application is reached by. Mount it before
+   * body parsers (`express.json()`) so the core reads the request as sent; a body already read
+   * is taken from `req.body` (re-encoded as JSON if parsed). `handler.close()` ends the open
+   * `subscriptions/listen` streams with their final response (call it at shutdown).
+   */
+  nodeHandler(options = {}) {
+    return mount.nodeHandler(this.#mount(options))
+  }
+
+  /**
+   * The endpoint as a fetch handler `(request, info?) => Promise<Response>` (Hono, Bun, Deno,
+   * Cloudflare-style workers): `app.all('/mcp', (c) => handler(c.req.raw))` (Hono). The
+   * response body is a `ReadableStream` yielding each chunk as the core does (SSE); aborting the
+   * request's `signal` or cancelling the body cancels the request. `info.remoteAddress` (or
+   * Deno's `info.remoteAddr.hostname`), if given, is the client's address. The options are
+   * those of `nodeHandler`.
+   */
+  fetchHandler(options = {}) {
+    return mount.fetchHandler(this.#mount(options))
+  }
+
+  #mount(options) {
+    const config = httpConfig(options ?? {}, [])
+    return sync(() => this.#native.mount(config))
   }
 
   /**
@@ -544,10 +584,23 @@ class Server {
   }
 }
 
+/** The native HTTP config of `serveHttp`'s (or a mount's) options, `omit`ted names left out. */
+function httpConfig(o, omit) {
+  const config = {}
+  let data = o
+  if (o.auth != null) {
+    const { verify, ...auth } = authConfig(o.auth)
+    config.verify = verify
+    data = { ...o, auth }
+  }
+  config.optionsJson = optionsJson(data, 'the HTTP options', omit)
+  return config
+}
+
 function completionRef(ref) {
   if (ref && ref.type === 'ref/prompt' && typeof ref.name === 'string') return ['prompt', ref.name]
   if (ref && ref.type === 'ref/resource' && typeof ref.uri === 'string') return ['resource', ref.uri]
   throw usage("a completion ref is {type: 'ref/prompt', name} or {type: 'ref/resource', uri}")
 }
 
-module.exports = { Server, RequestContext, ServerHandle }
+module.exports = { Server, RequestContext, ServerHandle, NATIVE }

@@ -3,7 +3,8 @@
 # package-lock.json), check the committed type declarations (which also builds the native module,
 # release, into the workspace's target/), build it into the package directory, run the node:test
 # suite, then the official conformance suite: its server scenarios of both revisions against one
-# process of examples/everything_server.mjs (tests/conformance/server_both_eras.sh), and every
+# process of examples/everything_server.mjs (tests/conformance/server_both_eras.sh; serving with
+# serveHttp, then mounted in Express, then as a fetch handler), and every
 # scored client scenario, both revisions, with examples/everything_client.mjs
 # (tests/conformance/client_all.sh).
 #
@@ -39,6 +40,9 @@ echo "== node: node --test"
 if [ "${MCPAXLE_NODE_SKIP_CONFORMANCE:-}" != "1" ]; then
   echo "== node: conformance server (2026-07-28 and 2025-11-25 against one process, SSE polling included)"
   bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --http 127.0.0.1:{port}" node
+  echo "== node: conformance server, both revisions, mounted in Express (nodeHandler) and behind node:http (fetchHandler)"
+  bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --express 127.0.0.1:{port}" node-express
+  bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --fetch 127.0.0.1:{port}" node-fetch
   echo "== node: conformance client, every scored scenario of both revisions (authorization included)"
   bash tests/conformance/client_all.sh "node bindings-node/examples/everything_client.mjs" node
   echo "== node: conformance client, 2025-11-25, era detected by the client (MCPAXLE_AUTO_ERA=1)"

@@ -6,6 +6,7 @@ use crate::callbacks::{self, AuthorizeFn, EventFn, INPUT_KINDS, InputFn, StrongE
 use crate::cancel::{CancelToken, until_cancelled};
 use crate::errors::{self, parse_json, to_text, usage};
 use crate::runtime;
+use crate::server::NativeServer;
 use crate::subscription::NativeSubscription;
 use mcpaxle::client::{CallOptions, Client, ClientOptions};
 use mcpaxle::schema::{CompleteRequestArgument, CompleteRequestContext, CompletionReference, SubscriptionFilter};
@@ -110,6 +111,22 @@ pub fn connect_stdio<'env>(
     runtime::promise(
         env,
         async move { Ok(NativeClient { client: Client::connect_stdio(&command, &args, options).await? }) },
+    )
+}
+
+/// Connects to `server`, served in this process over an in-memory pipe (the core's
+/// `Client::connect_in_memory`): no port, no child process.
+#[napi]
+pub fn connect_in_memory<'env>(
+    env: &'env Env,
+    server: &NativeServer,
+    config: ClientConfig,
+) -> Result<PromiseRaw<'env, NativeClient>> {
+    let options = client_options(config)?;
+    let server = server.core().clone();
+    runtime::promise(
+        env,
+        async move { Ok(NativeClient { client: Client::connect_in_memory(&server, options).await? }) },
     )
 }
 

@@ -7,7 +7,7 @@
 //! * [`runtime`]: the one choke point through which every Rust future becomes a `Promise`.
 //! * [`client`], [`subscription`], [`cancel`]: the client.
 //! * [`server`], [`handlers`], [`context`], [`auth`]: the server, its JavaScript handlers and
-//!   its bearer-token protection.
+//!   its bearer-token protection; [`mount`]: the server mounted in the host's HTTP server.
 //! * [`callbacks`]: JavaScript functions as the core's callbacks (threadsafe functions).
 //! * [`errors`]: the core's errors (kind name, JSON-RPC code, message, data), both ways.
 
@@ -23,6 +23,7 @@ mod context;
 mod errors;
 mod handlers;
 mod middleware;
+mod mount;
 mod runtime;
 mod server;
 mod subscription;

@@ -7,10 +7,11 @@ use crate::callbacks::VerifyFn;
 use crate::cancel::CancelToken;
 use crate::errors::{self, usage};
 use crate::handlers::{HandlerFn, JsHandler};
+use crate::mount::NativeMount;
 use crate::runtime;
 use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions};
-use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use mcpaxle::transport::http::{HttpOptions, HttpServer, McpService};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
@@ -60,6 +61,18 @@ fn options<T: DeserializeOwned + Default>(json: Option<&str>, what: &str) -> Res
     )
 }
 
+/// The HTTP options of `config`, with the JavaScript verifier of `auth`.
+fn http_options(config: Option<HttpConfig>) -> Result<HttpOptions> {
+    let (json, verify) = config.map_or((None, None), |c| (c.options_json, c.verify));
+    let mut options: HttpOptions = options(json.as_deref(), "the HTTP options")?;
+    match (options.auth.as_mut(), verify) {
+        (Some(a), Some(f)) => a.verifier = auth::verifier(f),
+        (Some(_), None) => return Err(usage("auth needs verify, a function")),
+        (None, _) => {}
+    }
+    Ok(options)
+}
+
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
     serde_json::from_str(json).map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
 }
@@ -81,6 +94,13 @@ fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
 #[napi]
 pub struct NativeServer {
     server: Server,
+}
+
+impl NativeServer {
+    /// The core's server.
+    pub fn core(&self) -> &Server {
+        &self.server
+    }
 }
 
 #[napi]
@@ -246,13 +266,7 @@ impl NativeServer {
     ) -> Result<PromiseRaw<'env, NativeHttpServer>> {
         let ip: IpAddr = host.parse().map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
         let port = u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
-        let (json, verify) = config.map_or((None, None), |c| (c.options_json, c.verify));
-        let mut options: HttpOptions = options(json.as_deref(), "the HTTP options")?;
-        match (options.auth.as_mut(), verify) {
-            (Some(a), Some(f)) => a.verifier = auth::verifier(f),
-            (Some(_), None) => return Err(usage("auth needs verify, a function")),
-            (None, _) => {}
-        }
+        let options = http_options(config)?;
         options.connections.validate().map_err(|e| usage(e.message().to_owned()))?;
         let path = options.path.clone();
         let server = self.server.clone();
@@ -267,6 +281,16 @@ impl NativeServer {
             .map_err(|e| mcpaxle::Error::internal(e.reason))?;
             Ok(NativeHttpServer { addr, path, shutdown, stopped })
         })
+    }
+
+    /// The endpoint to mount in the host's own HTTP server, with the options of `serveHttp`
+    /// (`connections` is the host's business and not used).
+    #[napi]
+    pub fn mount(&self, config: Option<HttpConfig>) -> Result<NativeMount> {
+        runtime::check()?;
+        let options = http_options(config)?;
+        let max_body = options.max_body;
+        Ok(NativeMount::new(McpService::new(self.server.clone(), options), max_body))
     }
 
     /// Serves on this process's stdin and stdout until stdin closes or `stop` is cancelled.

@@ -32,6 +32,9 @@ test('every server, HTTP, client and call option is taken by its name', async ()
   const auth = { ...use('bearerAuth'), verify: async () => null }
   const guarded = await server.serveHttp({ ...use('http'), port: 0, auth })
   await guarded.close()
+  // The mounted handlers take the same options (connections are read, and left to the host).
+  server.nodeHandler({ ...ex.http, auth }).close()
+  server.fetchHandler({ ...ex.http, auth }).close()
   const http = await server.serveHttp({ port: 0, connections: use('connections'), cors: use('cors') })
   try {
     const client = await Client.connectHttp(http.url, { ...use('client'), oauth: use('oauth') })

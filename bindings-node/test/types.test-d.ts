@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type OAuthOptions, type ServerNotification, type Tool } from '../index'
+import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type FetchHandler, type MountOptions, type NodeHandler, type OAuthOptions, type ServerNotification, type Tool } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -134,6 +134,15 @@ async function server(): Promise<void> {
   const bounded = new Server({ name: 'bounded', version: '1.0.0', handlerTimeoutMs: 30_000 })
   bounded.tool({ name: 'slow' }, async () => 'done', { timeoutMs: 5_000 })
   await (await s.serveHttp({ port: 0, auth })).close()
+  const mounted: NodeHandler = s.nodeHandler({ allowedHosts: ['mcp.example.com'], auth })
+  mounted({}, {})
+  mounted.close()
+  const options: MountOptions = { path: '/apps/mcp', maxBody: 1 << 20 }
+  const fetched: FetchHandler = s.fetchHandler(options)
+  const response: Response = await fetched(new Request('http://127.0.0.1/mcp'), { remoteAddress: '127.0.0.1' })
+  console.log(response.status, response.body)
+  const inMemory: Client = await Client.connectInMemory(s, { protocolVersions: ['2025-11-25'] })
+  await inMemory.close()
   await s.serveStdio().closed
 }
 

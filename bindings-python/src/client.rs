@@ -233,6 +233,22 @@ pub fn connect_http<'py>(
     bridge::awaitable(py, b, async move { Client::connect_http(&url, o).await }, make_client)
 }
 
+/// Connects to `server`, served in this process over an in-memory pipe (the core's
+/// `Client::connect_in_memory`); its handlers run on the loop the Python layer attached.
+#[pyfunction]
+#[pyo3(signature = (bridge, server, options=None))]
+pub fn connect_in_memory<'py>(
+    py: Python<'py>,
+    bridge: &Bound<'py, Bridge>,
+    server: &Bound<'py, crate::server::PyServer>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let b = &bridge.get().inner;
+    let o = client_options(py, b, options)?;
+    let server = server.get().core().clone();
+    bridge::awaitable(py, b, async move { Client::connect_in_memory(&server, o).await }, make_client)
+}
+
 /// Spawns `command[0]` with the rest as arguments and connects over stdio.
 #[pyfunction]
 #[pyo3(signature = (bridge, command, options=None))]

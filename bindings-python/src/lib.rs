@@ -87,6 +87,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::PySubscription>()?;
     m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;
     m.add_function(wrap_pyfunction!(client::connect_stdio, m)?)?;
+    m.add_function(wrap_pyfunction!(client::connect_in_memory, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(ensure_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(protocol_versions, m)?)?;

@@ -61,6 +61,13 @@ fn hint(d: Option<&Bound<'_, PyDict>>) -> PyResult<Option<CacheHint>> {
     d.map(|d| from_dict(d, "cache hint")).transpose()
 }
 
+impl PyServer {
+    /// The core's server.
+    pub(crate) fn core(&self) -> &Server {
+        &self.server
+    }
+}
+
 #[pymethods]
 impl PyServer {
     /// Builds a server. `options` is a dict of the core's server options by their Python names

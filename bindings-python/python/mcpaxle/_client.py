@@ -31,6 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Literal, 
 from . import _bridge, _native
 from ._durations import ms_options
 from ._oauth import OAuth
+from ._server import Server
 from .errors import UsageError
 from .types import (
     CallToolResult,
@@ -127,14 +128,18 @@ class _Connect:
 
 
 class Client:
-    """A connection to one MCP server. Make it with :meth:`connect_http` or
-    :meth:`connect_stdio`; close it with :meth:`close` (or use ``async with``)."""
+    """A connection to one MCP server. Make it with :meth:`connect_http`,
+    :meth:`connect_stdio` or (tests) :meth:`connect_in_memory`; close it with :meth:`close`
+    (or use ``async with``)."""
 
-    def __init__(self, native: _native.Client, loop: asyncio.AbstractEventLoop, bridge: _native.Bridge) -> None:
+    def __init__(self, native: _native.Client, loop: asyncio.AbstractEventLoop, bridge: _native.Bridge,
+                 release: Callable[[], None] | None = None) -> None:
         self._native = native
         self._loop = loop
         self._bridge = bridge
         self._closed = False
+        # What close() gives back: the bridge, or (in memory) the server's hold on this loop.
+        self._release = release or (lambda: _bridge.release(loop))
 
     @staticmethod
     def _options(options: Mapping[str, Any], on_elicitation: InputHandler | None, on_sampling: InputHandler | None,
@@ -265,6 +270,60 @@ class Client:
         }
         options = cls._options(data, on_elicitation, on_sampling, on_roots, on_log)
         return _Connect(lambda: cls._connect("stdio", [str(c) for c in command], options))
+
+    @classmethod
+    def connect_in_memory(
+        cls,
+        server: Server,
+        *,
+        on_elicitation: InputHandler | None = None,
+        on_sampling: InputHandler | None = None,
+        on_roots: InputHandler | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+        client_info: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        protocol_versions: Sequence[str] | None = None,
+        request_timeout_ms: int | datetime.timedelta | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_request_timeout_ms: int | datetime.timedelta | None = None,
+        cache: bool | None = None,
+        max_input_rounds: int | None = None,
+        log_level: str | None = None,
+        max_message_size: int | None = None,
+    ) -> _Connect:
+        """Connects to ``server``, an :class:`~mcpaxle.Server` of this process, with no port
+        and no child process: the two are joined by the stdio transport over an in-memory
+        pipe, so every request goes through the whole protocol (era detection, MRTR asks,
+        progress, cancellation, listen streams) as over stdio. Made for tests (see the
+        README's "Testing your server"). ``protocol_versions=["2025-11-25"]`` opens a legacy
+        session. The server's handlers run on the current loop while the client is open (as
+        while it is served); closing the client ends the server's side. The other options as
+        :meth:`connect_http`.
+
+        >>> async with Client.connect_in_memory(server) as client:  # doctest: +SKIP
+        ...     result = await client.call_tool("forecast", {"city": "Paris"})
+        """
+        if not isinstance(server, Server):
+            raise UsageError(f"connect_in_memory takes an mcpaxle.Server, not {type(server).__name__}")
+        data = {
+            "client_info": client_info, "capabilities": capabilities, "protocol_versions": protocol_versions,
+            "request_timeout_ms": request_timeout_ms, "reset_timeout_on_progress": reset_timeout_on_progress,
+            "max_request_timeout_ms": max_request_timeout_ms, "cache": cache, "max_input_rounds": max_input_rounds,
+            "log_level": log_level, "max_message_size": max_message_size,
+        }
+        options = cls._options(data, on_elicitation, on_sampling, on_roots, on_log)
+
+        async def start() -> Client:
+            loop = asyncio.get_running_loop()
+            bridge = server._acquire(loop)
+            try:
+                native = await _native.connect_in_memory(bridge, server._native, options)
+            except BaseException:
+                server._release(loop)
+                raise
+            return cls(native, loop, bridge, lambda: server._release(loop))
+
+        return _Connect(start)
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -430,7 +489,7 @@ class Client:
         try:
             await self._native.close(self._bridge)
         finally:
-            _bridge.release(self._loop)
+            self._release()
 
     async def __aenter__(self) -> Client:
         return self

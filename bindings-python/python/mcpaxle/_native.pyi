@@ -213,6 +213,10 @@ def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None
 def connect_stdio(bridge: Bridge, command: list[str], options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Spawns ``command[0]`` with the rest as arguments and connects over stdio."""
 
+def connect_in_memory(bridge: Bridge, server: Server, options: dict[str, Any] | None = None) -> Awaitable[Client]:
+    """Connects to ``server``, served in this process over an in-memory pipe (the core's
+    ``Client::connect_in_memory``); its handlers run on the loop the Python layer attached."""
+
 @final
 class Client:
     """A connected MCP client (the core's client). Every call returns an awaitable on the

@@ -1,8 +1,10 @@
 //! Transports: stdio and Streamable HTTP, each with its server side (which only moves bytes
 //! and calls [`Server::handle_request`](crate::server::Server::handle_request)) and the
-//! client's side (crate-internal, driven by [`Client`](crate::client::Client)).
+//! client's side (crate-internal, driven by [`Client`](crate::client::Client)); [`in_memory`]
+//! joins a client and a server in one process.
 
 pub mod http;
+pub mod in_memory;
 mod shared;
 pub mod stdio;
 

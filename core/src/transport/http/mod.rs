@@ -10,6 +10,7 @@ pub mod connections;
 mod cors;
 pub mod headers;
 pub(crate) mod hyper_client;
+pub mod mounted;
 mod resume;
 mod rules;
 mod server;

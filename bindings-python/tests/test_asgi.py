@@ -189,6 +189,7 @@ def quickstart(name: str) -> str:
 async def test_the_readme_fastapi_quick_start_runs_as_pasted(tmp_path: Path) -> None:
     code = quickstart("fastapi_app.py")
     assert len([line for line in code.splitlines() if line.strip()]) <= 10, "the quick start stays ten lines"
+    assert f"```python\n{code}```" in (ROOT / "README.md").read_text(), "the root README shows the same ten lines"
     (tmp_path / "main.py").write_text(code)
     port = free_port()
     p = Process([sys.executable, "-m", "uvicorn", "main:app", "--port", str(port), "--log-level", "warning"], port, tmp_path, {})

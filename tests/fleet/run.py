@@ -10,7 +10,8 @@ Each SERVER is a command (split on spaces) taking `--http 127.0.0.1:PORT`. nginx
 legacy ones sticky by client address (see the README's deployment guide). Checks, in order:
 
 1. a listen stream on each instance hears a change made through each other instance (Redis);
-2. MRTR rounds spread over the instances complete (one shared state secret);
+2. an MRTR call's round 2 completes on another instance than its round 1 (one shared state
+   secret), for every pair; elicitation calls through nginx complete;
 3. the conformance server sets pass through nginx: 2026-07-28 37/37, 2025-11-25 30/30;
 4. killing one instance under load: no call is answered wrongly, calls after it all succeed,
    a listen stream it carried ends and a new one (elsewhere) hears changes.
@@ -21,6 +22,7 @@ Everything is started and stopped here, on 127.0.0.1; exits 1 on the first faile
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
 import signal
@@ -29,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +200,47 @@ async def changes_cross_instances(fleet: Fleet) -> None:
                     ok(f"a change made on {maker} reached a listen stream on {listener}")
 
 
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "fleet-check", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+}
+
+
+def call(url: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One tools/call of `test_input_required_result_request_state`, by hand."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "test_input_required_result_request_state", "arguments": {}, "_meta": META, **params}}
+    req = urllib.request.Request(url, json.dumps(body).encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+        "Mcp-Name": "test_input_required_result_request_state",
+    })
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return dict(json.loads(r.read()))
+    except urllib.error.HTTPError as e:
+        return dict(json.loads(e.read()))
+
+
+def mrtr_round_on_another_instance(fleet: Fleet) -> None:
+    """Round 1 of an MRTR call on one instance, round 2 (its sealed requestState) on another."""
+    answer = {"user_name": {"action": "accept", "content": {"name": "Ada"}}}
+    for first in NAMES:
+        for second in NAMES:
+            if first == second:
+                continue
+            r1 = call(fleet.url_of(first), {})["result"]
+            assert r1["resultType"] == "input_required" and r1.get("requestState"), r1
+            r2 = call(fleet.url_of(second), {"inputResponses": answer, "requestState": r1["requestState"]})
+            text = r2["result"]["content"][0]["text"]
+            assert text.startswith("Hello, Ada") and "started" in text, r2
+            tampered = r1["requestState"][:-4] + ("AAAA" if not r1["requestState"].endswith("AAAA") else "BBBB")
+            bad = call(fleet.url_of(second), {"inputResponses": answer, "requestState": tampered})
+            assert "error" in bad, f"a tampered requestState was accepted: {bad}"
+            ok(f"MRTR round 1 on {first}, round 2 on {second}: completed (a tampered state is refused)")
+
+
 async def mrtr_rounds_spread(fleet: Fleet) -> None:
     """Elicitation rounds through nginx land on different instances; all complete."""
 
@@ -284,6 +329,7 @@ async def main(commands: list[str]) -> None:
     fleet = Fleet(commands)
     try:
         await changes_cross_instances(fleet)
+        mrtr_round_on_another_instance(fleet)
         await mrtr_rounds_spread(fleet)
         conformance(fleet)
         await kill_one_under_load(fleet)

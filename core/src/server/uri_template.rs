@@ -737,13 +737,21 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
 /// comes from a list or, in `{x,y,…}`, between the variables, so the strict part ends at the
 /// comma past those separators: the first in `{x}`, `{.x,y}` and `{/x,y}`, the n-th in a simple
 /// expression of n variables (the split that expansion of strings makes is tried first; a list
-/// still matches leniently).
+/// still matches leniently). In `{.x*}` and `{/x*}` (every variable exploded) no raw `,` is
+/// strict.
 fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
     let (strict, lenient) = extent(expression.operator, bytes, start);
     if !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path) {
         return (strict, lenient);
     }
-    if expression.vars.iter().any(|v| v.modifier == Modifier::Explode) {
+    let exploded = expression.vars.iter().filter(|v| v.modifier == Modifier::Explode).count();
+    if exploded == expression.vars.len() && expression.operator != Operator::Simple {
+        // Exploded, `{.x*}` and `{/x*}` separate items with their operator's own character: a
+        // raw `,` comes only from a variable of the expression that is not exploded.
+        let strict = bytes[start..strict].iter().position(|&b| b == b',').map_or(strict, |i| start + i);
+        return (strict, lenient);
+    }
+    if exploded > 0 {
         return (strict, lenient);
     }
     let separators = if expression.operator == Operator::Simple { expression.vars.len() - 1 } else { 0 };
@@ -1378,6 +1386,21 @@ mod tests {
         assert_eq!(matched("{x:5}/{x:4}", "ab/abcd"), None);
         assert_eq!(matched("{x,x}", "a,a"), Some(json!({"x": "a"})));
         assert_eq!(matched("{x,x}", "a,b"), None);
+    }
+
+    #[test]
+    fn an_exploded_path_or_label_item_holds_no_raw_comma() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/comma-in-an-
+        // exploded-path-item): `{/p*}` took a raw `,` that only the next expression expands to.
+        let t = "{/p*}{s*}";
+        let uri = template(t).expand(&vars(json!({"p": [""], "s": ["\u{456}0", "9"]})));
+        assert_eq!(uri, "/%D1%960,9");
+        let again = matched(t, &uri).unwrap();
+        assert_eq!(template(t).expand(&vars(again)), uri);
+        assert_eq!(matched("{/p*}", "/a/b"), Some(json!({"p": ["a", "b"]})));
+        // Leniently a raw comma is still read as part of an item.
+        assert_eq!(matched("{/p*}", "/a,b"), Some(json!({"p": ["a,b"]})));
+        assert_eq!(matched("{/p*,q}", "/a/b,c"), Some(json!({"p": ["a"], "q": "b,c"})));
     }
 
     #[test]

@@ -334,7 +334,7 @@ impl McpService {
         }
         if legacy {
             if let Some(id) = &session_id {
-                return self.legacy_post(id, message, &accept, &parts.headers, principal, token.as_ref()).await;
+                return self.legacy_post(id, message, &accept, parts.headers, principal, token.as_ref()).await;
             }
             if let Message::Request(r) = &message {
                 if is_legacy_initialize(r) {
@@ -345,7 +345,7 @@ impl McpService {
         let req = match message {
             Message::Request(r) => r,
             Message::Notification(n) => {
-                let tc = self.transport_context(&parts.headers, principal, token.as_ref());
+                let tc = self.transport_context(parts.headers, principal, token.as_ref());
                 self.server.handle_notification(n, &tc);
                 return empty(StatusCode::ACCEPTED);
             }
@@ -359,7 +359,7 @@ impl McpService {
                 );
             }
         };
-        let tc = self.transport_context(&parts.headers, principal, token.as_ref());
+        let tc = self.transport_context(parts.headers, principal, token.as_ref());
         let exchange = self.server.handle_request(req, &tc);
         self.respond(exchange, &accept, None).await
     }
@@ -437,7 +437,7 @@ impl McpService {
         id: &str,
         message: Message,
         accept: &Accept,
-        h: &HeaderMap,
+        h: HeaderMap,
         principal: Option<String>,
         token: Option<&TokenInfo>,
     ) -> http::Response<McpBody> {
@@ -532,9 +532,11 @@ impl McpService {
     /// headers. A header sent in more than one field line is recorded in
     /// [`RequestHeaders::repeated`] (the dispatcher answers -32020): never "first one wins",
     /// which would let a client and an intermediary read different values.
+    /// What the server gets of a request's transport; the request's headers are moved into it
+    /// (handlers and middleware read them), not copied.
     fn transport_context(
         &self,
-        h: &HeaderMap,
+        h: HeaderMap,
         principal: Option<String>,
         token: Option<&TokenInfo>,
     ) -> TransportContext {
@@ -566,7 +568,7 @@ impl McpService {
             principal,
             headers: Some(headers),
             shutdown: self.shutdown.clone(),
-            http_headers: Some(Arc::new(h.clone())),
+            http_headers: Some(Arc::new(h)),
             token,
         }
     }

@@ -737,10 +737,17 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
 /// comes from a list or, in `{x,y,…}`, between the variables, so the strict part ends at the
 /// comma past those separators: the first in `{x}`, `{.x,y}` and `{/x,y}`, the n-th in a simple
 /// expression of n variables (the split that expansion of strings makes is tried first; a list
-/// still matches leniently). In `{.x*}` and `{/x*}` (every variable exploded) no raw `,` is
-/// strict.
+/// still matches leniently). In `{.x*}` and `{/x*}` (every variable exploded) and in named
+/// expressions (`?`, `&`, `;`) no raw `,` is strict.
 fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
     let (strict, lenient) = extent(expression.operator, bytes, start);
+    let first_comma =
+        |strict: usize| bytes[start..strict].iter().position(|&b| b == b',').map_or(strict, |i| start + i);
+    if expression.operator.named() {
+        // `?x=a&y=b`, `;x=a;y=b`: variables (and exploded items) are separated by `&` or `;`, so
+        // a raw `,` comes only from a list value.
+        return (first_comma(strict), lenient);
+    }
     if !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path) {
         return (strict, lenient);
     }
@@ -748,8 +755,7 @@ fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (us
     if exploded == expression.vars.len() && expression.operator != Operator::Simple {
         // Exploded, `{.x*}` and `{/x*}` separate items with their operator's own character: a
         // raw `,` comes only from a variable of the expression that is not exploded.
-        let strict = bytes[start..strict].iter().position(|&b| b == b',').map_or(strict, |i| start + i);
-        return (strict, lenient);
+        return (first_comma(strict), lenient);
     }
     if exploded > 0 {
         return (strict, lenient);
@@ -1401,6 +1407,19 @@ mod tests {
         // Leniently a raw comma is still read as part of an item.
         assert_eq!(matched("{/p*}", "/a,b"), Some(json!({"p": ["a,b"]})));
         assert_eq!(matched("{/p*,q}", "/a/b,c"), Some(json!({"p": ["a"], "q": "b,c"})));
+    }
+
+    #[test]
+    fn a_named_value_takes_a_raw_comma_only_leniently() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/comma-in-a-named-
+        // value): `{?x}` took the comma that `{f*}` expands to.
+        let t = "{?x}{f*}";
+        let uri = template(t).expand(&vars(json!({"x": "", "f": ["", "g92"]})));
+        assert_eq!(uri, "?x=,g92");
+        let again = matched(t, &uri).unwrap();
+        assert_eq!(template(t).expand(&vars(again)), uri);
+        // A list value still matches.
+        assert_eq!(matched("p{?x}", "p?x=a,b"), Some(json!({"x": "a,b"})));
     }
 
     #[test]

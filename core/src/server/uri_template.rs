@@ -653,6 +653,14 @@ fn reserved_char_len(text: &str, at: usize) -> usize {
     if continued { 3 * len } else { 3 }
 }
 
+/// Whether the triplet at `i` encodes an unreserved character (`%2E` for `.`).
+fn encodes_unreserved(bytes: &[u8], i: usize) -> bool {
+    std::str::from_utf8(&bytes[i + 1..i + 3])
+        .ok()
+        .and_then(|h| u8::from_str_radix(h, 16).ok())
+        .is_some_and(is_unreserved)
+}
+
 fn is_pct_triplet(bytes: &[u8], i: usize) -> bool {
     bytes[i] == b'%' && bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
 }
@@ -714,7 +722,9 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
             if !is_pct_triplet(bytes, i) {
                 break;
             }
-            (3, true)
+            // Only a reserved expansion passes a triplet of an unreserved character (`%2E`)
+            // through: the others write the character itself.
+            (3, op.allows_reserved() || !encodes_unreserved(bytes, i))
         } else if b >= 0x80 {
             (1, false)
         } else if op.allows(b, true) {
@@ -1420,6 +1430,20 @@ mod tests {
         assert_eq!(template(t).expand(&vars(again)), uri);
         // A list value still matches.
         assert_eq!(matched("p{?x}", "p?x=a,b"), Some(json!({"x": "a,b"})));
+    }
+
+    #[test]
+    fn a_triplet_of_an_unreserved_character_comes_from_a_reserved_expansion() {
+        // Found by the uri_template fuzz target (fuzz/regressions/uri_template/encoded-unreserved-
+        // in-a-plain-value): `{?x}` decoded `%2E%2E1` (which it never writes: it writes `..1`)
+        // where `{+o}` had passed `%2E%2E15` through.
+        let t = "{?x}{+o}{&y}";
+        let uri = template(t).expand(&vars(json!({"x": "", "o": "%2E%2E15"})));
+        assert_eq!(uri, "?x=%2E%2E15");
+        let again = matched(t, &uri).unwrap();
+        assert_eq!(template(t).expand(&vars(again)), uri);
+        // Alone, such a triplet still matches (leniently) and is decoded.
+        assert_eq!(matched("file:///{name}", "file:///a%2Eb"), Some(json!({"name": "a.b"})));
     }
 
     #[test]

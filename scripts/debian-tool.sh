@@ -28,6 +28,10 @@ case "$tool" in
         exit 2
         ;;
 esac
+mkdir -p "$ROOT/target/tools/debian"
+# Tests start several servers at once: one installation at a time, the others then reuse it.
+exec 9>"$ROOT/target/tools/debian/.lock"
+flock 9
 dest="$ROOT/target/tools/debian/$dir"
 wrapper="$ROOT/target/tools/debian/bin/$tool"
 stamp="$dest/.pins"

@@ -228,9 +228,7 @@ impl ServerOptions {
         if self.bus.is_none() {
             self.bus = var(BUS_ENV)?
                 .map(|url| {
-                    BusOptions::redis(url).map_err(|e| {
-                        crate::Error::usage(format!("{BUS_ENV}: {}", e.message().trim_start_matches("bus: ")))
-                    })
+                    BusOptions::redis(url).map_err(|e| crate::Error::usage(format!("{BUS_ENV}: {}", e.message())))
                 })
                 .transpose()?;
         }

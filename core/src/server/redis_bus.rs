@@ -5,6 +5,7 @@
 //! so in the log, and once back it tells every local listener that it may have missed changes
 //! (a `list_changed` for each list it watches) rather than leaving it silent.
 
+use super::seal::fill_random;
 use super::subscriptions::{EventQueue, EventSink, LocalBus, NotificationBus, ServerEvent, event_queue};
 use crate::error::{Error, Result};
 use futures_util::StreamExt;
@@ -82,21 +83,21 @@ impl BusOptions {
             Some("redis" | "redis+unix" | "unix") => {}
             Some("rediss") => {
                 return Err(Error::usage(format!(
-                    "bus: {}: TLS to Redis (rediss://) is not built in; reach Redis over a TLS tunnel or a private network with redis://",
+                    "{}: TLS to Redis (rediss://) is not built in; reach Redis over a TLS tunnel or a private network with redis://",
                     redacted(&self.url)
                 )));
             }
             _ => {
                 return Err(Error::usage(format!(
-                    "bus: {:?} is not a Redis URL: expected redis://host:port/db (or redis+unix:///path)",
+                    "{:?} is not a Redis URL: expected redis://host:port/db (or redis+unix:///path)",
                     redacted(&self.url)
                 )));
             }
         }
         redis::Client::open(self.url.as_str())
-            .map_err(|e| Error::usage(format!("bus: {} is not a valid Redis URL: {e}", redacted(&self.url))))?;
+            .map_err(|e| Error::usage(format!("{} is not a valid Redis URL: {e}", redacted(&self.url))))?;
         if self.channel.is_empty() {
-            return Err(Error::usage("bus.channel: must not be empty"));
+            return Err(Error::usage("the channel must not be empty"));
         }
         Ok(())
     }
@@ -143,13 +144,13 @@ fn redacted(url: &str) -> String {
 pub struct RedisBus {
     local: Arc<LocalBus>,
     options: BusOptions,
-    /// This process's id on the channel: its own messages come back and are skipped.
-    instance: String,
+    /// What the connection tasks get (this process's id on the channel included).
+    link: Link,
     outbound: EventSink,
+    /// The outbound queue, until the publishing task takes it.
     pending: Mutex<Option<EventQueue>>,
     started: AtomicBool,
     connected: Arc<AtomicBool>,
-    stop: CancellationToken,
 }
 
 impl std::fmt::Debug for RedisBus {
@@ -166,17 +167,24 @@ impl RedisBus {
     /// A bus with `options`. Nothing connects until the bus is first used on a tokio runtime.
     pub fn new(options: BusOptions) -> Arc<RedisBus> {
         let mut id = [0u8; 8];
-        getrandom::getrandom(&mut id).expect("the operating system's random source failed");
+        fill_random(&mut id);
+        let link = Link {
+            // Opening a client only reads the URL, which `BusOptions` has checked.
+            client: redis::Client::open(options.url.as_str()).expect("a BusOptions URL is valid"),
+            channel: options.channel.clone(),
+            instance: id.iter().map(|b| format!("{b:02x}")).collect(),
+            shown: redacted(&options.url),
+            stop: CancellationToken::new(),
+        };
         let (outbound, pending) = event_queue(|_| true);
         Arc::new(RedisBus {
             local: Arc::new(LocalBus::new()),
             options,
-            instance: id.iter().map(|b| format!("{b:02x}")).collect(),
+            link,
             outbound,
             pending: Mutex::new(Some(pending)),
             started: AtomicBool::new(false),
             connected: Arc::new(AtomicBool::new(false)),
-            stop: CancellationToken::new(),
         })
     }
 
@@ -184,34 +192,11 @@ impl RedisBus {
     pub fn is_connected(&self) -> bool {
         self.connected.load(Ordering::Relaxed)
     }
-
-    /// Starts the connections if not yet started and a tokio runtime is current.
-    fn start(&self) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        if self.started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Some(pending) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
-        let client = match redis::Client::open(self.options.url.as_str()) {
-            Ok(c) => c,
-            // Checked by `new`; cannot happen.
-            Err(e) => return tracing::error!("bus: {e}"),
-        };
-        let link = Link {
-            client,
-            channel: self.options.channel.clone(),
-            instance: self.instance.clone(),
-            shown: redacted(&self.options.url),
-            stop: self.stop.clone(),
-        };
-        runtime.spawn(link.clone().publish(pending));
-        runtime.spawn(link.listen(Arc::downgrade(&self.local), self.connected.clone()));
-    }
 }
 
 impl Drop for RedisBus {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.link.stop.cancel();
     }
 }
 
@@ -227,8 +212,19 @@ impl NotificationBus for RedisBus {
         self.start();
     }
 
+    /// Starts the connections if not yet started and a tokio runtime is current: a read of
+    /// one flag once started (every request of the transports calls it).
     fn start(&self) {
-        RedisBus::start(self);
+        if self.started.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        if self.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Some(pending) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+        runtime.spawn(self.link.clone().publish(pending));
+        runtime.spawn(self.link.clone().listen(Arc::downgrade(&self.local), self.connected.clone()));
     }
 }
 
@@ -409,7 +405,7 @@ impl Backoff {
     async fn wait(&mut self, stop: &CancellationToken) -> bool {
         self.attempts += 1;
         let mut jitter = [0u8; 1];
-        getrandom::getrandom(&mut jitter).expect("the operating system's random source failed");
+        fill_random(&mut jitter);
         // 75%..100% of the step, so that instances cut off together do not retry together.
         let delay = self.next.mul_f64(0.75 + f64::from(jitter[0]) / 1020.0);
         self.next = (self.next * 2).min(BACKOFF_MAX);
@@ -442,6 +438,13 @@ mod tests {
             let e = serde_json::from_value::<BusOptions>(bad.clone()).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_bad_bus_is_named_once_in_the_server_options_error() {
+        let e = crate::options::from_json::<crate::server::ServerOptions>("server options", json!({ "bus": "h:6379" }))
+            .unwrap_err();
+        assert!(e.message().starts_with("server options: bus: \"h:6379\" is not a Redis URL"), "{e}");
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use crate::bridge::{self, Bridge, Make};
 use crate::runtime::check_fork;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use mcpaxle::transport::http::{McpBody, McpService, PeerAddr};
+use mcpaxle::transport::http::mounted::{next_chunk, routed_request};
+use mcpaxle::transport::http::{McpBody, McpService};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::net::{IpAddr, SocketAddr};
@@ -80,24 +80,17 @@ impl PyAsgiService {
         client: Option<(String, u16)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         check_fork()?;
-        let mut b = http::Request::builder().method(method);
         // A target that is not a valid URI (raw bytes a server let through): routed anyway,
         // since the host routed it here; only the metadata path is compared.
-        b = match target.parse::<http::Uri>() {
-            Ok(uri) => b.uri(uri),
-            Err(_) => b.uri("/"),
-        };
-        for (n, v) in &headers {
-            b = b.header(n.as_slice(), v.as_slice());
-        }
-        let mut req = b.body(Full::new(Bytes::from(body))).map_err(|e| {
-            crate::errors::new_py_err("UsageError", format!("the ASGI request is not a valid HTTP request: {e}"))
+        let target = if target.parse::<http::Uri>().is_ok() { target } else { "/" };
+        let headers = headers.iter().map(|(n, v)| (String::from_utf8_lossy(n), v.as_slice()));
+        let peer = client.and_then(|(host, port)| host.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, port)));
+        let req = routed_request(method, target, headers, Bytes::from(body), peer).map_err(|e| {
+            crate::errors::new_py_err(
+                "UsageError",
+                format!("the ASGI request is not a valid HTTP request: {}", e.message()),
+            )
         })?;
-        if let Some(addr) =
-            client.and_then(|(host, port)| host.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, port)))
-        {
-            req.extensions_mut().insert(PeerAddr(addr));
-        }
         let service = self.service.clone();
         let fut = async move {
             let r = service.handle_routed(req).await;
@@ -105,11 +98,7 @@ impl PyAsgiService {
             let headers =
                 parts.headers.iter().map(|(n, v)| (n.as_str().as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
             let (full, stream) = if http_body::Body::size_hint(&body).exact().is_some() {
-                let bytes = match body.frame().await {
-                    Some(Ok(f)) => f.into_data().unwrap_or_default(),
-                    _ => Bytes::new(),
-                };
-                (Some(bytes), None)
+                (Some(next_chunk(&mut body).await.unwrap_or_default()), None)
             } else {
                 (None, Some(body))
             };
@@ -158,19 +147,11 @@ impl PyAsgiBody {
         let fut = async move {
             let mut guard = body.lock().await;
             let Some(b) = guard.as_mut() else { return Ok(None) };
-            loop {
-                match b.frame().await {
-                    Some(Ok(f)) => match f.into_data() {
-                        Ok(d) => return Ok(Some(d)),
-                        Err(_) => continue,
-                    },
-                    Some(Err(e)) => match e {},
-                    None => {
-                        *guard = None;
-                        return Ok(None);
-                    }
-                }
+            let chunk = next_chunk(b).await;
+            if chunk.is_none() {
+                *guard = None;
             }
+            Ok(chunk)
         };
         bridge::awaitable(py, &bridge.get().inner, fut, make_chunk)
     }

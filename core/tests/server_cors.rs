@@ -3,6 +3,8 @@
 //! token, reading `WWW-Authenticate` and `Mcp-Session-Id`), origins listed or not, and the
 //! health route answered without auth and without the Host check.
 
+mod support;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mcpaxle::schema::{CallToolResult, Tool};
@@ -11,8 +13,7 @@ use mcpaxle::transport::auth::{BearerAuth, TokenInfo};
 use mcpaxle::transport::http::{CorsOptions, HttpOptions, HttpServer, McpService};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use support::raw_http::{Reply, send_raw};
 
 const INSPECTOR: &str = "http://localhost:6274";
 const APP: &str = "https://app.example.com";
@@ -45,24 +46,6 @@ async fn start(options: HttpOptions) -> HttpServer {
     HttpServer::bind(server(), "127.0.0.1:0".parse().unwrap(), options).await.unwrap()
 }
 
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
-    }
-    fn has_cors(&self) -> bool {
-        self.headers.iter().any(|(n, _)| n.starts_with("access-control-"))
-    }
-}
-
 /// One HTTP/1.1 exchange: `host` is the Host header, `headers` the others.
 async fn send(addr: SocketAddr, method: &str, path: &str, host: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let mut head =
@@ -71,18 +54,7 @@ async fn send(addr: SocketAddr, method: &str, path: &str, host: &str, headers: &
         head.push_str(&format!("{n}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(head.as_bytes()).await.unwrap();
-    s.write_all(body).await.unwrap();
-    let mut all = Vec::new();
-    s.read_to_end(&mut all).await.unwrap();
-    let split = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let text = String::from_utf8_lossy(&all[..split]).into_owned();
-    let mut lines = text.split("\r\n");
-    let status = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
-    let headers =
-        lines.map(|l| l.split_once(':').unwrap()).map(|(n, v)| (n.to_ascii_lowercase(), v.trim().to_owned())).collect();
-    Reply { status, headers, body: all[split + 4..].to_vec() }
+    send_raw(addr, &head, body).await
 }
 
 fn local(addr: SocketAddr) -> String {

@@ -267,3 +267,4 @@ pub fn validate_client_message(message: &Value) -> Result<(), String> {
 
 /// Validation against the legacy 2025-11-25 schema.
 pub mod legacy;
+pub mod raw_http;

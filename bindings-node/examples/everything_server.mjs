@@ -14,8 +14,8 @@
 
 import http from 'node:http'
 import { createRequire } from 'node:module'
-import { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fetchListener } from './fetch_listener.mjs'
 
 const require = createRequire(import.meta.url)
 const { Server, McpError, ToolError, ErrorKind } = require('../index.js')
@@ -360,29 +360,6 @@ server.resourceTemplate(
 function usageExit() {
   console.error('usage: everything_server.mjs --http HOST:PORT | --express HOST:PORT | --fetch HOST:PORT | --stdio')
   process.exit(2)
-}
-
-/** A fetch handler behind `node:http` (what Hono's Node adapter does): bodies streamed both ways. */
-function fetchListener(handler) {
-  return async (req, res) => {
-    const controller = new AbortController()
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort()
-    })
-    const headers = new Headers()
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
-    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : Readable.toWeb(req)
-    const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body, duplex: 'half', signal: controller.signal })
-    const response = await handler(request, { remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort })
-    res.writeHead(response.status, [...response.headers].flat())
-    res.flushHeaders()
-    try {
-      if (response.body != null) for await (const chunk of response.body) res.write(chunk)
-    } catch {
-      // The client went away.
-    }
-    res.end()
-  }
 }
 
 /** Serves the endpoint mounted in an application server (`express` or `fetch`) at /mcp. */

@@ -12,8 +12,8 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
+import { fetchListener } from '../examples/fetch_listener.mjs'
 import { mcpaxle, pkg, require, root, text } from './helpers.mjs'
 
 const express = require('express')
@@ -73,41 +73,8 @@ function inExpress(mcp, options) {
   return listen(http.createServer(app), PATH)
 }
 
-/**
- * The fetch handler behind `node:http`: what Hono's Node adapter, Bun or Deno do, in a dozen
- * lines (the request body streamed in, the response body streamed out, the request's signal
- * aborted when the client goes away).
- */
-function fetchAdapter(handler) {
-  return async (req, res) => {
-    const controller = new AbortController()
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort()
-    })
-    const headers = new Headers()
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1])
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD'
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers,
-      body: hasBody ? Readable.toWeb(req) : undefined,
-      duplex: 'half',
-      signal: controller.signal,
-    })
-    const response = await handler(request, { remoteAddress: req.socket.remoteAddress, remotePort: req.socket.remotePort })
-    res.writeHead(response.status, [...response.headers].flat())
-    res.flushHeaders()
-    try {
-      if (response.body != null) for await (const chunk of response.body) res.write(chunk)
-    } catch {
-      // The client went away.
-    }
-    res.end()
-  }
-}
-
 function inFetch(mcp, options) {
-  return listen(http.createServer(fetchAdapter(mcp.fetchHandler(options))), PATH)
+  return listen(http.createServer(fetchListener(mcp.fetchHandler(options))), PATH)
 }
 
 /** A raw request (Host and all headers as given): `{status, headers, body}`. */

@@ -102,6 +102,16 @@ __attribute__((unused)) static char *fmt(const char *format, ...) {
     return s;
 }
 
+/* Replies to a tool call with one text content block holding `text`; the reply's result. */
+__attribute__((unused)) static mcpaxle_result reply_text(mcpaxle_reply *c, const char *text) {
+    char *q = NULL;
+    mcpaxle_json_quote(text, &q);
+    char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
+    mcpaxle_result rc = mcpaxle_reply_ok(c, json);
+    free(json), mcpaxle_string_free(q);
+    return rc;
+}
+
 __attribute__((unused)) static void sleep_ms(long ms) {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&t, &t) != 0 && errno == EINTR) {

@@ -37,11 +37,9 @@ static void auto_keys_tool(void *ud, const char *args, mcpaxle_context *ctx, mcp
         mcpaxle_json_get_string(sample, "/model", &model);
         mcpaxle_json_get_string(roots, "/roots/0/uri", &root);
         mcpaxle_json_get_string(mine, "/action", &m);
-        char *text = fmt("%s %s %s %s %s", a, b, model, root, m), *q = NULL;
-        mcpaxle_json_quote(text, &q);
-        char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-        r->codes[5] = mcpaxle_reply_ok(c, json);
-        free(json), free(text), mcpaxle_string_free(q);
+        char *text = fmt("%s %s %s %s %s", a, b, model, root, m);
+        r->codes[5] = reply_text(c, text);
+        free(text);
         mcpaxle_string_free(a), mcpaxle_string_free(b), mcpaxle_string_free(model), mcpaxle_string_free(root),
             mcpaxle_string_free(m);
     }

@@ -16,11 +16,7 @@
 
 static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
-    char *q = NULL;
-    mcpaxle_json_quote(args, &q);
-    char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_reply_ok(c, json);
-    free(json), mcpaxle_string_free(q);
+    reply_text(c, args);
 }
 
 static void progress_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
@@ -55,12 +51,8 @@ static void asking_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxl
         mcpaxle_json_get_string(sample, "/model", &model);
         mcpaxle_json_get_string(roots, "/roots/0/uri", &root);
         char *text = fmt("%s|%s|%s", who, model, root);
-        char *q = NULL;
-        mcpaxle_json_quote(text, &q);
-        char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-        mcpaxle_reply_ok(c, json);
-        free(json), free(text), mcpaxle_string_free(q), mcpaxle_string_free(who), mcpaxle_string_free(model),
-            mcpaxle_string_free(root);
+        reply_text(c, text);
+        free(text), mcpaxle_string_free(who), mcpaxle_string_free(model), mcpaxle_string_free(root);
     }
     mcpaxle_string_free(name), mcpaxle_string_free(sample), mcpaxle_string_free(roots);
 }

@@ -24,14 +24,6 @@ static void verify(void *ud, const char *token, mcpaxle_reply *c) {
     }
 }
 
-static void text_reply(mcpaxle_reply *c, const char *text) {
-    char *q = NULL;
-    mcpaxle_json_quote(text, &q);
-    char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_reply_ok(c, json);
-    free(json), mcpaxle_string_free(q);
-}
-
 /* Answers with what the context knows: the X-Tenant header and the token's tenant claim. */
 static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
@@ -40,13 +32,13 @@ static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_rep
     mcpaxle_json_get_string(info, "/headers/x-tenant", &header);
     mcpaxle_json_get_string(info, "/claims/tenant", &tenant);
     char *text = fmt("%s %s", header ? header : "(none)", tenant ? tenant : "(none)");
-    text_reply(c, text);
+    reply_text(c, text);
     free(text), mcpaxle_string_free(info), mcpaxle_string_free(header), mcpaxle_string_free(tenant);
 }
 
 static void named(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args, (void)ctx;
-    text_reply(c, ud);
+    reply_text(c, ud);
 }
 
 static mcpaxle_server *make_server(void) {

@@ -16,12 +16,7 @@ static atomic_int calls_started;
 static void echo_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     atomic_fetch_add(&calls_started, 1);
-    char *q = NULL;
-    mcpaxle_json_quote(args, &q);
-    char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_reply_ok(c, json);
-    free(json);
-    mcpaxle_string_free(q);
+    reply_text(c, args);
 }
 
 /* Records what every context and completion function returned, checked by the test. */
@@ -162,11 +157,8 @@ static void mrtr_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_
         char *who = NULL;
         mcpaxle_json_get_string(name, "/content/name", &who);
         char *text = fmt("name=%s state=%s", who ? who : "?", state ? state : "none");
-        char *q = NULL;
-        mcpaxle_json_quote(text, &q);
-        char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-        r->codes[10] = mcpaxle_reply_ok(c, json);
-        free(json), free(text), mcpaxle_string_free(q), mcpaxle_string_free(who);
+        r->codes[10] = reply_text(c, text);
+        free(text), mcpaxle_string_free(who);
     }
     mcpaxle_string_free(state), mcpaxle_string_free(name), mcpaxle_string_free(sample), mcpaxle_string_free(roots);
 }

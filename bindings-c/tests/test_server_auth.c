@@ -70,15 +70,12 @@ static void verify(void *ud, const char *token, mcpaxle_reply *c) {
 /* Answers with the request's principal ("null" when there is none). */
 static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
-    char *info = NULL, *who = NULL, *q = NULL;
+    char *info = NULL, *who = NULL;
     mcpaxle_context_info(ctx, &info);
     mcpaxle_json_get_string(info, "/principal", &who); /* NULL for a null principal */
     if (!who) mcpaxle_json_get(info, "/principal", &who); /* "null", or NULL when missing */
-    mcpaxle_json_quote(who ? who : "(missing)", &q);
-    char *json = fmt("{\"content\":[{\"type\":\"text\",\"text\":%s}]}", q);
-    mcpaxle_reply_ok(c, json);
-    free(json);
-    mcpaxle_string_free(info), mcpaxle_string_free(who), mcpaxle_string_free(q);
+    reply_text(c, who ? who : "(missing)");
+    mcpaxle_string_free(info), mcpaxle_string_free(who);
 }
 
 static void write_note(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {

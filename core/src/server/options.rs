@@ -352,6 +352,12 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_bus_is_named_once_in_the_error() {
+        let e = parse(json!({ "bus": "h:6379" })).unwrap_err();
+        assert!(e.message().starts_with("server options: bus: \"h:6379\" is not a Redis URL"), "{e}");
+    }
+
+    #[test]
     fn state_secrets_are_checked_and_read_from_the_environment() {
         for (bad, says) in [
             (json!({ "stateSecret": "short" }), "stateSecret: the secret is 5 bytes; use at least 16"),

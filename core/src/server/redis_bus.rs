@@ -441,13 +441,6 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_bus_is_named_once_in_the_server_options_error() {
-        let e = crate::options::from_json::<crate::server::ServerOptions>("server options", json!({ "bus": "h:6379" }))
-            .unwrap_err();
-        assert!(e.message().starts_with("server options: bus: \"h:6379\" is not a Redis URL"), "{e}");
-    }
-
-    #[test]
     fn passwords_stay_out_of_logs() {
         assert_eq!(redacted("redis://:s3cret@h:6379/0"), "redis://***@h:6379/0");
         assert_eq!(redacted("redis://user:s3cret@h/0"), "redis://***@h/0");

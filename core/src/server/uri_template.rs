@@ -828,13 +828,15 @@ fn text_of(value: &Value) -> Option<&str> {
 }
 
 /// A backtracking search over the template's parts that spends from a fixed budget, so its work
-/// is bounded whatever the input. Without repeated variables, what follows a part depends only
-/// on the position, so failed (part, position) pairs are remembered; with them, the variables
-/// bound so far decide too, and every expression naming one must agree with the earlier ones.
+/// is bounded whatever the input. Whether the rest of the template matches from a part and a
+/// position depends only on them and on what the repeated variables were bound to so far (every
+/// later expression naming one must agree with those bindings), so failed (part, position,
+/// repeated bindings) triples are remembered and never searched twice. Without repeated
+/// variables the third member is always empty.
 struct Matcher<'a> {
     parts: &'a [Part],
     uri: &'a str,
-    failed: HashSet<(usize, usize)>,
+    failed: HashSet<(usize, usize, String)>,
     budget: usize,
     /// The variables more than one specification names (usually none).
     repeated: &'a HashSet<String>,
@@ -861,8 +863,8 @@ impl<'a> Matcher<'a> {
         let Some(part) = parts.get(index) else {
             return pos == self.uri.len();
         };
-        let remembered = self.repeated.is_empty();
-        if self.budget == 0 || (remembered && self.failed.contains(&(index, pos))) {
+        let state = (index, pos, self.repeated_bindings());
+        if self.budget == 0 || self.failed.contains(&state) {
             return false;
         }
         let matched = match part {
@@ -880,10 +882,22 @@ impl<'a> Matcher<'a> {
             }
             Part::Expression(expression) => self.run_expression(index, expression, pos),
         };
-        if !matched && remembered {
-            self.failed.insert((index, pos));
+        if !matched {
+            self.failed.insert(state);
         }
         matched
+    }
+
+    /// What the repeated variables were bound to so far, as text that is equal for equal
+    /// bindings (empty when the template repeats no variable).
+    fn repeated_bindings(&self) -> String {
+        let mut key = String::new();
+        for binding in self.bound.iter().filter(|b| self.repeated.contains(b.name)) {
+            let value = binding.value.as_ref().map_or_else(|| "-".to_owned(), Value::to_string);
+            let prefix = binding.prefix.map_or_else(String::new, |max| max.to_string());
+            key.push_str(&format!("{}\0{prefix}\0{value}\0", binding.name));
+        }
+        key
     }
 
     /// Binds `values` (one per specification of `vars`), or, when a repeated variable disagrees
@@ -1523,6 +1537,19 @@ mod tests {
             let uri = t.expand(&vars(values.clone()));
             assert_eq!(t.match_uri(&uri).map(Value::Object), Some(values), "{text} -> {uri}");
         }
+    }
+
+    #[test]
+    fn a_repeated_variable_does_not_make_the_search_exhaustive() {
+        // Six expressions over 25 characters, the first and last naming one variable: `{x}`
+        // takes the longest value first, which the last `{x}` (`q`) refuses only after the
+        // others have split the rest. A search that forgets its failures because `x` is repeated
+        // tries every split of the rest for every `x` and gives up (no match) before `x` = `q`.
+        let t = template("{x}{b}{c}{d}{e}{f}-{x}");
+        let uri = format!("q{}-q", "v".repeat(24));
+        let vars = t.match_uri(&uri).expect("the URI is an expansion of the template");
+        assert_eq!(vars["x"], json!("q"));
+        assert_eq!(t.expand(&vars), uri);
     }
 
     #[test]

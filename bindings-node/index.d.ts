@@ -745,7 +745,7 @@ export declare class Server {
     port?: number
     /** The MCP endpoint path (default `'/mcp'`). */
     path?: string
-    /** Host header values accepted besides the loopback names and the bound address. */
+    /** Host header values accepted (names without port, `'*'` for any). Unset: the loopback names and the bound address; set: only these (list `'localhost'` too if local clients must pass). */
     allowedHosts?: string[]
     /** Origins accepted besides loopback ones (`'*'` for any). */
     allowedOrigins?: string[]

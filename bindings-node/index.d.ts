@@ -570,9 +570,42 @@ export interface BearerAuthOptions {
    * Checks a token (signature, expiry, audience): a `TokenInfo` for a valid one, `null` for an
    * invalid or expired one (`401 invalid_token`). If it throws (say, the introspection endpoint
    * is down) or answers anything the core refuses (see `TokenInfo`), the request gets `503` and
-   * the failure is reported on `console.error`.
+   * the failure is reported on `console.error`. Leave it out to use the built-in verifiers
+   * (`jwt`, `introspection`); give one or the other.
    */
-  verify: (token: string) => Awaitable<TokenInfo | null | undefined>
+  verify?: (token: string) => Awaitable<TokenInfo | null | undefined>
+  /**
+   * The built-in check of JWT access tokens (RFC 9068) against the issuer's keys: `{}` for the
+   * defaults. Keys come from the issuer's metadata (`jwks_uri`) unless `jwksUri` is given, and
+   * are fetched again when a token names an unknown key id (a rotation), at most every 30 s.
+   */
+  jwt?: {
+    /** The `iss` tokens carry (default: the first of `authorizationServers`). */
+    issuer?: string
+    /** Where the issuer's keys are (default: its metadata's `jwks_uri`). */
+    jwksUri?: string
+    /** The `aud` values accepted (default: `[resource]`). */
+    audience?: string[]
+    /** Accepted algorithms (default RS256/384/512, PS256/384/512, ES256, ES384, EdDSA; never `none` or HMAC). */
+    algorithms?: string[]
+    /** Clock skew allowed on `exp` and `nbf`, in ms (default 60000). */
+    leewayMs?: number
+    /** How long fetched keys are used, in ms (default 3600000). */
+    jwksCacheMs?: number
+  }
+  /**
+   * The built-in check at the issuer's introspection endpoint (RFC 7662), with this server's
+   * client credentials. With `jwt` too, JWT-shaped tokens are checked as JWTs, others introspected.
+   */
+  introspection?: {
+    /** The endpoint (default: the issuer metadata's `introspection_endpoint`). */
+    endpoint?: string
+    clientId: string
+    /** Sent as HTTP Basic credentials (`client_secret_basic`). */
+    clientSecret?: string
+    /** How long an active answer is reused, in ms (default 60000; never past the token's `exp`). */
+    cacheMs?: number
+  }
   /** Scopes every request needs; also published as `scopes_supported` unless that is set. */
   requiredScopes?: string[]
   /** The metadata's `scopes_supported`: the scopes a client asks for by default. */

@@ -1911,6 +1911,17 @@ enum mcpaxle_result mcpaxle_server_notify_list_changed(struct mcpaxle_server *se
  * (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes); tool names not
  * empty.
  *
+ * `verify` may be NULL when `auth_json` sets `"jwt"` and/or `"introspection"`: the core's
+ * built-in verifiers then check the tokens. `"jwt"` (`{}` for the defaults) checks JWT access
+ * tokens (RFC 9068) against the issuer's keys: `"issuer"` (default the first authorization
+ * server), `"jwksUri"` (default from the issuer's metadata), `"audience"` (default
+ * `[resource]`), `"algorithms"` (default the RSA, RSA-PSS, ECDSA and EdDSA ones; never `none`
+ * or HMAC), `"leewayMs"` (60000), `"jwksCacheMs"` (3600000); keys are fetched again when a
+ * token names an unknown key id, at most every 30 s. `"introspection"` checks tokens at the
+ * issuer's introspection endpoint (RFC 7662): `"clientId"`, `"clientSecret"`, `"endpoint"`
+ * (default from the metadata), `"cacheMs"` (60000, never past the token's `exp`). Giving both
+ * a `verify` and one of these, or neither, is `MCPAXLE_ERR_USAGE`.
+ *
  * Setting it again replaces the earlier setting for the transports started afterwards; those
  * already running keep theirs. stdio transports are not affected (they have no HTTP requests).
  * `user_data` must stay valid until `mcpaxle_server_free` returns (no callback runs after it

@@ -44,11 +44,11 @@ SERVER_TRANSPORT = [
     "src/transport/http/auth.rs",
     "src/transport/http/connections.rs",
     "src/transport/http/mounted.rs",
+    "src/transport/http/token_verifiers.rs",
 ]
 CLIENT_TRANSPORT = [
     "src/transport/stdio/client.rs",
     "src/transport/http/client.rs",
-    "src/transport/http/hyper_client.rs",
 ]
 LAYERS = [
     ("the protocol's types (error, jsonrpc, era, peer, options, schema, headers) use no other layer",

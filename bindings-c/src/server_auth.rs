@@ -3,7 +3,7 @@
 //! handle.
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
-use crate::ffi::{FfiError, SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
+use crate::ffi::{SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
 use crate::server::{mcpaxle_server, server_ref};
 use mcpaxle_core::Error;
@@ -62,6 +62,17 @@ type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_re
 /// (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes); tool names not
 /// empty.
 ///
+/// `verify` may be NULL when `auth_json` sets `"jwt"` and/or `"introspection"`: the core's
+/// built-in verifiers then check the tokens. `"jwt"` (`{}` for the defaults) checks JWT access
+/// tokens (RFC 9068) against the issuer's keys: `"issuer"` (default the first authorization
+/// server), `"jwksUri"` (default from the issuer's metadata), `"audience"` (default
+/// `[resource]`), `"algorithms"` (default the RSA, RSA-PSS, ECDSA and EdDSA ones; never `none`
+/// or HMAC), `"leewayMs"` (60000), `"jwksCacheMs"` (3600000); keys are fetched again when a
+/// token names an unknown key id, at most every 30 s. `"introspection"` checks tokens at the
+/// issuer's introspection endpoint (RFC 7662): `"clientId"`, `"clientSecret"`, `"endpoint"`
+/// (default from the metadata), `"cacheMs"` (60000, never past the token's `exp`). Giving both
+/// a `verify` and one of these, or neither, is `MCPAXLE_ERR_USAGE`.
+///
 /// Setting it again replaces the earlier setting for the transports started afterwards; those
 /// already running keep theirs. stdio transports are not affected (they have no HTTP requests).
 /// `user_data` must stay valid until `mcpaxle_server_free` returns (no callback runs after it
@@ -84,9 +95,9 @@ pub unsafe extern "C" fn mcpaxle_server_set_bearer_auth(
     ffi_boundary!({
         // SAFETY: per the documented contract.
         let (s, json) = unsafe { (server_ref(server)?, arg_json(auth_json, "auth_json")?) };
-        let func = verify.ok_or_else(|| FfiError::null("verify"))?;
         let mut auth: BearerAuth = from_json(json, "auth_json")?;
-        auth.verifier = token_verifier(&s.owner, Target { func, user_data: SendPtr(user_data) });
+        let callback = verify.map(|func| token_verifier(&s.owner, Target { func, user_data: SendPtr(user_data) }));
+        auth.use_verifier(callback)?;
         *s.auth.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
         Ok(())
     })

@@ -12,9 +12,11 @@ const { ErrorKind, McpError, okEnvelope, errorEnvelope, typeName, usage } = requ
 /** The native `AuthConfig` of the `auth` option of `serveHttp`: the data, and `verify` wrapped. */
 function authConfig(o) {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) {
-    throw usage(`auth must be an object: {resource, authorizationServers, verify, requiredScopes?, scopesSupported?, toolScopes?}, not ${typeName(o)}`)
+    throw usage(`auth must be an object: {resource, authorizationServers, verify | jwt | introspection, requiredScopes?, scopesSupported?, toolScopes?}, not ${typeName(o)}`)
   }
   const { verify, ...data } = o
+  // Left out: the core's built-in verifiers (`jwt`, `introspection`), which the core requires then.
+  if (verify == null) return present(data)
   if (typeof verify !== 'function') throw usage(`auth.verify must be a function, async (token) => ({subject, scopes}) | null, not ${typeName(verify)}`)
   return { ...present(data), verify: (token) => answerVerify(verify, token) }
 }

@@ -65,10 +65,8 @@ fn options<T: DeserializeOwned + Default>(json: Option<&str>, what: &str) -> Res
 fn http_options(config: Option<HttpConfig>) -> Result<HttpOptions> {
     let (json, verify) = config.map_or((None, None), |c| (c.options_json, c.verify));
     let mut options: HttpOptions = options(json.as_deref(), "the HTTP options")?;
-    match (options.auth.as_mut(), verify) {
-        (Some(a), Some(f)) => a.verifier = auth::verifier(f),
-        (Some(_), None) => return Err(usage("auth needs verify, a function")),
-        (None, _) => {}
+    if let Some(a) = options.auth.as_mut() {
+        a.use_verifier(verify.map(auth::verifier)).map_err(|e| usage(e.message().to_owned()))?;
     }
     Ok(options)
 }

@@ -29,7 +29,8 @@ test('every server, HTTP, client and call option is taken by its name', async ()
   server.tool({ name: 'echo' }, async () => 'ok', use('tool'))
   server.resource({ uri: 'test://r', name: 'r' }, async () => 'r', { cache: use('cacheHint') })
   server.resourceTemplate({ uriTemplate: 'test://t/{id}', name: 't' }, async () => 't', { ...use('template'), cache: ex.cacheHint })
-  const auth = { ...use('bearerAuth'), verify: async () => null }
+  // The example sets jwt and introspection: the built-in verifiers, no verify callback.
+  const auth = { ...use('bearerAuth') }
   const guarded = await server.serveHttp({ ...use('http'), port: 0, auth })
   await guarded.close()
   // The mounted handlers take the same options (connections are read, and left to the host).

@@ -61,18 +61,23 @@ pub fn check_token_info(answer: &Bound<'_, PyDict>) -> PyResult<()> {
 }
 
 /// The core's [`BearerAuth`] from the dict `mcpaxle.BearerAuth._native()` passes:
-/// `resource`, `authorization_servers`, `scopes_supported`, `required_scopes`, `tool_scopes`
-/// and `verify` (a coroutine function `(token: str) -> {"subject", "scopes"} | None`), whose
-/// calls run on `bridge`'s loop.
+/// `resource`, `authorization_servers`, `scopes_supported`, `required_scopes`, `tool_scopes`,
+/// `jwt`, `introspection` and `verify` (a coroutine function `(token: str) -> {"subject",
+/// "scopes"} | None`, whose calls run on `bridge`'s loop; `None` with `jwt` or `introspection`:
+/// the core's built-in verifiers).
 pub fn bearer_auth(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<BearerAuth> {
     let d = d
         .cast::<PyDict>()
         .map_err(|_| usage("the auth option must be a dict (build it with mcpaxle.BearerAuth)"))?
         .copy()?;
-    let verify =
-        d.get_item("verify")?.filter(|v| v.is_callable()).ok_or_else(|| usage("BearerAuth needs a callable verify"))?;
-    d.del_item("verify")?;
+    let verify = d.get_item("verify")?.filter(|v| !v.is_none());
+    if verify.as_ref().is_some_and(|v| !v.is_callable()) {
+        return Err(usage("BearerAuth's verify must be a coroutine function"));
+    }
+    if d.contains("verify")? {
+        d.del_item("verify")?;
+    }
     let mut auth: BearerAuth = crate::server::from_dict(&d, "BearerAuth")?;
-    auth.verifier = verifier(bridge, verify.unbind());
+    auth.use_verifier(verify.map(|v| verifier(bridge, v.unbind()))).map_err(|e| usage(e.message().to_owned()))?;
     Ok(auth)
 }

@@ -54,7 +54,8 @@ async def test_every_server_option_is_taken_by_its_python_name() -> None:
     server.tool(**python("tool"))(lambda: "ok")
     server.resource("test://r", cache=python("cacheHint"))(lambda: "r")
     server.resource("test://t/{id}", **python("template"))(lambda id: id)
-    auth = BearerAuth(**python("bearerAuth"), verify=lambda token: None)
+    # The example sets jwt and introspection: the built-in verifiers, no verify callback.
+    auth = BearerAuth(**python("bearerAuth"))
     running = await server.start_http("127.0.0.1", 0, **{**python("http"), "auth": auth})
     await running.stop()
     running = await server.start_http("127.0.0.1", 0, connections=ConnectionLimits(**python("connections")))

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 /// Every options struct of the core by the name the bindings know it under, with its option
 /// names: `server` ([`ServerOptions`](crate::server::ServerOptions)), `legacy`, `cache`,
-/// `cacheHint`, `tool`, `template`, `http`, `connections`, `cors`, `stdio`, `bearerAuth`, `client`,
-/// `oauth` and `call`. A binding's test iterates it to check that every option reaches it.
+/// `cacheHint`, `tool`, `template`, `http`, `connections`, `cors`, `stdio`, `bearerAuth`, `jwt`,
+/// `introspection`, `client`, `oauth` and `call`. A binding's test iterates it to check that every option reaches it.
 pub fn schema() -> BTreeMap<&'static str, Vec<&'static str>> {
     macro_rules! names_of {
         ($($area:literal => $t:ty),*) => { BTreeMap::from([$(($area, names::<$t>())),*]) };
@@ -48,6 +48,7 @@ macro_rules! areas {
         use crate::server::{CacheDefaults, CacheHint, ServerOptions, TemplateOptions, ToolOptions};
         use crate::transport::auth::BearerAuth;
         use crate::transport::connections::ConnectionLimits;
+        use crate::transport::http::token_verifiers::{IntrospectionOptions, JwtOptions};
         use crate::transport::http::{CorsOptions, HttpOptions};
         use crate::transport::stdio::StdioOptions;
         $then!(
@@ -62,6 +63,8 @@ macro_rules! areas {
             "cors" => CorsOptions,
             "stdio" => StdioOptions,
             "bearerAuth" => BearerAuth,
+            "jwt" => JwtOptions,
+            "introspection" => IntrospectionOptions,
             "client" => ClientOptions,
             "oauth" => OAuthOptions,
             "call" => CallOptions
@@ -117,7 +120,18 @@ pub fn examples() -> Value {
         "stdio": { "maxMessageSize": 1048576, "drainTimeoutMs": 1000, "maxOutboundQueue": 64 },
         "bearerAuth": {
             "resource": "https://mcp.example.com/mcp", "authorizationServers": ["https://auth.example.com"],
-            "scopesSupported": ["notes:read"], "requiredScopes": ["notes:read"], "toolScopes": { "write": ["notes:write"] }
+            "scopesSupported": ["notes:read"], "requiredScopes": ["notes:read"], "toolScopes": { "write": ["notes:write"] },
+            "jwt": { "audience": ["https://mcp.example.com/mcp"] },
+            "introspection": { "clientId": "mcp-server", "clientSecret": "s3cret" }
+        },
+        "jwt": {
+            "issuer": "https://auth.example.com", "jwksUri": "https://auth.example.com/jwks",
+            "audience": ["https://mcp.example.com/mcp"], "algorithms": ["RS256", "ES256"], "leewayMs": 30000,
+            "jwksCacheMs": 600000
+        },
+        "introspection": {
+            "endpoint": "https://auth.example.com/introspect", "clientId": "mcp-server", "clientSecret": "s3cret",
+            "cacheMs": 30000
         },
         "client": {
             "clientInfo": { "name": "example", "version": "1.0.0" }, "capabilities": null,
@@ -209,6 +223,8 @@ mod tests {
         ok::<CorsOptions>(&examples["cors"]);
         ok::<StdioOptions>(&examples["stdio"]);
         ok::<BearerAuth>(&examples["bearerAuth"]);
+        ok::<crate::transport::http::token_verifiers::JwtOptions>(&examples["jwt"]);
+        ok::<crate::transport::http::token_verifiers::IntrospectionOptions>(&examples["introspection"]);
         ok::<ClientOptions>(&examples["client"]);
         ok::<OAuthOptions>(&examples["oauth"]);
         ok::<CallOptions>(&examples["call"]);
@@ -299,7 +315,7 @@ mod tests {
         use crate::transport::auth::BearerAuth;
         let auth: BearerAuth =
             from_json("auth", json!({ "resource": "https://r/mcp", "authorizationServers": ["https://as"] })).unwrap();
-        assert!((auth.verifier)("t".into()).await.is_err());
+        assert!(auth.verify("t".into()).await.is_err());
     }
 
     #[test]

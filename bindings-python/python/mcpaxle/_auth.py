@@ -101,7 +101,20 @@ class BearerAuth:
         event loop that serves the server; a plain function on the thread pool of plain
         ``def`` handlers. If it raises (say, the introspection endpoint is down) or returns
         anything else, the request gets ``503`` and the problem is logged (``logging`` logger
-        "mcpaxle", with the traceback).
+        "mcpaxle", with the traceback). Leave it out to use the built-in verifiers (``jwt``,
+        ``introspection``); give one or the other.
+    ``jwt``
+        The built-in check of JWT access tokens (RFC 9068) against the issuer's keys:
+        ``{}`` for the defaults, or any of ``issuer`` (default the first authorization
+        server), ``jwks_uri`` (default from the issuer's metadata), ``audience`` (default
+        ``[resource]``), ``algorithms`` (default the RSA, RSA-PSS, ECDSA and EdDSA ones; never
+        ``none`` or HMAC), ``leeway_ms`` (60000), ``jwks_cache_ms`` (3600000). Keys are fetched
+        again when a token names an unknown key id (a rotation), at most every 30 s.
+    ``introspection``
+        The built-in check at the issuer's introspection endpoint (RFC 7662):
+        ``{"client_id": ..., "client_secret": ...}``, optionally ``endpoint`` (default from the
+        issuer's metadata) and ``cache_ms`` (60000; never past the token's ``exp``). With
+        ``jwt`` too, JWT-shaped tokens are checked as JWTs and others introspected.
     ``required_scopes``
         Scopes every request needs (``403 insufficient_scope`` without them); also published
         as ``scopes_supported`` unless that is set.
@@ -119,13 +132,15 @@ class BearerAuth:
 
     resource: str
     authorization_servers: Sequence[str]
-    verify: TokenVerifier = field(repr=False)
+    verify: TokenVerifier | None = field(default=None, repr=False)
     required_scopes: Sequence[str] = ()
     scopes_supported: Sequence[str] | None = None
     tool_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    jwt: Mapping[str, Any] | None = None
+    introspection: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if not callable(self.verify):
+        if self.verify is not None and not callable(self.verify):
             raise UsageError(f"BearerAuth verify must be a callable (token: str) -> TokenInfo | None, not {type(self.verify).__name__}")
         _native.check_options("bearerAuth", "BearerAuth", self._data())
         # Checked: kept as tuples, so that the frozen value cannot change under the server.
@@ -143,11 +158,14 @@ class BearerAuth:
             "scopes_supported": self.scopes_supported,
             "required_scopes": self.required_scopes,
             "tool_scopes": self.tool_scopes,
+            "jwt": self.jwt,
+            "introspection": self.introspection,
         }
 
     def _native(self, pool: Pool) -> dict[str, Any]:
         """The ``auth`` option of the native module; plain-function verifiers run on ``pool``."""
-        return {**self._data(), "verify": _verifier(self.verify, pool)}
+        verify = None if self.verify is None else _verifier(self.verify, pool)
+        return {**self._data(), "verify": verify}
 
 
 def _verifier(fn: TokenVerifier, pool: Pool) -> Callable[[str], Awaitable[dict[str, Any] | None]]:

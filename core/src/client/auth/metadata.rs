@@ -2,9 +2,8 @@
 //! resource metadata (RFC 9728) and authorization server metadata (RFC 8414 / OpenID Connect
 //! Discovery), with the checks the MCP authorization spec requires of each.
 
-use super::wire::auth_error;
 use crate::error::Result;
-use http::Uri;
+use crate::transport::http::oauth_wire::{auth_error, split};
 use serde_json::Value;
 
 /// What a `401` or `403` said in its `WWW-Authenticate: Bearer ...` header.
@@ -96,15 +95,6 @@ fn bearer_params(value: &str) -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
-/// `scheme://authority` and the path (without a trailing `/`) of a URL.
-fn split(url: &str) -> Result<(String, String)> {
-    let uri: Uri = url.parse().map_err(|e| auth_error(format!("invalid URL {url:?}: {e}")))?;
-    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
-        return Err(auth_error(format!("invalid URL {url:?}: not absolute")));
-    };
-    Ok((format!("{scheme}://{authority}"), uri.path().trim_end_matches('/').to_owned()))
-}
-
 /// Where protected resource metadata is looked for when the challenge names no
 /// `resource_metadata`: at the MCP endpoint's path, then at the root (RFC 9728 §3.1).
 pub(crate) fn resource_metadata_urls(server_url: &str) -> Result<Vec<String>> {
@@ -115,25 +105,6 @@ pub(crate) fn resource_metadata_urls(server_url: &str) -> Result<Vec<String>> {
     }
     urls.push(format!("{origin}/.well-known/oauth-protected-resource"));
     Ok(urls)
-}
-
-/// Where an issuer's metadata is looked for, in the spec's order: OAuth with path insertion,
-/// OpenID Connect with path insertion, OpenID Connect with the path appended; without a path,
-/// OAuth then OpenID Connect.
-pub(crate) fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>> {
-    let (origin, path) = split(issuer)?;
-    Ok(if path.is_empty() {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server"),
-            format!("{origin}/.well-known/openid-configuration"),
-        ]
-    } else {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{origin}{path}/.well-known/openid-configuration"),
-        ]
-    })
 }
 
 /// Protected resource metadata: which resource, and who authorizes for it.
@@ -309,21 +280,6 @@ mod tests {
             ["http://h:1/.well-known/oauth-protected-resource/mcp", "http://h:1/.well-known/oauth-protected-resource"]
         );
         assert_eq!(resource_metadata_urls("http://h:1/").unwrap(), ["http://h:1/.well-known/oauth-protected-resource"]);
-        assert_eq!(
-            authorization_server_metadata_urls("https://a.example/tenant1").unwrap(),
-            [
-                "https://a.example/.well-known/oauth-authorization-server/tenant1",
-                "https://a.example/.well-known/openid-configuration/tenant1",
-                "https://a.example/tenant1/.well-known/openid-configuration"
-            ]
-        );
-        assert_eq!(
-            authorization_server_metadata_urls("https://a.example").unwrap(),
-            [
-                "https://a.example/.well-known/oauth-authorization-server",
-                "https://a.example/.well-known/openid-configuration"
-            ]
-        );
     }
 
     #[test]

@@ -20,10 +20,10 @@
 //! client, keyed by issuer.
 
 mod metadata;
-mod wire;
 
 use crate::error::{Error, Result};
 use crate::transport::http::hyper_client::{HttpClient, new_http_client};
+use crate::transport::http::oauth_wire as wire;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use metadata::{Challenge, ResourceMetadata, ServerMetadata, TokenAuth};
@@ -444,7 +444,7 @@ impl Authorizer {
     }
 
     async fn server_metadata(&self, issuer: &str) -> Result<ServerMetadata> {
-        let urls = metadata::authorization_server_metadata_urls(issuer)?;
+        let urls = wire::authorization_server_metadata_urls(issuer)?;
         for url in &urls {
             if let Some(doc) = wire::get_json(&self.http, url).await? {
                 return ServerMetadata::from_json(&doc, issuer, url);

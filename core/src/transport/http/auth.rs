@@ -4,7 +4,10 @@
 //! With [`BearerAuth`] in [`HttpOptions::auth`](super::HttpOptions::auth), the endpoint
 //! publishes its protected resource metadata (RFC 9728) at
 //! `/.well-known/oauth-protected-resource<endpoint path>`, and every request must carry
-//! `Authorization: Bearer <token>` that your [`TokenVerifier`] accepts:
+//! `Authorization: Bearer <token>` that your [`TokenVerifier`] accepts, or the built-in
+//! verifiers of [`BearerAuth::jwt`] and [`BearerAuth::introspection`] (JWT access tokens checked
+//! against the issuer's keys, RFC 9068; token introspection, RFC 7662: see
+//! [`token_verifiers`](super::token_verifiers)):
 //!
 //! - no token, or one the verifier rejects: `401` with
 //!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (and `error="invalid_token"`
@@ -17,6 +20,7 @@
 //! (`RequestContext::principal`) and MRTR `requestState` is bound to it. Issuing tokens is the
 //! authorization server's business, not this module's.
 
+use super::token_verifiers::{BuiltInVerifier, IntrospectionOptions, JwtOptions, check_introspection, check_jwt};
 use crate::error::Result;
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, StatusCode, header};
@@ -25,7 +29,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a verified access token grants.
 ///
@@ -68,6 +72,25 @@ impl TokenInfo {
             _ => serde_json::Map::new(),
         };
         self
+    }
+
+    /// What the verified claims of a token grant (the built-in verifiers'): the subject `sub`,
+    /// else `client_id` (an introspected client credentials token), none without either; the
+    /// scopes of `scope` (space-separated) or `scp` (a string or a list, as some providers send),
+    /// those that are scope tokens; every claim, for handlers to read.
+    pub fn from_claims(claims: serde_json::Map<String, Value>) -> Option<TokenInfo> {
+        let subject = ["sub", "client_id"]
+            .iter()
+            .find_map(|k| claims.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))?
+            .to_owned();
+        let scopes: Vec<String> = match claims.get("scope").or_else(|| claims.get("scp")) {
+            Some(Value::String(s)) => s.split_whitespace().filter(|s| is_scope_token(s)).map(str::to_owned).collect(),
+            Some(Value::Array(list)) => {
+                list.iter().filter_map(Value::as_str).filter(|s| is_scope_token(s)).map(str::to_owned).collect()
+            }
+            _ => Vec::new(),
+        };
+        Some(TokenInfo { subject, scopes, claims })
     }
 
     /// Checks what a verifier may grant: a non-empty subject, and scopes that are scope tokens
@@ -130,8 +153,9 @@ pub type TokenVerifier = Arc<dyn Fn(String) -> BoxFuture<'static, Result<Option<
 /// How the endpoint is protected (see the module docs).
 ///
 /// As data (the `auth` HTTP option): `resource`, `authorizationServers`, `scopesSupported`,
-/// `requiredScopes`, `toolScopes`; the verifier is a callback the binding sets (until it does,
-/// every request is answered `503`). Their values are checked as they are read, by the rules of
+/// `requiredScopes`, `toolScopes`, `jwt`, `introspection`; the verifier is a callback the
+/// binding sets, or the built-in one of `jwt` / `introspection` (with neither, every request is
+/// answered `503`). Their values are checked as they are read, by the rules of
 /// [`BearerAuth::validate`], and the error names the option at fault by its path as given
 /// (`the HTTP options: auth.requiredScopes[0]: a scope must be …`).
 #[derive(Clone, Deserialize)]
@@ -157,15 +181,22 @@ pub struct BearerAuth {
     #[serde(default, deserialize_with = "de_tool_scopes")]
     #[serde(alias = "tool_scopes")]
     pub tool_scopes: HashMap<String, Vec<String>>,
-    /// Checks tokens.
-    #[serde(skip, default = "no_verifier")]
-    pub verifier: TokenVerifier,
-}
-
-/// The verifier of a [`BearerAuth`] read from data before its binding sets one: it cannot
-/// decide (`503`), so no request gets through unchecked.
-fn no_verifier() -> TokenVerifier {
-    Arc::new(|_| Box::pin(async { Err(crate::Error::internal("the bearer auth options have no token verifier")) }))
+    /// Built-in checking of JWT access tokens against the issuer's keys (see
+    /// [`token_verifiers`](super::token_verifiers)); default none.
+    #[serde(default, deserialize_with = "super::token_verifiers::de_jwt")]
+    pub jwt: Option<JwtOptions>,
+    /// Built-in checking of tokens at the issuer's introspection endpoint (RFC 7662); default
+    /// none.
+    #[serde(default, deserialize_with = "super::token_verifiers::de_introspection")]
+    pub introspection: Option<IntrospectionOptions>,
+    /// Checks tokens: a callback of the application (set by [`BearerAuth::use_verifier`]), else
+    /// the built-in verifier of `jwt` / `introspection`. With neither every request is answered
+    /// `503`, so none gets through unchecked.
+    #[serde(skip)]
+    pub verifier: Option<TokenVerifier>,
+    /// The built-in verifier, made on first use (shared by clones: its caches are the server's).
+    #[serde(skip)]
+    built_in: Arc<OnceLock<BuiltInVerifier>>,
 }
 
 impl fmt::Debug for BearerAuth {
@@ -176,6 +207,8 @@ impl fmt::Debug for BearerAuth {
             .field("scopes_supported", &self.scopes_supported)
             .field("required_scopes", &self.required_scopes)
             .field("tool_scopes", &self.tool_scopes)
+            .field("jwt", &self.jwt)
+            .field("introspection", &self.introspection)
             .finish_non_exhaustive()
     }
 }
@@ -194,8 +227,65 @@ impl BearerAuth {
             scopes_supported: None,
             required_scopes: Vec::new(),
             tool_scopes: HashMap::new(),
-            verifier: Arc::new(move |token| Box::pin(verifier(token))),
+            jwt: None,
+            introspection: None,
+            verifier: Some(Arc::new(move |token| Box::pin(verifier(token)))),
+            built_in: Arc::default(),
         }
+    }
+
+    /// Protection of the resource `resource` by `authorization_server`, whose tokens the
+    /// built-in verifiers check: set [`BearerAuth::jwt`] and/or [`BearerAuth::introspection`].
+    pub fn built_in(resource: impl Into<String>, authorization_server: impl Into<String>) -> Self {
+        BearerAuth {
+            resource: resource.into(),
+            authorization_servers: vec![authorization_server.into()],
+            scopes_supported: None,
+            required_scopes: Vec::new(),
+            tool_scopes: HashMap::new(),
+            jwt: None,
+            introspection: None,
+            verifier: None,
+            built_in: Arc::default(),
+        }
+    }
+
+    /// Sets the application's verifier callback, for a binding: `Some` unless `jwt` or
+    /// `introspection` is set, `None` only when one is (a
+    /// [`ErrorKind::Usage`](crate::ErrorKind) error saying so otherwise).
+    pub fn use_verifier(&mut self, verifier: Option<TokenVerifier>) -> Result<()> {
+        let built_in = self.jwt.is_some() || self.introspection.is_some();
+        match (&verifier, built_in) {
+            (Some(_), true) => Err(crate::Error::usage(
+                "bearer auth: give either a verify callback or the jwt / introspection options, not both",
+            )),
+            (None, false) => Err(crate::Error::usage(
+                "bearer auth needs a verify callback, or the jwt or introspection option for the built-in verifiers",
+            )),
+            _ => {
+                self.verifier = verifier;
+                Ok(())
+            }
+        }
+    }
+
+    /// What the verifier answers for `token`.
+    pub async fn verify(&self, token: String) -> Result<Option<TokenInfo>> {
+        if let Some(verifier) = &self.verifier {
+            return verifier(token).await;
+        }
+        if self.jwt.is_none() && self.introspection.is_none() {
+            return Err(crate::Error::internal("the bearer auth options have no token verifier"));
+        }
+        let built_in = self.built_in.get_or_init(|| {
+            BuiltInVerifier::new(
+                self.authorization_servers.first().cloned().unwrap_or_default(),
+                self.resource.clone(),
+                self.jwt.clone(),
+                self.introspection.clone(),
+            )
+        });
+        Ok(built_in.verify(&token).await?.and_then(TokenInfo::from_claims))
     }
 
     /// Sets the scopes every request needs (also published as `scopes_supported` unless set).
@@ -257,6 +347,12 @@ impl BearerAuth {
                 }
             }
         }
+        if let Some(Err(m)) = self.jwt.as_ref().map(check_jwt) {
+            return bad("jwt".into(), m);
+        }
+        if let Some(Err(m)) = self.introspection.as_ref().map(check_introspection) {
+            return bad("introspection".into(), m);
+        }
         Ok(())
     }
 
@@ -309,7 +405,7 @@ impl BearerAuth {
                 endpoint_path,
             ));
         };
-        let answer = (self.verifier)(token.to_owned()).await.and_then(|info| match info {
+        let answer = self.verify(token.to_owned()).await.and_then(|info| match info {
             Some(i) => i.validate().map(|()| Some(i)),
             None => Ok(None),
         });

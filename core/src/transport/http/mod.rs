@@ -11,10 +11,12 @@ mod cors;
 pub mod headers;
 pub(crate) mod hyper_client;
 pub mod mounted;
+pub(crate) mod oauth_wire;
 mod resume;
 mod rules;
 mod server;
 pub(crate) mod sse;
+pub mod token_verifiers;
 
 pub use connections::ConnectionLimits;
 pub use cors::CorsOptions;

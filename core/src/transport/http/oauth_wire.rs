@@ -1,5 +1,6 @@
-//! The small pieces of OAuth's wire format: form encoding, query strings, PKCE, and JSON over
-//! the client's own hyper client.
+//! The small pieces of OAuth's wire format, for both sides: form encoding, query strings,
+//! PKCE, where an issuer publishes its metadata, and JSON over the core's hyper client (the
+//! client's OAuth flows, and the server's token verifiers fetching keys and introspecting).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::transport::http::hyper_client::HttpClient;
@@ -74,6 +75,34 @@ pub(crate) fn pkce_challenge(verifier: &str) -> String {
 pub(crate) fn basic_credentials(client_id: &str, secret: &str) -> String {
     let pair = format!("{}:{}", encode_component(client_id), encode_component(secret));
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+/// `scheme://authority` and the path (without a trailing `/`) of a URL.
+pub(crate) fn split(url: &str) -> Result<(String, String)> {
+    let uri: Uri = url.parse().map_err(|e| auth_error(format!("invalid URL {url:?}: {e}")))?;
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        return Err(auth_error(format!("invalid URL {url:?}: not absolute")));
+    };
+    Ok((format!("{scheme}://{authority}"), uri.path().trim_end_matches('/').to_owned()))
+}
+
+/// Where an issuer's metadata is looked for, in the spec's order: OAuth with path insertion,
+/// OpenID Connect with path insertion, OpenID Connect with the path appended; without a path,
+/// OAuth then OpenID Connect.
+pub(crate) fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>> {
+    let (origin, path) = split(issuer)?;
+    Ok(if path.is_empty() {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ]
+    } else {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ]
+    })
 }
 
 /// An answer of an authorization server.
@@ -198,6 +227,25 @@ mod tests {
         let v = random_token(32).unwrap();
         assert_eq!(v.len(), 43);
         assert_ne!(v, random_token(32).unwrap());
+    }
+
+    #[test]
+    fn issuer_metadata_urls_in_the_spec_order() {
+        assert_eq!(
+            authorization_server_metadata_urls("https://a.example/tenant1").unwrap(),
+            [
+                "https://a.example/.well-known/oauth-authorization-server/tenant1",
+                "https://a.example/.well-known/openid-configuration/tenant1",
+                "https://a.example/tenant1/.well-known/openid-configuration"
+            ]
+        );
+        assert_eq!(
+            authorization_server_metadata_urls("https://a.example").unwrap(),
+            [
+                "https://a.example/.well-known/oauth-authorization-server",
+                "https://a.example/.well-known/openid-configuration"
+            ]
+        );
     }
 
     #[test]

@@ -19,9 +19,12 @@ fn build(tools: usize) -> mcpaxle::Result<Server> {
     let schema = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
     let names = std::iter::once("echo".to_owned()).chain((1..tools).map(|i| format!("tool-{i:04}")));
     for name in names {
-        server.add_tool(Tool::new(name, "Returns its text argument", schema.clone()), |args: Value, _ctx| async move {
-            Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
-        })?;
+        server.add_tool(
+            Tool::new(name, "Returns its text argument", schema.clone()),
+            |args: Value, _ctx| async move {
+                Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
+            },
+        )?;
     }
     Ok(server)
 }

@@ -51,7 +51,8 @@ fn usage() -> ! {
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (addr, reply_bytes): (SocketAddr, usize) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let (addr, reply_bytes): (SocketAddr, usize) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice()
+    {
         ["--http", addr] => (addr.parse().unwrap_or_else(|_| usage()), 0),
         ["--http", addr, "--reply-bytes", n] => {
             (addr.parse().unwrap_or_else(|_| usage()), n.parse().unwrap_or_else(|_| usage()))

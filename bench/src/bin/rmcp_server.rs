@@ -80,7 +80,8 @@ async fn main() {
     config.legacy_session_mode = false;
     config.json_response = true;
     config.sse_keep_alive = None;
-    let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config);
+    let service =
+        StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config);
     let listener = TcpListener::bind(addr).await.unwrap_or_else(|e| {
         eprintln!("rmcp_server: cannot listen on {addr}: {e}");
         std::process::exit(1)
@@ -96,7 +97,8 @@ async fn main() {
             _ = tokio::signal::ctrl_c() => return,
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone())).into_owned();
+        let conn =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone())).into_owned();
         tokio::spawn(async move {
             let _ = conn.await;
         });

@@ -28,6 +28,7 @@ pub mod exchange;
 mod handle;
 pub mod handlers;
 pub mod input_schema;
+mod list_pages;
 pub mod middleware;
 mod options;
 mod pagination;

@@ -13,6 +13,7 @@ use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::list_pages::{Listed, PageCache, PageKey, write_page};
+use crate::server::memory::TrimWhenDone;
 use crate::server::middleware::{
     self, Hidden, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, VisibilityFilter, VisibilityHook,
 };
@@ -980,7 +981,10 @@ impl Server {
             Some(json!({ "notifications": filter.to_value() })),
         );
         let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
+        let trim = TrimWhenDone;
         let fut = async move {
+            // Ended or dropped (its client left), the stream gives its memory back.
+            let _trim = trim;
             loop {
                 tokio::select! {
                     biased;

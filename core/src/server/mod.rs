@@ -29,6 +29,7 @@ mod handle;
 pub mod handlers;
 pub mod input_schema;
 mod list_pages;
+mod memory;
 pub mod middleware;
 mod options;
 mod pagination;

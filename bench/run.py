@@ -117,6 +117,8 @@ def sdk_python() -> dict[str, object]:
 ROWS: list[Row] = [
     Row("ceiling", "ceiling (plain hyper)", "http", ["{bin}/ceiling_server", "--http", "127.0.0.1:{port}"], path="/", ceiling=True),
     Row("mcpaxle-http", "mcpaxle HTTP", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], targets=True),
+    # Issue 15: the official Rust SDK (rmcp, pinned in bench/Cargo.toml), stateless JSON answers.
+    Row("rmcp", "rmcp (official Rust SDK)", "http", ["{bin}/rmcp_server", "--http", "127.0.0.1:{port}"]),
     Row("mcpaxle-stdio", "mcpaxle stdio", "stdio", ["{bin}/bench_server", "--stdio"], targets=True),
     # Clients (issue 5): tools/call round trips from Node, {connections} calls in flight from one
     # client, against the same mcpaxle server: mcpaxle's Node package vs the official TypeScript client.
@@ -264,7 +266,7 @@ def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
 def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str, object]) -> dict:
     values: dict[str, object] = {
         **extra,
-        "bin": BIN,
+        "bin": opts.bin_dir,
         "root": ROOT,
         "python": sys.executable,
         "connections": opts.connections,
@@ -479,6 +481,104 @@ def report(rows: list[Row], results: dict[str, dict]) -> dict:
     return {"ratios": ratios, "verdicts": verdicts, "comparisons": comparisons}
 
 
+# ---------------------------------------------------------------------------------------------
+# Scenarios (issue 15): the Rust servers (ceiling, rmcp, mcpaxle) side by side under other loads
+# than the main table's small tools/call at --connections: the small call at each of
+# --scenario-connections, tools/list of 1,000 tools in one page, 100 KB and 1 MB tools/call.
+# One table per scenario, each row's CPU per call against the ceiling's and rmcp's of the same run.
+
+
+@dataclass
+class Scenario:
+    """One load: extra arguments for the load generator and for each row's server."""
+
+    key: str
+    label: str
+    loadgen: list[str]
+    server: dict[str, list[str]]
+    connections: int | None = None
+
+
+SCENARIO_ROWS = ["ceiling", "rmcp", "mcpaxle-http"]
+LIST_TOOLS = 1000
+# The ceiling answers as many bytes as mcpaxle does (its answer padded): the tools/list of
+# 1,000 tools is measured once from bench_server (`--tools 1000`).
+LIST_REPLY_BYTES = 135_000
+
+
+def scenarios(keys: list[str], connections: list[int]) -> list[Scenario]:
+    out: list[Scenario] = []
+    for key in keys:
+        if key == "call":
+            out += [Scenario(f"call-c{c}", f"tools/call, c={c}", [], {}, connections=c) for c in connections]
+        elif key == "list-1000":
+            tools = ["--tools", str(LIST_TOOLS)]
+            out.append(Scenario(key, f"tools/list, {LIST_TOOLS:,} tools", ["--method", "tools/list"],
+                                {"ceiling": ["--reply-bytes", str(LIST_REPLY_BYTES)], "rmcp": tools, "mcpaxle-http": tools}))
+        elif key in ("call-100k", "call-1m"):
+            n = 100_000 if key == "call-100k" else 1_000_000
+            out.append(Scenario(key, f"tools/call, {n // 1000:,} KB text", ["--text-bytes", str(n)],
+                                {"ceiling": ["--reply-bytes", str(n + 200)]}))
+    return out
+
+
+SCENARIO_KEYS = ["call", "list-1000", "call-100k", "call-1m"]
+
+
+def scenario_row(row: Row, sc: Scenario) -> Row:
+    """`row` under scenario `sc`: its server with the scenario's arguments, loadgen with its own."""
+    return Row(f"{row.key}@{sc.key}", row.label, row.transport, row.server + sc.server.get(row.key, []), path=row.path,
+               ceiling=row.ceiling, client=LOADGEN[row.transport] + sc.loadgen, env=row.env)
+
+
+def run_scenarios(rows: list[Row], opts: argparse.Namespace, tmp: Path) -> dict[str, dict[str, list[dict]]]:
+    keys = [k for o in opts.scenario for k in o.split(",") if k and k != "none"]
+    conns = [int(c) for c in opts.scenario_connections.split(",") if c]
+    chosen = [r for r in rows if r.key in SCENARIO_ROWS]
+    out: dict[str, dict[str, list[dict]]] = {}
+    if not chosen or not keys:
+        return out
+    sopts = argparse.Namespace(**{**vars(opts), "duration": opts.scenario_duration, "warmup": opts.scenario_warmup})
+    for sc in scenarios(keys, conns):
+        runs: dict[str, list[dict]] = {r.key: [] for r in chosen}
+        sopts.connections = sc.connections or opts.connections
+        for round_no in range(opts.scenario_repeat):
+            order = chosen[round_no % len(chosen):] + chosen[: round_no % len(chosen)]
+            for row in order:
+                print(f"[{sc.label}, round {round_no + 1}/{opts.scenario_repeat}] {row.label} ...", end=" ", flush=True)
+                r = run_once(scenario_row(row, sc), sopts, tmp, {})
+                runs[row.key].append(r)
+                print(f"{r['throughput_rps']:,.0f} req/s, server {fmt(r['server_cpu_us_per_call'], '.1f')} µs CPU/call, {r['errors']} errors", flush=True)
+                if r.get("first_error"):
+                    print(f"    first error: {r['first_error']}")
+        out[sc.key] = {"label": sc.label, "runs": runs}
+    return out
+
+
+def report_scenarios(results: dict[str, dict]) -> dict:
+    """One table per scenario; ratios paired per round like the main table's. The issue's aims:
+    mcpaxle's CPU per call at most the ceiling's ÷ 0.85 at c=8 (÷ 0.8 at any c), and at most rmcp's
+    for lists and large calls; its p99 at most rmcp's."""
+    summary: dict[str, dict] = {}
+    for key, sc in results.items():
+        runs = sc["runs"]
+        med = {k: median_of(v) for k, v in runs.items()}
+        head = f"{sc['label']:<28}{'req/s':>10}{'p50 µs':>9}{'p99 µs':>10}{'srv CPU µs/call (min)':>23}{'ceiling/CPU':>13}{'CPU vs rmcp':>13}{'p99 vs rmcp':>13}"
+        print()
+        print(head)
+        print("-" * len(head))
+        summary[key] = {}
+        for row, m in med.items():
+            ceil = paired(runs.get("ceiling", []), runs[row], "server_cpu_us_per_call") if "ceiling" in runs else None
+            vs_rmcp = paired(runs[row], runs["rmcp"], "server_cpu_us_per_call") if "rmcp" in runs else None
+            p99 = m["p99_us"] / med["rmcp"]["p99_us"] if "rmcp" in med and m["p99_us"] and med["rmcp"]["p99_us"] else None
+            summary[key][row] = {**m, "ceiling_cpu_over_cpu": ceil, "cpu_vs_rmcp": vs_rmcp, "p99_vs_rmcp": p99}
+            cpu = f"{fmt(m['server_cpu_us_per_call'], '.1f')} ({fmt(m['server_cpu_us_per_call_min'], '.1f')})"
+            print(f"{row:<28}{fmt(m['throughput_rps'], ',.0f'):>10}{fmt(m['p50_us'], '.1f'):>9}{fmt(m['p99_us'], '.1f'):>10}"
+                  f"{cpu:>23}{fmt(ceil, '.2f'):>13}{fmt(vs_rmcp, '.2f'):>13}{fmt(p99, '.2f'):>13}")
+    return summary
+
+
 def build() -> None:
     cargo = os.environ.get("CARGO", "cargo")
     cmd = [cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins"]
@@ -496,7 +596,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2, help="rounds over all rows; figures are medians (default 2)")
     ap.add_argument("--only", action="append", default=[], metavar="KEY", help="run only these rows (repeat or comma-separate); keys: " + ", ".join(r.key for r in ROWS))
     ap.add_argument("--no-build", action="store_true", help="do not run cargo build first")
+    ap.add_argument("--bin-dir", type=Path, default=BIN, help="where the Rust binaries are (default target/release; e.g. a copy of an earlier build, with --no-build)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--scenario", action="append", default=[], metavar="KEY",
+                    help="issue 15's scenarios for the Rust rows (repeat or comma-separate; default all): " + ", ".join(SCENARIO_KEYS) + ", or none")
+    ap.add_argument("--scenario-connections", default="1,8,64,256", help="connections of the `call` scenario (default 1,8,64,256)")
+    ap.add_argument("--scenario-duration", type=float, default=2.0, help="measured seconds per scenario run (default 2)")
+    ap.add_argument("--scenario-warmup", type=float, default=0.5, help="warm-up seconds per scenario run (default 0.5)")
+    ap.add_argument("--scenario-repeat", type=int, default=1, help="rounds per scenario (default 1)")
     ap.add_argument("--output", type=Path, default=RESULTS / "latest.json", help="where to write the JSON results")
     opts = ap.parse_args()
 
@@ -505,6 +612,11 @@ def main() -> int:
     if unknown:
         ap.error(f"unknown row(s) {', '.join(sorted(unknown))}; rows: {', '.join(r.key for r in ROWS)}")
     rows = [r for r in ROWS if not only or r.key in only]
+    unknown = {k for o in opts.scenario for k in o.split(",") if k} - set(SCENARIO_KEYS) - {"none"}
+    if unknown:
+        ap.error(f"unknown scenario(s) {', '.join(sorted(unknown))}; scenarios: {', '.join(SCENARIO_KEYS)}, none")
+    if not opts.scenario:
+        opts.scenario = SCENARIO_KEYS
 
     try:
         if not opts.no_build:
@@ -539,12 +651,14 @@ def main() -> int:
                     print(f"{r['throughput_rps']:,.0f} req/s, server {fmt(r['server_cpu_us_per_call'], '.1f')} µs CPU/call, {r['errors']} errors", flush=True)
                     if r.get("first_error"):
                         print(f"    first error: {r['first_error']}")
+            scenario_results = run_scenarios(rows, opts, Path(tmp))
     except BenchError as e:
         print(f"\nbench: {e}", file=sys.stderr)
         return 2
 
     results = {k: {"median": median_of(v), "runs": v} for k, v in runs.items()}
     summary = report(rows, results)
+    summary["scenarios"] = report_scenarios(scenario_results)
     load_after = os.getloadavg()
     for key, why in skipped.items():
         print(f"skipped {key}: {why.splitlines()[0]}")
@@ -564,6 +678,7 @@ def main() -> int:
     print(f"results: {opts.output.relative_to(ROOT) if opts.output.is_relative_to(ROOT) else opts.output}")
 
     errors = sum(results[k]["median"]["errors"] for k in results)
+    errors += sum(r["errors"] for sc in scenario_results.values() for runs in sc["runs"].values() for r in runs)
     if errors:
         print(f"bench: {errors} failed requests", file=sys.stderr)
         return 1

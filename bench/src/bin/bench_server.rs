@@ -1,40 +1,49 @@
 //! The benchmark's MCP server: one trivial tool, `echo`, that returns its `text` argument.
 //!
 //! ```text
-//! bench_server --http 127.0.0.1:8080   # endpoint /mcp
-//! bench_server --stdio                 # nothing but MCP messages on stdout
+//! bench_server --http 127.0.0.1:8080 [--tools N]   # endpoint /mcp
+//! bench_server --stdio                             # nothing but MCP messages on stdout
 //! ```
+//!
+//! `--tools N` registers N-1 more tools of the same shape (`tool-0001`...) beside `echo`, for
+//! `tools/list` of N tools in one page (the page size is raised to N); `rmcp_server --tools N`
+//! lists the same.
 
 use mcpaxle::schema::{CallToolResult, Tool};
 use mcpaxle::server::Server;
 use mcpaxle::transport::http::{self, HttpOptions};
 use serde_json::{Value, json};
 
-fn build() -> mcpaxle::Result<Server> {
-    let server = Server::builder("mcpaxle-bench", env!("CARGO_PKG_VERSION")).build();
-    server.add_tool(
-        Tool::new(
-            "echo",
-            "Returns its text argument",
-            json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
-        ),
-        |args: Value, _ctx| async move {
-            Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
-        },
-    )?;
+fn build(tools: usize) -> mcpaxle::Result<Server> {
+    let server = Server::builder("mcpaxle-bench", env!("CARGO_PKG_VERSION")).page_size(tools.max(1)).build();
+    let schema = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
+    let names = std::iter::once("echo".to_owned()).chain((1..tools).map(|i| format!("tool-{i:04}")));
+    for name in names {
+        server.add_tool(
+            Tool::new(name, "Returns its text argument", schema.clone()),
+            |args: Value, _ctx| async move {
+                Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
+            },
+        )?;
+    }
     Ok(server)
 }
 
 fn usage() -> ! {
-    eprintln!("usage: bench_server --http HOST:PORT | --stdio");
+    eprintln!("usage: bench_server --http HOST:PORT [--tools N] | --stdio");
     std::process::exit(2)
 }
 
 #[tokio::main]
 async fn main() -> mcpaxle::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let server = build()?;
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (args, tools) = match args.as_slice() {
+        [rest @ .., "--tools", n] => (rest, n.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| usage())),
+        all => (all, 1),
+    };
+    let server = build(tools)?;
+    match args {
         ["--stdio"] => mcpaxle::transport::stdio::serve(server).await,
         ["--http", addr] => {
             let addr = addr.parse().unwrap_or_else(|_| usage());

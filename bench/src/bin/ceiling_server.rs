@@ -5,8 +5,12 @@
 //! on this machine can answer such a request.
 //!
 //! ```text
-//! ceiling_server --http 127.0.0.1:8080   # any path
+//! ceiling_server --http 127.0.0.1:8080 [--reply-bytes N]   # any path
 //! ```
+//!
+//! `--reply-bytes N` pads the answer's text so the body is N bytes long (at least the default's
+//! size): the ceiling of a scenario whose answers are large (`tools/list` of 1,000 tools, a 1 MB
+//! `tools/call`), in `bench/run.py`.
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -19,11 +23,17 @@ use tokio::net::TcpListener;
 /// What mcpaxle's bench_server answers to `tools/call echo {"text":"hello"}` (`id` 1).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpaxle-bench","version":"0.1.0"}},"content":[{"text":"hello","type":"text"}],"resultType":"complete"}}"#;
 
-async fn handle(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// The answer, `reply_bytes` long: [`BODY`] with its text padded.
+fn reply(reply_bytes: usize) -> Bytes {
+    let pad = reply_bytes.saturating_sub(BODY.len());
+    Bytes::from(BODY.replacen("\"hello\"", &format!("\"hello{}\"", "x".repeat(pad)), 1))
+}
+
+async fn handle(req: Request<hyper::body::Incoming>, body: Bytes) -> Result<Response<Full<Bytes>>, Infallible> {
     let post = req.method() == Method::POST;
     // Read the whole request body, as a real server must before it can parse it.
     let read = req.into_body().collect().await;
-    let mut resp = Response::new(Full::new(Bytes::from_static(BODY.as_bytes())));
+    let mut resp = Response::new(Full::new(body));
     if !post || read.is_err() {
         *resp.status_mut() = if post { StatusCode::BAD_REQUEST } else { StatusCode::METHOD_NOT_ALLOWED };
         *resp.body_mut() = Full::new(Bytes::new());
@@ -34,17 +44,22 @@ async fn handle(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Byt
 }
 
 fn usage() -> ! {
-    eprintln!("usage: ceiling_server --http HOST:PORT");
+    eprintln!("usage: ceiling_server --http HOST:PORT [--reply-bytes N]");
     std::process::exit(2)
 }
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let addr: SocketAddr = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["--http", addr] => addr.parse().unwrap_or_else(|_| usage()),
+    let (addr, reply_bytes): (SocketAddr, usize) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice()
+    {
+        ["--http", addr] => (addr.parse().unwrap_or_else(|_| usage()), 0),
+        ["--http", addr, "--reply-bytes", n] => {
+            (addr.parse().unwrap_or_else(|_| usage()), n.parse().unwrap_or_else(|_| usage()))
+        }
         _ => usage(),
     };
+    let body = reply(reply_bytes);
     let listener = TcpListener::bind(addr).await.unwrap_or_else(|e| {
         eprintln!("ceiling_server: cannot listen on {addr}: {e}");
         std::process::exit(1)
@@ -60,9 +75,23 @@ async fn main() {
             _ = tokio::signal::ctrl_c() => return,
         };
         let _ = stream.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(stream), hyper::service::service_fn(handle)).into_owned();
+        let body = body.clone();
+        let service = hyper::service::service_fn(move |req| handle(req, body.clone()));
+        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
         tokio::spawn(async move {
             let _ = conn.await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replies_are_padded_to_size_and_stay_json() {
+        assert_eq!(super::reply(0), super::BODY.as_bytes());
+        let r = super::reply(100_000);
+        assert_eq!(r.len(), 100_000);
+        let v: serde_json::Value = serde_json::from_slice(&r).unwrap();
+        assert!(v["result"]["content"][0]["text"].as_str().unwrap().starts_with("hello"));
     }
 }

@@ -4,7 +4,8 @@
 //! loadgen --http http://127.0.0.1:8080/mcp [--connections 8]     # closed loop per connection
 //! loadgen --stdio-fds IN,OUT [--window 64]                        # a server whose pipes we were handed
 //! loadgen [--window 64] --stdio CMD ARG...                        # spawn the server ourselves
-//! common: [--warmup 1] [--duration 5] [--tool echo] [--text hello] [--count N] [--progress N]
+//! common: [--warmup 1] [--duration 5] [--tool echo] [--text hello | --text-bytes N]
+//!         [--method tools/call|tools/list] [--count N] [--progress N]
 //! ```
 //!
 //! HTTP: N keep-alive connections (hyper's `client::conn::http1`), each sending one request,
@@ -17,6 +18,10 @@
 //! then `{"event":"result", ...}` with the figures of the window. Only requests completed inside
 //! the window are counted. The runtime is single-threaded, to leave the other core(s) to the
 //! server.
+//!
+//! `--method tools/list` sends `tools/list` (first page, no cursor) instead of `tools/call`, and
+//! `--text-bytes N` makes the `text` argument N bytes long (the large-payload scenarios of
+//! `bench/run.py`).
 //!
 //! `--count N` ends the window after N successful requests (`--duration` is then only a time
 //! cap), and `--progress N` prints `{"event":"progress","count":K}` after every N of them (the
@@ -186,25 +191,29 @@ fn record(stats: &SharedStats, latency: Duration, outcome: Result<(), String>) {
 // ---------------------------------------------------------------------------------------------
 // Requests.
 
-/// `tools/call` bodies: a fixed prefix and suffix around the JSON-RPC id.
+/// The methods a run can send.
+const METHODS: [&str; 2] = ["tools/call", "tools/list"];
+
+/// Request bodies (`tools/call` of `tool`, or `tools/list`): a fixed prefix and suffix around
+/// the JSON-RPC id.
 struct Body {
     prefix: String,
     suffix: String,
 }
 
 impl Body {
-    fn new(tool: &str, text: &str) -> Body {
-        let params = serde_json::json!({
-            "name": tool,
-            "arguments": { "text": text },
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
+    fn new(method: &str, tool: &str, text: &str) -> Body {
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {}
         });
+        let params = match method {
+            "tools/call" => serde_json::json!({ "name": tool, "arguments": { "text": text }, "_meta": meta }),
+            _ => serde_json::json!({ "_meta": meta }),
+        };
         Body {
             prefix: r#"{"jsonrpc":"2.0","id":"#.to_owned(),
-            suffix: format!(r#","method":"tools/call","params":{params}}}"#),
+            suffix: format!(r#","method":"{method}","params":{params}}}"#),
         }
     }
 
@@ -256,7 +265,9 @@ struct HttpTarget {
     addr: String,
     host: HeaderValue,
     path: String,
-    tool: HeaderValue,
+    method: HeaderValue,
+    /// `Mcp-Name` (tools/call only).
+    tool: Option<HeaderValue>,
     body: Body,
 }
 
@@ -308,8 +319,10 @@ async fn http_worker(t: Arc<HttpTarget>, stats: SharedStats) {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
             h.insert("mcp-protocol-version", HeaderValue::from_static(PROTOCOL_VERSION));
-            h.insert("mcp-method", HeaderValue::from_static("tools/call"));
-            h.insert("mcp-name", t.tool.clone());
+            h.insert("mcp-method", t.method.clone());
+            if let Some(tool) = &t.tool {
+                h.insert("mcp-name", tool.clone());
+            }
             let start = Instant::now();
             let resp = match sender.send_request(req).await {
                 Ok(r) => r,
@@ -445,6 +458,7 @@ struct Args {
     window: usize,
     warmup: f64,
     duration: f64,
+    method: String,
     tool: String,
     text: String,
     /// Stop after this many successful requests in the window (then `duration` is a time cap).
@@ -456,7 +470,7 @@ struct Args {
 fn die(msg: &str) -> ! {
     eprintln!("loadgen: {msg}");
     eprintln!(
-        "usage: loadgen (--http URL | --stdio-fds IN,OUT | --stdio CMD ARG...) [--connections 8] [--window 64] [--warmup 1] [--duration 5] [--tool echo] [--text hello] [--count N] [--progress N]"
+        "usage: loadgen (--http URL | --stdio-fds IN,OUT | --stdio CMD ARG...) [--connections 8] [--window 64] [--warmup 1] [--duration 5] [--method tools/call|tools/list] [--tool echo] [--text hello | --text-bytes N] [--count N] [--progress N]"
     );
     std::process::exit(2)
 }
@@ -468,6 +482,7 @@ fn parse_args() -> Args {
         window: 64,
         warmup: 1.0,
         duration: 5.0,
+        method: "tools/call".into(),
         tool: "echo".into(),
         text: "hello".into(),
         count: None,
@@ -500,6 +515,16 @@ fn parse_args() -> Args {
             }
             "--tool" => a.tool = val("a name"),
             "--text" => a.text = val("a string"),
+            "--text-bytes" => {
+                let n: usize = val("a number").parse().unwrap_or_else(|_| die("bad --text-bytes"));
+                a.text = "x".repeat(n);
+            }
+            "--method" => {
+                a.method = val("a method");
+                if !METHODS.contains(&a.method.as_str()) {
+                    die(&format!("--method takes one of {}", METHODS.join(", ")));
+                }
+            }
             "--stdio" => {
                 let cmd: Vec<String> = it.by_ref().collect();
                 if cmd.is_empty() {
@@ -537,7 +562,7 @@ fn main() {
 }
 
 async fn run(args: Args) {
-    let body = Arc::new(Body::new(&args.tool, &args.text));
+    let body = Arc::new(Body::new(&args.method, &args.tool, &args.text));
     let mut all: Vec<SharedStats> = Vec::new();
     let mut child = None;
     let release = Arc::new(tokio::sync::Notify::new());
@@ -547,8 +572,11 @@ async fn run(args: Args) {
             transport = "http";
             let (addr, path) = parse_url(url);
             let host = HeaderValue::from_str(&addr).unwrap_or_else(|_| die("bad host"));
-            let tool = HeaderValue::from_str(&args.tool).unwrap_or_else(|_| die("bad tool name"));
-            let t = Arc::new(HttpTarget { addr, host, path, tool, body: Body::new(&args.tool, &args.text) });
+            let tool = (args.method == "tools/call")
+                .then(|| HeaderValue::from_str(&args.tool).unwrap_or_else(|_| die("bad tool name")));
+            let method = HeaderValue::from_str(&args.method).unwrap_or_else(|_| die("bad method"));
+            let body = Body::new(&args.method, &args.tool, &args.text);
+            let t = Arc::new(HttpTarget { addr, host, path, method, tool, body });
             for _ in 0..args.connections {
                 let s = new_stats();
                 all.push(s.clone());
@@ -675,7 +703,7 @@ mod tests {
 
     #[test]
     fn request_bodies() {
-        let b = Body::new("echo", "a \"quoted\" text");
+        let b = Body::new("tools/call", "echo", "a \"quoted\" text");
         let mut out = Vec::new();
         b.write(42, &mut out);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -684,6 +712,11 @@ mod tests {
         assert_eq!(v["params"]["arguments"]["text"], "a \"quoted\" text");
         assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], PROTOCOL_VERSION);
         assert!(v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_object());
+        let mut out = Vec::new();
+        Body::new("tools/list", "echo", "").write(7, &mut out);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!((v["method"].as_str(), v["params"].get("name")), (Some("tools/list"), None));
+        assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], PROTOCOL_VERSION);
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
+use crate::server::list_pages::{Listed, PageCache, PageKey, write_page};
+use crate::server::memory::TrimWhenDone;
 use crate::server::middleware::{
     self, Hidden, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, VisibilityFilter, VisibilityHook,
 };
@@ -140,6 +142,14 @@ fn mismatch(message: String) -> Error {
     Error::new(ErrorKind::HeaderMismatch, message)
 }
 
+/// Where a served result goes: straight to the wire, or to a middleware chain, which reads it
+/// as a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Wire,
+    Value,
+}
+
 fn str_param<'a>(params: Option<&'a Value>, key: &str) -> Result<&'a str> {
     match params.and_then(|p| p.get(key)) {
         Some(Value::String(s)) => Ok(s),
@@ -192,7 +202,7 @@ impl Server {
         let hooks = &self.inner.hooks;
         let (chain, visibility) = (hooks.chain(), hooks.visibility());
         if chain.is_none() && visibility.is_none() {
-            return self.serve_endpoint(method, req, meta, tc, era, None);
+            return self.serve_endpoint(method, req, meta, tc, era, None, Answer::Wire);
         }
         let session_id = match era {
             ServedIn::Legacy(s) => Some(s.id().to_owned()),
@@ -209,7 +219,7 @@ impl Server {
         match (chain, visibility) {
             (None, Some(VisibilityHook::Predicate(predicate))) => {
                 let sight = Sight::Predicate { predicate: &*predicate, who: &info };
-                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight))
+                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight), Answer::Wire)
             }
             (chain, visibility) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
         }
@@ -249,7 +259,8 @@ impl Server {
                         (_, Some(hidden)) => Some(Sight::Hidden(hidden)),
                         _ => None,
                     };
-                    let served = server_ref.serve_endpoint(method, who.request().clone(), meta.clone(), tc, era, sight);
+                    let (req, meta) = (who.request().clone(), meta.clone());
+                    let served = server_ref.serve_endpoint(method, req, meta, tc, era, sight, Answer::Value);
                     let mut exchange = served?;
                     while let Some(o) = exchange.next().await {
                         match o {
@@ -347,7 +358,10 @@ impl Server {
     }
 
     /// Serves a request of a known method: the method itself, after any middleware. `sight`:
-    /// the visibility predicate applied to this request, if there is one.
+    /// the visibility predicate applied to this request, if there is one; `answer`: whether
+    /// the result goes to the wire (a list's page may then be served as JSON text) or to a
+    /// middleware chain (a value).
+    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
     fn serve_endpoint(
         &self,
         method: Method,
@@ -356,6 +370,7 @@ impl Server {
         tc: &TransportContext,
         era: &ServedIn,
         sight: Option<Sight<'_>>,
+        answer: Answer,
     ) -> Result<Exchange> {
         self.serve_available(method, &req.method)?;
         let params = req.params.as_ref();
@@ -364,20 +379,20 @@ impl Server {
         Ok(match method {
             Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover), era),
             Method::ToolsList => {
-                let what = ("tools", ItemKind::Tool, sight);
-                self.list(req.id, params, what, &regs.tools, |e| &e.json, &hints.tools, era)?
+                let what = ("tools", ItemKind::Tool, sight, answer);
+                self.list(req.id, params, what, (&regs.tools, &regs.pages.tools), &hints.tools, era)?
             }
             Method::PromptsList => {
-                let what = ("prompts", ItemKind::Prompt, sight);
-                self.list(req.id, params, what, &regs.prompts, |e| &e.json, &hints.prompts, era)?
+                let what = ("prompts", ItemKind::Prompt, sight, answer);
+                self.list(req.id, params, what, (&regs.prompts, &regs.pages.prompts), &hints.prompts, era)?
             }
             Method::ResourcesList => {
-                let what = ("resources", ItemKind::Resource, sight);
-                self.list(req.id, params, what, &regs.resources, |e| &e.json, &hints.resources, era)?
+                let what = ("resources", ItemKind::Resource, sight, answer);
+                self.list(req.id, params, what, (&regs.resources, &regs.pages.resources), &hints.resources, era)?
             }
             Method::TemplatesList => {
-                let what = ("resourceTemplates", ItemKind::ResourceTemplate, sight);
-                self.list(req.id, params, what, &regs.templates, |e| &e.json, &hints.templates, era)?
+                let what = ("resourceTemplates", ItemKind::ResourceTemplate, sight, answer);
+                self.list(req.id, params, what, (&regs.templates, &regs.pages.templates), &hints.templates, era)?
             }
             Method::ToolsCall => self.call_tool(req, meta, tc, era, sight)?,
             Method::ResourcesRead => self.read_resource(req, meta, tc, era, sight)?,
@@ -450,12 +465,21 @@ impl Server {
 
     /// Stamps a complete result: `resultType`, the caching hint, the server identity.
     /// Legacy results carry none of it: the 2025-11-25 wire has no such fields.
-    pub(crate) fn finish(&self, mut result: Map<String, Value>, hint: Option<&CacheHint>, era: &ServedIn) -> Value {
+    pub(crate) fn finish(&self, result: Map<String, Value>, hint: Option<&CacheHint>, era: &ServedIn) -> Value {
+        Value::Object(self.finish_map(result, hint, era))
+    }
+
+    fn finish_map(
+        &self,
+        mut result: Map<String, Value>,
+        hint: Option<&CacheHint>,
+        era: &ServedIn,
+    ) -> Map<String, Value> {
         if era.is_legacy() {
             for k in ["resultType", "ttlMs", "cacheScope"] {
                 result.remove(k);
             }
-            return Value::Object(result);
+            return result;
         }
         result.insert("resultType".into(), json!("complete"));
         if let Some(h) = hint {
@@ -463,7 +487,7 @@ impl Server {
             result.entry("cacheScope").or_insert_with(|| json!(scope_str(&h.scope)));
         }
         self.stamp_server_info(&mut result);
-        Value::Object(result)
+        result
     }
 
     pub(crate) fn ready(
@@ -476,31 +500,47 @@ impl Server {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
-    /// A page of a list: `what` is the result's field, the kind of its items and the
-    /// visibility predicate applied to this request (hidden items are skipped before pages
-    /// are cut); `json` an entry's definition.
-    #[allow(clippy::too_many_arguments)] // internal: every part of a request, named
-    fn list<E>(
+    /// A page of a list: `what` is the result's field, the kind of its items, the visibility
+    /// predicate applied to this request (hidden items are skipped before pages are cut) and
+    /// where the answer goes; `list` the entries and their kept pages. To the wire, a page is
+    /// JSON text joined from its entries' text, kept until the list changes when no
+    /// visibility applies (a page seen through one depends on who asks); to a middleware, a
+    /// value.
+    fn list<E: Listed>(
         &self,
         id: RequestId,
         params: Option<&Value>,
-        what: (&str, ItemKind, Option<Sight<'_>>),
-        map: &std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<E>>>,
-        json: impl Fn(&E) -> &Value,
+        what: (&str, ItemKind, Option<Sight<'_>>, Answer),
+        list: (&std::sync::RwLock<std::collections::BTreeMap<String, Arc<E>>>, &PageCache),
         hint: &CacheHint,
         era: &ServedIn,
     ) -> Result<Exchange> {
-        let (field, kind, sight) = what;
+        let (field, kind, sight, answer) = what;
+        let (map, pages) = list;
         let after = read_cursor(params)?;
-        let keep = |key: &str, e: &E| middleware::visible(sight, kind, key, json(e));
-        let (items, next) =
-            page_where(&read(map), after.as_deref(), self.inner.config.page_size, keep, |e| json(e).clone());
-        let mut r = Map::new();
-        r.insert(field.into(), Value::Array(items));
-        if let Some(c) = next {
-            r.insert("nextCursor".into(), json!(c));
+        let keep = |key: &str, e: &E| middleware::visible(sight, kind, key, e.definition());
+        let size = self.inner.config.page_size;
+        // Under the list's read lock: the page cannot be written from one state of the list
+        // and kept for another.
+        let map = read(map);
+        if answer == Answer::Value {
+            let (items, next) = page_where(&map, after.as_deref(), size, keep, |e| e.definition().clone());
+            let mut r = Map::new();
+            r.insert(field.into(), Value::Array(items));
+            if let Some(c) = next {
+                r.insert("nextCursor".into(), json!(c));
+            }
+            return Ok(self.ready(id, r, Some(hint), era));
         }
-        Ok(self.ready(id, r, Some(hint), era))
+        let write = || {
+            let (items, next) = page_where(&map, after.as_deref(), size, keep, |e| e.serialized());
+            write_page(field, &items, next.as_deref(), &self.finish_map(Map::new(), Some(hint), era))
+        };
+        let page: Arc<str> = match sight {
+            None => pages.get_or_write(PageKey { legacy: era.is_legacy(), after: after.clone() }, write),
+            Some(_) => write().into(),
+        };
+        Ok(Exchange::ready_json(id, page))
     }
 
     /// Reads `inputResponses` and `requestState` into the answers a handler's asks see.
@@ -941,7 +981,10 @@ impl Server {
             Some(json!({ "notifications": filter.to_value() })),
         );
         let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
+        let trim = TrimWhenDone;
         let fut = async move {
+            // Ended or dropped (its client left), the stream gives its memory back.
+            let _trim = trim;
             loop {
                 tokio::select! {
                     biased;

@@ -2,7 +2,7 @@
 //! produces, then its final response. Every transport drives one the same way; dropping it
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
-use crate::jsonrpc::{Notification, Request, Response};
+use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::schema::LoggingLevel;
 use futures_util::Stream;
 use std::collections::VecDeque;
@@ -44,6 +44,8 @@ pub struct Exchange {
 
 enum State {
     Ready(Option<Response>),
+    /// Answered at once with a result that is already JSON text (a page of a list).
+    ReadyJson(Option<(RequestId, Arc<str>)>),
     Running {
         fut: Option<ResponseFuture>,
         rx: OutgoingRx,
@@ -57,6 +59,12 @@ impl Exchange {
     /// An exchange that is answered at once.
     pub(crate) fn ready(response: Response) -> Self {
         Exchange { state: State::Ready(Some(response)), long_lived: false }
+    }
+
+    /// An exchange answered at once with `result`, a result already serialized: transports
+    /// write it as it is ([`immediate_json`](Self::immediate_json)).
+    pub(crate) fn ready_json(id: RequestId, result: Arc<str>) -> Self {
+        Exchange { state: State::ReadyJson(Some((id, result))), long_lived: false }
     }
 
     /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
@@ -78,11 +86,28 @@ impl Exchange {
 
     /// The response, if the exchange was answered without running anything (validation
     /// errors and the like).
+    /// An exchange whose result is already JSON text has none: see
+    /// [`immediate_json`](Self::immediate_json).
     pub fn immediate(&self) -> Option<&Response> {
         match &self.state {
             State::Ready(r) => r.as_ref(),
-            State::Running { .. } => None,
+            State::ReadyJson(_) | State::Running { .. } => None,
         }
+    }
+
+    /// The response as JSON bytes, if the exchange was answered at once with a result that was
+    /// already JSON text (a page of a list, kept serialized until the list changes): the bytes
+    /// to write, with no value built or serialized. Read as a stream instead, the exchange
+    /// yields the same response parsed.
+    pub fn immediate_json(&self) -> Option<Vec<u8>> {
+        let State::ReadyJson(Some((id, result))) = &self.state else { return None };
+        let mut out = Vec::with_capacity(result.len() + 48);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut out, id).ok()?;
+        out.extend_from_slice(br#","result":"#);
+        out.extend_from_slice(result.as_bytes());
+        out.push(b'}');
+        Some(out)
     }
 }
 
@@ -93,6 +118,12 @@ impl Stream for Exchange {
         let this = self.get_mut();
         match &mut this.state {
             State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
+            State::ReadyJson(r) => Poll::Ready(r.take().map(|(id, result)| {
+                Outgoing::Response(Response::result(
+                    id,
+                    serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
+                ))
+            })),
             State::Running { fut, rx, done, abort, .. } => {
                 if fut.is_some() && abort.as_mut().poll(cx).is_ready() {
                     this.state = State::Ready(None);

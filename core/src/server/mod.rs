@@ -28,6 +28,8 @@ pub mod exchange;
 mod handle;
 pub mod handlers;
 pub mod input_schema;
+mod list_pages;
+mod memory;
 pub mod middleware;
 mod options;
 mod pagination;

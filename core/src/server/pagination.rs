@@ -31,25 +31,25 @@ fn make_cursor(last_key: &str) -> String {
 
 /// One page of `map` after `after`, mapped with `f`, and the cursor of the next page.
 #[cfg(test)]
-pub(crate) fn page<E>(
-    map: &BTreeMap<String, Arc<E>>,
+pub(crate) fn page<'a, E, T>(
+    map: &'a BTreeMap<String, Arc<E>>,
     after: Option<&str>,
     size: usize,
-    f: impl Fn(&E) -> Value,
-) -> (Vec<Value>, Option<String>) {
+    f: impl Fn(&'a E) -> T,
+) -> (Vec<T>, Option<String>) {
     page_where(map, after, size, |_, _| true, f)
 }
 
 /// One page of the entries of `map` after `after` that `keep` keeps, mapped with `f`, and
 /// the cursor of the next page: pages are cut after filtering, so each holds `size` kept
 /// entries (the last fewer), and a cursor names the last kept key of its page.
-pub(crate) fn page_where<E>(
-    map: &BTreeMap<String, Arc<E>>,
+pub(crate) fn page_where<'a, E, T>(
+    map: &'a BTreeMap<String, Arc<E>>,
     after: Option<&str>,
     size: usize,
     keep: impl Fn(&str, &E) -> bool,
-    f: impl Fn(&E) -> Value,
-) -> (Vec<Value>, Option<String>) {
+    f: impl Fn(&'a E) -> T,
+) -> (Vec<T>, Option<String>) {
     let start = match after {
         Some(k) => Bound::Excluded(k),
         None => Bound::Unbounded,

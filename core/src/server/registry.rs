@@ -1,11 +1,13 @@
 //! The registries behind a [`Server`](super::Server): tools, resources, resource templates,
-//! prompts and completions, each keyed and listed in a deterministic order (by key).
+//! prompts and completions, each keyed and listed in a deterministic order (by key). Every
+//! change to a list drops its kept pages (`list_pages.rs`), under the list's write lock.
 
 use crate::error::{Error, Result};
 use crate::headers::{self, HeaderParam};
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
+use crate::server::list_pages::{self, Listed, PageCache};
 use crate::server::uri_template::UriTemplate;
 use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use serde_json::Value;
@@ -15,6 +17,8 @@ use std::time::Duration;
 
 pub(crate) struct ToolEntry {
     pub json: Value,
+    /// `json` serialized, for the pages of its list.
+    pub serialized: Box<str>,
     pub schema: CompiledSchema,
     /// The compiled `outputSchema`: every successful result's `structuredContent` must match.
     pub output: Option<CompiledSchema>,
@@ -26,12 +30,16 @@ pub(crate) struct ToolEntry {
 
 pub(crate) struct ResourceEntry {
     pub json: Value,
+    /// `json` serialized, for the pages of its list.
+    pub serialized: Box<str>,
     pub cache: Option<CacheHint>,
     pub handler: Arc<dyn ResourceHandler>,
 }
 
 pub(crate) struct TemplateEntry {
     pub json: Value,
+    /// `json` serialized, for the pages of its list.
+    pub serialized: Box<str>,
     pub template: UriTemplate,
     pub cache: Option<CacheHint>,
     pub options: TemplateOptions,
@@ -40,6 +48,8 @@ pub(crate) struct TemplateEntry {
 
 pub(crate) struct PromptEntry {
     pub json: Value,
+    /// `json` serialized, for the pages of its list.
+    pub serialized: Box<str>,
     pub required: Vec<String>,
     pub handler: Arc<dyn PromptHandler>,
 }
@@ -54,7 +64,30 @@ pub enum CompletionRef {
     ResourceTemplate(String),
 }
 
+macro_rules! listed {
+    ($($entry:ty),*) => {$(
+        impl Listed for $entry {
+            fn definition(&self) -> &Value {
+                &self.json
+            }
+            fn serialized(&self) -> &str {
+                &self.serialized
+            }
+        }
+    )*};
+}
+listed!(ToolEntry, ResourceEntry, TemplateEntry, PromptEntry);
+
 type Map<E> = RwLock<BTreeMap<String, Arc<E>>>;
+
+/// The kept pages of each list.
+#[derive(Default)]
+pub(crate) struct Pages {
+    pub tools: PageCache,
+    pub resources: PageCache,
+    pub templates: PageCache,
+    pub prompts: PageCache,
+}
 
 #[derive(Default)]
 pub(crate) struct Registries {
@@ -63,6 +96,7 @@ pub(crate) struct Registries {
     pub templates: Map<TemplateEntry>,
     pub prompts: Map<PromptEntry>,
     pub completions: RwLock<BTreeMap<CompletionRef, Arc<dyn CompletionHandler>>>,
+    pub pages: Pages,
     /// Whether each kind was ever registered (capabilities are advertised from then on).
     pub ever: RwLock<Ever>,
 }
@@ -75,8 +109,23 @@ pub(crate) struct Ever {
     pub completions: bool,
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
+/// A definition as JSON, and serialized.
+fn to_json<T: serde::Serialize>(v: &T) -> (Value, Box<str>) {
+    let json = serde_json::to_value(v).unwrap_or(Value::Null);
+    let serialized = list_pages::serialize(&json);
+    (json, serialized)
+}
+
+/// Inserts into (`Some`) or removes from (`None`) a list, dropping its kept pages under the
+/// same write lock; whether the key was there.
+fn change<E>(list: &Map<E>, pages: &PageCache, key: &str, entry: Option<Arc<E>>) -> bool {
+    let mut map = write(list);
+    let was = match entry {
+        Some(e) => map.insert(key.to_owned(), e).is_some(),
+        None => map.remove(key).is_some(),
+    };
+    pages.invalidate();
+    was
 }
 
 fn write<K: Ord, V>(m: &RwLock<BTreeMap<K, V>>) -> std::sync::RwLockWriteGuard<'_, BTreeMap<K, V>> {
@@ -111,15 +160,15 @@ impl Registries {
         };
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
-        let entry =
-            ToolEntry { json: to_json(&tool), schema, output, header_params, timeout: options.timeout, handler };
-        write(&self.tools).insert(tool.name, Arc::new(entry));
+        let (json, serialized) = to_json(&tool);
+        let entry = ToolEntry { json, serialized, schema, output, header_params, timeout: options.timeout, handler };
+        change(&self.tools, &self.pages.tools, &tool.name, Some(Arc::new(entry)));
         self.mark(|e| e.tools = true);
         Ok(())
     }
 
     pub fn remove_tool(&self, name: &str) -> bool {
-        write(&self.tools).remove(name).is_some()
+        change(&self.tools, &self.pages.tools, name, None)
     }
 
     pub fn tool(&self, name: &str) -> Option<Arc<ToolEntry>> {
@@ -135,14 +184,15 @@ impl Registries {
         if resource.uri.is_empty() {
             return Err(Error::usage("A resource needs a non-empty uri"));
         }
-        let entry = ResourceEntry { json: to_json(&resource), cache, handler };
-        write(&self.resources).insert(resource.uri, Arc::new(entry));
+        let (json, serialized) = to_json(&resource);
+        let entry = ResourceEntry { json, serialized, cache, handler };
+        change(&self.resources, &self.pages.resources, &resource.uri, Some(Arc::new(entry)));
         self.mark(|e| e.resources = true);
         Ok(())
     }
 
     pub fn remove_resource(&self, uri: &str) -> bool {
-        write(&self.resources).remove(uri).is_some()
+        change(&self.resources, &self.pages.resources, uri, None)
     }
 
     pub fn add_template(
@@ -155,14 +205,15 @@ impl Registries {
         let parsed = UriTemplate::parse(&template.uri_template).map_err(|e| {
             Error::usage(format!("Resource template {:?} is not a valid RFC 6570 template: {e}", template.uri_template))
         })?;
-        let entry = TemplateEntry { json: to_json(&template), template: parsed, cache, options, handler };
-        write(&self.templates).insert(template.uri_template, Arc::new(entry));
+        let (json, serialized) = to_json(&template);
+        let entry = TemplateEntry { json, serialized, template: parsed, cache, options, handler };
+        change(&self.templates, &self.pages.templates, &template.uri_template, Some(Arc::new(entry)));
         self.mark(|e| e.resources = true);
         Ok(())
     }
 
     pub fn remove_template(&self, uri_template: &str) -> bool {
-        write(&self.templates).remove(uri_template).is_some()
+        change(&self.templates, &self.pages.templates, uri_template, None)
     }
 
     pub fn add_prompt(&self, prompt: Prompt, handler: Arc<dyn PromptHandler>) -> Result<()> {
@@ -171,14 +222,15 @@ impl Registries {
         }
         let required =
             prompt.arguments.iter().flatten().filter(|a| a.required == Some(true)).map(|a| a.name.clone()).collect();
-        let entry = PromptEntry { json: to_json(&prompt), required, handler };
-        write(&self.prompts).insert(prompt.name, Arc::new(entry));
+        let (json, serialized) = to_json(&prompt);
+        let entry = PromptEntry { json, serialized, required, handler };
+        change(&self.prompts, &self.pages.prompts, &prompt.name, Some(Arc::new(entry)));
         self.mark(|e| e.prompts = true);
         Ok(())
     }
 
     pub fn remove_prompt(&self, name: &str) -> bool {
-        write(&self.prompts).remove(name).is_some()
+        change(&self.prompts, &self.pages.prompts, name, None)
     }
 
     pub fn set_completion(&self, r: CompletionRef, handler: Arc<dyn CompletionHandler>) {
@@ -188,5 +240,52 @@ impl Registries {
 
     pub fn remove_completion(&self, r: &CompletionRef) -> bool {
         write(&self.completions).remove(r).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::CallToolResult;
+    use crate::server::context::RequestContext;
+    use crate::server::list_pages::PageKey;
+    use serde_json::json;
+
+    fn handler() -> Arc<dyn ToolHandler> {
+        Arc::new(|_a: Value, _c: RequestContext| async move { Ok(CallToolResult::text("x")) })
+    }
+
+    fn page(pages: &PageCache, text: &str) -> String {
+        pages.get_or_write(PageKey { legacy: false, after: None }, || text.to_owned()).to_string()
+    }
+
+    #[test]
+    fn a_change_to_a_list_drops_its_kept_pages_and_no_other_list_s() {
+        let r = Registries::default();
+        let tool = || Tool::new("t", "d", json!({ "type": "object" }));
+        assert_eq!(page(&r.pages.tools, "tools"), "tools");
+        assert_eq!(page(&r.pages.prompts, "prompts"), "prompts");
+        r.add_tool(tool(), ToolOptions::default(), handler()).unwrap();
+        assert_eq!(page(&r.pages.tools, "after add"), "after add");
+        assert_eq!(page(&r.pages.prompts, "other"), "prompts", "another list keeps its pages");
+        assert_eq!(page(&r.pages.tools, "again"), "after add", "kept until the next change");
+        assert!(r.remove_tool("t"));
+        assert_eq!(page(&r.pages.tools, "after remove"), "after remove");
+        r.add_prompt(
+            crate::schema::Prompt::new("p"),
+            Arc::new(|_a: serde_json::Map<String, Value>, _c: RequestContext| async move {
+                Ok(crate::schema::GetPromptResult::new(vec![]))
+            }),
+        )
+        .unwrap();
+        assert_eq!(page(&r.pages.prompts, "after prompt"), "after prompt");
+    }
+
+    #[test]
+    fn an_entry_keeps_its_definition_serialized_as_it_lists() {
+        let r = Registries::default();
+        r.add_tool(Tool::new("t", "d \"q\"", json!({ "type": "object" })), ToolOptions::default(), handler()).unwrap();
+        let t = r.tool("t").unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&t.serialized).unwrap(), t.json);
     }
 }

@@ -169,9 +169,14 @@ impl Returned {
         matches!(self, Returned::Json(Value::Array(_)) | Returned::List(_))
     }
 
-    /// An object with a member `key` that is a list.
+    /// An object with a member `key` that is a list (looked at in place: a large `content` is
+    /// not copied to be asked).
     fn has_list(&self, key: &str) -> bool {
-        self.get(key).is_some_and(|v| v.is_list())
+        match self {
+            Returned::Json(Value::Object(m)) => m.get(key).is_some_and(Value::is_array),
+            Returned::Object(members) => members.iter().any(|(k, v)| k == key && v.is_list()),
+            _ => false,
+        }
     }
 
     /// The members of an object.

@@ -368,6 +368,9 @@ impl McpService {
     /// comes before it. `session`: a legacy session's id; its SSE streams are resumable.
     async fn respond(&self, mut exchange: Exchange, accept: &Accept, session: Option<&str>) -> http::Response<McpBody> {
         let era = if session.is_some() { Era::Legacy } else { Era::Modern };
+        if let Some(body) = exchange.immediate_json() {
+            return with_json(StatusCode::OK, body);
+        }
         if let Some(resp) = exchange.immediate() {
             return json_response(resp, era);
         }

@@ -252,6 +252,11 @@ async fn on_frame(
                 Some(ServedIn::Legacy(session)) => server.handle_legacy_request(session, req, tc),
                 _ => server.handle_request(req, tc),
             };
+            if let Some(mut line) = exchange.immediate_json() {
+                line.push(b'\n');
+                out.send_with(line, permit);
+                return Ok(());
+            }
             if let Some(resp) = exchange.immediate() {
                 out.send_with(response_line(resp), permit);
                 return Ok(());

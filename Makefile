@@ -60,7 +60,7 @@ lint:
 	cd fuzz && $(CARGO) fmt -- --check
 
 bench:
-	$(CARGO) build --release -p mcpaxle-bench
+	$(CARGO) build --release -p mcpaxle-bench --bins --features rmcp
 	bash bindings-node/scripts/build.sh
 	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)

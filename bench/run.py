@@ -581,7 +581,7 @@ def report_scenarios(results: dict[str, dict]) -> dict:
 
 def build() -> None:
     cargo = os.environ.get("CARGO", "cargo")
-    cmd = [cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins"]
+    cmd = [cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins", "--features", "rmcp"]
     print("+ " + " ".join(cmd), flush=True)
     if subprocess.call(cmd, cwd=ROOT) != 0:
         raise BenchError("building the benchmark binaries failed (use --no-build to run the ones already built)")

@@ -6,6 +6,7 @@ use crate::headers::{self, HeaderParam};
 use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
+use crate::server::tasks::TaskSupport;
 use crate::server::uri_template::UriTemplate;
 use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use serde_json::Value;
@@ -21,6 +22,10 @@ pub(crate) struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// The tool's own handler timeout ([`ToolOptions::timeout`]).
     pub timeout: Option<Duration>,
+    /// Whether its calls may run as tasks ([`ToolOptions::task_support`]).
+    pub task: TaskSupport,
+    /// Whether its task is created when the handler asks ([`ToolOptions::defer_task`]).
+    pub defer_task: bool,
     pub handler: Arc<dyn ToolHandler>,
 }
 
@@ -73,6 +78,8 @@ pub(crate) struct Ever {
     pub resources: bool,
     pub prompts: bool,
     pub completions: bool,
+    /// A tool that may run as a task (the Tasks extension is advertised from then on).
+    pub tasks: bool,
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Value {
@@ -111,10 +118,22 @@ impl Registries {
         };
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
-        let entry =
-            ToolEntry { json: to_json(&tool), schema, output, header_params, timeout: options.timeout, handler };
+        let task = options.task_support;
+        let entry = ToolEntry {
+            json: to_json(&tool),
+            schema,
+            output,
+            header_params,
+            timeout: options.timeout,
+            task,
+            defer_task: options.defer_task,
+            handler,
+        };
         write(&self.tools).insert(tool.name, Arc::new(entry));
-        self.mark(|e| e.tools = true);
+        self.mark(|e| {
+            e.tools = true;
+            e.tasks |= task.allows_tasks();
+        });
         Ok(())
     }
 

@@ -45,9 +45,10 @@ test-demo: build-release
 	bash scripts/demo-check.sh
 
 
-# Both eras against one running process: the server is dual-era.
+# Both eras against one running process: the server is dual-era; the 2026-07-28 run also has
+# the ten tasks-* scenarios of the Tasks extension (@extension).
 conformance-server: build-release
-	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust
+	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust --extra @extension
 
 # No import cycles between the core's files but the schema's own mirror of schema.ts
 # (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which).

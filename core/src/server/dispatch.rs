@@ -21,7 +21,7 @@ use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, ParamsDigest, SealedState};
 use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
-use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, negotiated, required_capability};
+use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_listen, negotiated, required_capability};
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server};
 use futures_util::{FutureExt, StreamExt};
@@ -386,7 +386,10 @@ impl Server {
             Method::ResourcesRead => self.read_resource(req, meta, tc, era, sight)?,
             Method::PromptsGet => self.get_prompt(req, meta, tc, era, sight)?,
             Method::Complete => self.complete(req, meta, tc, era, sight)?,
-            Method::Listen => self.listen(req, tc)?,
+            Method::Listen => {
+                check_listen(req.params.as_ref(), &meta)?;
+                self.listen(req, tc)?
+            }
             Method::Task(_) if era.is_legacy() => return Err(Error::method_not_found(&req.method)),
             Method::Task(m) => self.serve_task_method(m, req, &meta, tc)?,
         })

@@ -30,7 +30,7 @@ pub use record::{TaskRecord, TaskStatus};
 pub use store::{MemoryTaskStore, TaskStore};
 
 pub(crate) use link::Tasks;
-pub(crate) use protocol::{TaskMethod, negotiated, required_capability};
+pub(crate) use protocol::{TaskMethod, check_listen, negotiated, required_capability};
 
 #[cfg(test)]
 mod tests;

@@ -43,6 +43,15 @@ pub(crate) fn required_capability() -> Error {
     Error::new(e.kind(), message).with_data(e.data().cloned().unwrap_or(Value::Null))
 }
 
+/// `subscriptions/listen` asking for `notifications/tasks` (`notifications.taskIds`) needs
+/// the extension declared on the request (-32021 otherwise). This server sends no task status
+/// notifications (the extension makes them optional: clients poll `tasks/get`), so its
+/// acknowledgement agrees to none of the ids.
+pub(crate) fn check_listen(params: Option<&Value>, meta: &RequestMeta) -> Result<(), Error> {
+    let asked = params.and_then(|p| p.pointer("/notifications/taskIds")).is_some_and(|v| !v.is_null());
+    if asked && !negotiated(meta) { Err(required_capability()) } else { Ok(()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -324,6 +324,22 @@ async fn a_task_past_its_ttl_is_forgotten_and_cancelled() {
 }
 
 #[tokio::test]
+async fn listening_for_task_status_needs_the_extension() {
+    let s = server();
+    let listen = |tasks| request("subscriptions/listen", json!({ "notifications": { "taskIds": ["t"] } }), tasks);
+    let e = send_as(&s, PRINCIPAL, listen(false), "Result").await.unwrap_err();
+    assert_eq!(e["code"], -32021);
+    let mut ex = s.handle_request(listen(true), &tc(PRINCIPAL));
+    match ex.next().await {
+        Some(Outgoing::Notification(n)) => {
+            assert_eq!(n.method, "notifications/subscriptions/acknowledged");
+            assert!(n.params.unwrap()["notifications"].get("taskIds").is_none(), "no task status is promised");
+        }
+        other => panic!("expected the acknowledgement, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn mcp_name_carries_the_task_id() {
     let s = server();
     let headers = |name: &str| RequestHeaders {

@@ -15,6 +15,35 @@
 //! `tasks/get` once it ends. Task state lives in a [`TaskStore`] (in memory by default,
 //! bounded, with the TTL of [`TaskOptions`]); task ids are 128 random bits, bound to the
 //! principal that created them.
+//!
+//! A tool that runs for a minute, reports progress, asks one question half-way and can be
+//! cancelled:
+//!
+//! ```
+//! use mcpaxle::schema::{CallToolResult, Tool};
+//! use mcpaxle::server::{RequestContext, Server, ToolOptions, tasks::TaskSupport};
+//! use serde_json::json;
+//! use std::time::Duration;
+//!
+//! fn add_rebuild_index(server: &Server) -> mcpaxle::Result<()> {
+//!     let tool = Tool::new("rebuild_index", "Rebuilds the search index (about a minute)", json!({ "type": "object" }));
+//!     let options = ToolOptions { task_support: TaskSupport::Optional, ..ToolOptions::default() };
+//!     server.add_tool_with(tool, options, |_args, ctx: RequestContext| async move {
+//!         for step in 1..=6 {
+//!             if step == 3 {
+//!                 let form = json!({ "mode": "form", "message": "Also rebuild the archive?",
+//!                     "requestedSchema": { "type": "object", "properties": { "archive": { "type": "boolean" } } } });
+//!                 let answer = ctx.elicit("archive", form).await?; // the task's input request
+//!                 ctx.progress(3.0, Some(6.0), Some(&format!("archive: {}", answer["content"]["archive"])));
+//!             }
+//!             tokio::time::sleep(Duration::from_secs(10)).await; // dropped on tasks/cancel
+//!             ctx.progress(f64::from(step), Some(6.0), Some(&format!("step {step} of 6")));
+//!         }
+//!         Ok(CallToolResult::text("index rebuilt"))
+//!     })
+//! }
+//! # add_rebuild_index(&Server::builder("s", "1").build()).unwrap();
+//! ```
 
 mod call;
 mod link;

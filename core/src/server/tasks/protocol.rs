@@ -5,8 +5,7 @@ use crate::error::Error;
 use crate::server::request_meta::RequestMeta;
 use serde_json::{Value, json};
 
-/// The extension's identifier, the key under `capabilities.extensions` on both sides.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub use crate::schema::TASKS_EXTENSION;
 
 /// The three methods of the extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -197,6 +197,9 @@ pub(crate) struct CallLink {
     starting: tokio::sync::Mutex<()>,
     /// Tells the `tools/call` exchange that the task exists (its `CreateTaskResult`).
     created: Mutex<Option<oneshot::Sender<Map<String, Value>>>>,
+    /// The runtime the call is served on: a status message set from a host thread (a
+    /// binding's synchronous handler) is stored from there.
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl CallLink {
@@ -210,6 +213,7 @@ impl CallLink {
             running: OnceLock::new(),
             starting: tokio::sync::Mutex::new(()),
             created: Mutex::new(Some(created)),
+            runtime: tokio::runtime::Handle::try_current().ok(),
         }
     }
 
@@ -268,6 +272,11 @@ impl TaskLink for Linked {
         let Some(running) = self.0.running() else { return };
         let Some(record) = Tasks::change(running, |r| r.status_message = Some(message.to_owned())) else { return };
         let link = self.0.clone();
-        tokio::spawn(async move { link.tasks.persist(record).await });
+        let persist = async move { link.tasks.persist(record).await };
+        match &self.0.runtime {
+            Some(runtime) => drop(runtime.spawn(persist)),
+            // Not served on a runtime (never, through the transports): the next change stores it.
+            None => drop(persist),
+        }
     }
 }

@@ -134,6 +134,12 @@ fn server() -> Server {
         Err::<CallToolResult, _>(Error::tool("it broke"))
     })
     .unwrap();
+    s.add_tool_with(tool("from_a_thread"), options(TaskSupport::Optional), |_a: Value, c: RequestContext| async move {
+        // A binding's synchronous handler reports from a host thread, outside the runtime.
+        std::thread::spawn(move || c.progress(1.0, None, Some("from a thread"))).join().unwrap();
+        Ok(CallToolResult::text("reported"))
+    })
+    .unwrap();
     s.add_tool_with(tool("protocol_error"), options(TaskSupport::Optional), |_a: Value, _c| async {
         Err::<CallToolResult, _>(Error::invalid_params("no such thing"))
     })
@@ -168,6 +174,8 @@ async fn a_negotiating_client_gets_a_task_and_its_result_inlined() {
     assert_eq!(done["result"]["content"][0]["text"], "done in task true");
     assert_eq!(done["statusMessage"], "halfway", "a progress message is the task's statusMessage");
     assert_eq!(done["resultType"], "complete");
+    let id = call(&s, "from_a_thread", json!({})).await["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(until(&s, &id, &["completed"]).await["statusMessage"], "from a thread");
     // A sync tool stays sync, and a task tool without the extension is an ordinary call.
     let plain = call(&s, "plain", json!({})).await;
     check("Core:CallToolResult", &plain);

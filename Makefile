@@ -130,7 +130,7 @@ test-fleet: build-release c
 # by serve_http (in test.sh) and by server.asgi_app() under uvicorn.
 test-python:
 	bash bindings-python/scripts/test.sh
-	tests/conformance/server_both_eras.sh "$(PY_VENV) bindings-python/examples/everything_server.py --asgi 127.0.0.1:{port}" python-asgi
+	tests/conformance/server_both_eras.sh "$(PY_VENV) bindings-python/examples/everything_server.py --asgi 127.0.0.1:{port}" python-asgi --extra @extension
 
 # The Node package: npm ci (pinned napi CLI), the .d.ts drift check, the napi build into the
 # workspace target/, node --test, and the Node everything_client against the client scenarios.

@@ -45,9 +45,10 @@ test-demo: build-release
 	bash scripts/demo-check.sh
 
 
-# Both eras against one running process: the server is dual-era.
+# Both eras against one running process: the server is dual-era; the 2026-07-28 run also has
+# the ten tasks-* scenarios of the Tasks extension (@extension).
 conformance-server: build-release
-	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust
+	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust --extra @extension
 
 # No import cycles between the core's files but the schema's own mirror of schema.ts
 # (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which).
@@ -129,7 +130,7 @@ test-fleet: build-release c
 # by serve_http (in test.sh) and by server.asgi_app() under uvicorn.
 test-python:
 	bash bindings-python/scripts/test.sh
-	tests/conformance/server_both_eras.sh "$(PY_VENV) bindings-python/examples/everything_server.py --asgi 127.0.0.1:{port}" python-asgi
+	tests/conformance/server_both_eras.sh "$(PY_VENV) bindings-python/examples/everything_server.py --asgi 127.0.0.1:{port}" python-asgi --extra @extension
 
 # The Node package: npm ci (pinned napi CLI), the .d.ts drift check, the napi build into the
 # workspace target/, node --test, and the Node everything_client against the client scenarios.

@@ -14,7 +14,7 @@ import sys
 from typing import Annotated
 
 from mcpaxle import Audio, Context, EmbeddedResource, Image, Message, ResourceContents, Server, ToolError, user
-from mcpaxle.errors import MissingCapability
+from mcpaxle.errors import InvalidParams, MissingCapability
 
 #: A 1x1 red PNG.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -271,6 +271,67 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
         await ctx.list_roots(key="roots")
         return "Listed roots"
     raise MissingCapability.requires("elicitation")
+
+
+# Fixtures of the tasks-* scenarios (the Tasks extension, SEP-2663): plain handlers that run as
+# tasks for a client that declares the extension; their asks become the task's input requests.
+
+
+@server.tool()
+def greet(name: str = "World") -> str:
+    """Greets by name (never a task)"""
+    return f"Hello, {name}!"
+
+
+@server.tool(task_support="optional")
+async def slow_compute(seconds: float = 1.0, label: str = "result") -> str:
+    """Sleeps `seconds` seconds, then answers (a task when the client can)"""
+    await asyncio.sleep(min(max(seconds, 0.0), 3600.0))
+    return f"Computed {label} after {seconds} s"
+
+
+@server.tool(task_support="required")
+async def failing_job() -> str:
+    """Fails with a tool error after a second (only as a task)"""
+    await asyncio.sleep(1)
+    raise ToolError("The job failed: the input could not be processed")
+
+
+@server.tool(task_support="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error: the task fails"""
+    await asyncio.sleep(0.1)
+    # A protocol error, not a tool error (which, like any other exception, is an isError result).
+    raise InvalidParams("protocol_error_job: a deliberate protocol error, reported as a failed task")
+
+
+CONFIRM_FORM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+
+
+@server.tool(task_support="optional")
+async def confirm_delete(ctx: Context, filename: str = "the file") -> str:
+    """Asks the user to confirm, then deletes (pretends to)"""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_FORM, key="confirm")
+    yes = answer.accepted and (answer.content or {}).get("confirm") is not False
+    return f"Deleted {filename}" if yes else f"Kept {filename}"
+
+
+@server.tool(task_support="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once"""
+    first, second = await asyncio.gather(
+        ctx.elicit("First name?", NAME_FORM, key="first"), ctx.elicit("Second?", NAME_FORM, key="second")
+    )
+    return f"Got {(first.content or {}).get('name')} and {(second.content or {}).get('name')}"
+
+
+@server.tool(task_support="required", defer_task=True)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks for a name (MRTR), then greets as a task"""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    await ctx.start_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
 
 
 # Fixtures of the 2025-11-25 suite: under a legacy session these asks are real requests to the

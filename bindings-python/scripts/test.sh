@@ -46,8 +46,8 @@ echo "== python: the demo (scripts/demo.py) against examples/notes_server.py"
 bash scripts/demo-check.sh "$py $here/examples/notes_server.py"
 
 if [ "${MCPAXLE_PY_SKIP_CONFORMANCE:-}" != "1" ]; then
-  echo "== python: conformance (2026-07-28 and 2025-11-25 against one process)"
-  tests/conformance/server_both_eras.sh "$py $here/examples/everything_server.py --http 127.0.0.1:{port}" python
+  echo "== python: conformance (2026-07-28 with the tasks-* scenarios, and 2025-11-25, against one process)"
+  tests/conformance/server_both_eras.sh "$py $here/examples/everything_server.py --http 127.0.0.1:{port}" python --extra @extension
   echo "== python: conformance client scenarios (every scored one, authorization included, both eras)"
   tests/conformance/client_all.sh "$py $here/examples/everything_client.py" python
 fi

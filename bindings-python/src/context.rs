@@ -193,6 +193,20 @@ impl PyRequestContext {
         Ok(())
     }
 
+    /// The id of the task this call runs as (the Tasks extension), or None.
+    #[getter]
+    fn task_id(&self) -> Option<String> {
+        self.ctx.task_id()
+    }
+
+    /// An awaitable of whether the call now runs as a task: for a tool registered with
+    /// `defer_task`, answers the call with its task's handle and goes on as the task.
+    fn start_task<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        check_fork()?;
+        let ctx = self.ctx.clone();
+        bridge::awaitable(py, &self.bridge, async move { ctx.start_task().await.map(Value::Bool) }, bridge::make_value)
+    }
+
     /// An awaitable that completes when the request is cancelled.
     fn cancelled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         check_fork()?;

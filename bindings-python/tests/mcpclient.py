@@ -76,6 +76,8 @@ class Http:
         }
         params = body.get("params") or {}
         name = params.get("name") if body["method"] in ("tools/call", "prompts/get") else params.get("uri") if body["method"] == "resources/read" else None
+        if body["method"] in ("tasks/get", "tasks/update", "tasks/cancel"):
+            name = params.get("taskId")  # the Tasks extension routes on the task id
         if name is not None:
             h["Mcp-Name"] = name
         return h

@@ -9,7 +9,10 @@ use mcpaxle::schema::{
     BlobResourceContents, CallToolResult, CompleteResult, ContentBlock, GetPromptResult, LoggingLevel, Prompt,
     PromptMessage, ReadResourceResult, Resource, ResourceTemplate, Role, TextResourceContents, Tool,
 };
-use mcpaxle::server::{CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server, ServerOptions};
+use mcpaxle::server::tasks::TaskSupport;
+use mcpaxle::server::{
+    CompletionRef, CompletionRequest, RequestContext, ResourceRequest, Server, ServerOptions, ToolOptions,
+};
 use mcpaxle::transport::http::{self, HttpOptions};
 use mcpaxle::{Error, Result};
 use serde_json::{Value, json};
@@ -300,6 +303,88 @@ fn add_mrtr_tools(server: &Server) -> Result<()> {
 
 /// Fixtures of the 2025-11-25 suite: under a legacy session these asks are real requests to
 /// the client; under 2026-07-28 the same code is an MRTR round.
+fn task_tool(task_support: TaskSupport) -> ToolOptions {
+    ToolOptions { task_support, ..ToolOptions::default() }
+}
+
+/// The fixtures of the `tasks-*` scenarios (the Tasks extension, SEP-2663): plain handlers
+/// that run as tasks for a client declaring the extension.
+fn add_task_tools(server: &Server) -> Result<()> {
+    let name_arg = json!({ "type": "object", "properties": { "name": { "type": "string" } } });
+    server.add_tool(Tool::new("greet", "Greets by name (never a task)", name_arg), |a: Value, _c| async move {
+        text(format!("Hello, {}!", a["name"].as_str().unwrap_or("World")))
+    })?;
+    let seconds = json!({
+        "type": "object",
+        "properties": { "seconds": { "type": "number", "minimum": 0 }, "label": { "type": "string" } }
+    });
+    server.add_tool_with(
+        Tool::new("slow_compute", "Sleeps `seconds` seconds, then answers (a task when the client can)", seconds),
+        task_tool(TaskSupport::Optional),
+        |a: Value, _c| async move {
+            let seconds = a["seconds"].as_f64().unwrap_or(1.0).clamp(0.0, 3600.0);
+            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            text(format!("Computed {} after {seconds} s", a["label"].as_str().unwrap_or("result")))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("failing_job", "Fails with a tool error after a second (only as a task)", no_args()),
+        task_tool(TaskSupport::Required),
+        |_a, _c| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Err::<CallToolResult, _>(Error::tool("The job failed: the input could not be processed"))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("protocol_error_job", "Panics: the task fails with a JSON-RPC error", no_args()),
+        task_tool(TaskSupport::Optional),
+        |_a, _c| async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            panic!("protocol_error_job: a deliberate panic, reported as a failed task");
+            #[allow(unreachable_code)]
+            text("unreachable")
+        },
+    )?;
+    let filename = json!({ "type": "object", "properties": { "filename": { "type": "string" } } });
+    server.add_tool_with(
+        Tool::new("confirm_delete", "Asks the user to confirm, then deletes (pretends to)", filename),
+        task_tool(TaskSupport::Optional),
+        |a: Value, ctx: RequestContext| async move {
+            let file = a["filename"].as_str().unwrap_or("the file").to_owned();
+            let confirm = json!({
+                "mode": "form",
+                "message": format!("Delete {file}?"),
+                "requestedSchema": { "type": "object", "properties": { "confirm": { "type": "boolean" } } }
+            });
+            let answer = ctx.elicit("confirm", confirm).await?;
+            let yes = answer["action"] == "accept" && answer.pointer("/content/confirm") != Some(&json!(false));
+            text(if yes { format!("Deleted {file}") } else { format!("Kept {file}") })
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("multi_input", "Asks two questions at once", no_args()),
+        task_tool(TaskSupport::Optional),
+        |_a, ctx: RequestContext| async move {
+            let (first, second) = tokio::join!(
+                ctx.elicit("first", elicit_name("First name?")),
+                ctx.elicit("second", elicit_name("Second?"))
+            );
+            text(format!("Got {} and {}", answered_name(&first?), answered_name(&second?)))
+        },
+    )?;
+    server.add_tool_with(
+        Tool::new("test_tool_with_task", "Asks for a name (MRTR), then greets as a task", no_args()),
+        ToolOptions { task_support: TaskSupport::Required, defer_task: true, ..ToolOptions::default() },
+        |_a, ctx: RequestContext| async move {
+            let answer = ctx.elicit("user_name", elicit_name("What is your name?")).await?;
+            ctx.start_task().await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            text(format!("Hello, {}!", answered_name(&answer)))
+        },
+    )?;
+    Ok(())
+}
+
 fn add_legacy_fixtures(server: &Server) -> Result<()> {
     let prompt_schema =
         json!({ "type": "object", "properties": { "prompt": { "type": "string" } }, "required": ["prompt"] });
@@ -507,6 +592,7 @@ fn build() -> Result<Server> {
     add_content_tools(&server)?;
     add_change_triggers(&server)?;
     add_mrtr_tools(&server)?;
+    add_task_tools(&server)?;
     add_legacy_fixtures(&server)?;
     add_prompts(&server)?;
     add_resources(&server)?;

@@ -90,7 +90,8 @@ pub fn examples() -> Value {
             "stateTtlMs": 60000,
             "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
             "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true,
-            "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" }
+            "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" },
+            "tasks": { "ttlMs": 600000, "pollIntervalMs": 500, "maxTasks": 1000, "maxTasksPerPrincipal": 100 }
         },
         "legacy": {
             "enabled": true, "maxSessions": 10, "maxSessionsPerPrincipal": 5, "maxSessionsPerPeer": 5,
@@ -101,7 +102,7 @@ pub fn examples() -> Value {
             "resources": { "ttlMs": 1 }, "templates": { "ttlMs": 1 }, "read": { "ttlMs": 1 }
         },
         "cacheHint": { "ttlMs": 1000, "cacheScope": "private" },
-        "tool": { "timeoutMs": 1000 },
+        "tool": { "timeoutMs": 1000, "taskSupport": "optional", "deferTask": false },
         "template": { "allowPathTraversal": false },
         "http": {
             "path": "/mcp", "maxBody": 1048576, "allowedHosts": ["localhost"], "allowedOrigins": [],

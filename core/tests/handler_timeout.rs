@@ -63,7 +63,7 @@ fn harness(server_limit: Option<Duration>) -> Harness {
     server
         .add_tool_with(
             Tool::new("stuck", "Never returns", schema.clone()),
-            ToolOptions { timeout: Some(Duration::from_millis(150)) },
+            ToolOptions { timeout: Some(Duration::from_millis(150)), ..ToolOptions::default() },
             stuck,
         )
         .unwrap();
@@ -77,7 +77,7 @@ fn harness(server_limit: Option<Duration>) -> Harness {
     server
         .add_tool_with(
             Tool::new("patient", "Takes 300 ms", schema.clone()),
-            ToolOptions { timeout: Some(Duration::from_secs(5)) },
+            ToolOptions { timeout: Some(Duration::from_secs(5)), ..ToolOptions::default() },
             |_a, _c| async {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 Ok(CallToolResult::text("patient done"))

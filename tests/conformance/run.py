@@ -384,6 +384,9 @@ class Result:
     checks_path: str = ""
     elapsed: float = 0.0
     ran: bool = True
+    # Every check the suite emitted is SKIPPED: the suite itself does not exercise the
+    # scenario yet (e.g. tasks-status-notifications in alpha.12), so no server can pass it.
+    skipped: bool = False
 
 
 def _short(value, limit: int) -> str:
@@ -428,7 +431,12 @@ def score_checks(res: Result, checks, limit: int) -> None:
     res.counts = counts
     res.warnings = warnings
     res.passed = counts.get("FAILURE", 0) == 0 and counts.get("SUCCESS", 0) > 0
-    if not res.passed and counts.get("FAILURE", 0) == 0:
+    res.skipped = bool(checks) and counts.get("SKIPPED", 0) == len(checks)
+    if res.skipped:
+        res.note = "the suite skips every check of this scenario: " + "; ".join(
+            _short(c.get("errorMessage") or c.get("description") or "", 200)
+            for c in checks if isinstance(c, dict))
+    elif not res.passed and counts.get("FAILURE", 0) == 0:
         res.note = "no SUCCESS check emitted (tier rule needs at least one)"
         # nothing failed outright: show the warnings, they are the only clue
         res.failures.extend((f"{cid} (WARNING)", msg) for cid, msg in warnings)
@@ -608,7 +616,7 @@ def default_out(leg: str, revision: str) -> Path:
 
 def print_result(r: Result, verbose: bool) -> None:
     c = r.counts
-    status = "PASS" if r.passed else "FAIL"
+    status = "PASS" if r.passed else "SKIP" if r.skipped else "FAIL"
     extra = f", {c.get('INFO', 0)} info" if verbose and c.get("INFO") else ""
     line = (f"{status} {r.scenario} ({c.get('SUCCESS', 0)} success, "
             f"{c.get('FAILURE', 0)} failure, {c.get('WARNING', 0)} warning{extra}"
@@ -619,7 +627,7 @@ def print_result(r: Result, verbose: bool) -> None:
     for cid, msg in r.failures:
         print(f"    ✗ {cid}: {msg}")
     if r.note and not r.passed:
-        print(f"    ! {r.note}")
+        print(f"    {'~' if r.skipped else '!'} {r.note}")
     if verbose and r.passed:
         for cid, msg in r.warnings:
             print(f"    ~ {cid} (WARNING): {msg}")
@@ -654,7 +662,7 @@ def execute(leg: str, args, target: str, scored: list[str], extras: list[str],
         with lock:
             done += 1
             if not args.quiet:
-                log(f"[{done}/{total}] {'PASS' if r.passed else 'FAIL'} {scen}"
+                log(f"[{done}/{total}] {'PASS' if r.passed else 'SKIP' if r.skipped else 'FAIL'} {scen}"
                     f"{' (extra)' if extra else ''} {r.elapsed:.1f}s")
         return r
 
@@ -698,16 +706,19 @@ def execute(leg: str, args, target: str, scored: list[str], extras: list[str],
     n_pass = sum(r.passed for r in scored_res)
     n_fail = len(scored_res) - n_pass
     x_pass = sum(r.passed for r in extra_res)
-    x_fail = len(extra_res) - x_pass
+    # An extra the suite skips entirely is reported, not failed: nothing a server does can
+    # make it pass. A scored one never is: the tier rule stands for the scored set.
+    x_skip = sum(r.skipped for r in extra_res)
+    x_fail = len(extra_res) - x_pass - x_skip
     summary = {
         "leg": leg, "requirements": args.requirements, "target": target,
         "suite": PINNED["@modelcontextprotocol/conformance"], "wall_seconds": round(wall, 1),
         "scored": {"passed": n_pass, "failed": n_fail},
-        "extras": {"passed": x_pass, "failed": x_fail,
+        "extras": {"passed": x_pass, "failed": x_fail, "skipped_by_suite": x_skip,
                    "informational": bool(args.extra_informational)},
         "server_died": bool(server is not None and not server.stopped_by_us),
         "scenarios": [
-            {"scenario": r.scenario, "extra": r.extra, "passed": r.passed, "ran": r.ran,
+            {"scenario": r.scenario, "extra": r.extra, "passed": r.passed, "skipped": r.skipped, "ran": r.ran,
              "counts": r.counts, "failures": [{"id": i, "message": m} for i, m in r.failures],
              "note": r.note, "checks": r.checks_path, "seconds": round(r.elapsed, 1)}
             for r in scored_res + extra_res],
@@ -723,9 +734,10 @@ def execute(leg: str, args, target: str, scored: list[str], extras: list[str],
             pass
     print(f"wall time {wall:.1f}s, {args.jobs} job(s)")
     if extra_res:
-        failing = ", ".join(r.scenario for r in extra_res if not r.passed) or "none"
+        failing = ", ".join(r.scenario for r in extra_res if not r.passed and not r.skipped) or "none"
+        skipped = "".join(f"; skipped by the suite: {r.scenario}" for r in extra_res if r.skipped)
         print(f"extra scenarios ({'informational' if args.extra_informational else 'must pass'})"
-              f" - {x_pass} of {len(extra_res)} pass; failing: {failing}")
+              f" - {x_pass} of {len(extra_res)} pass; failing: {failing}{skipped}")
     print(f"conformance: {n_pass} passed, {n_fail} failed")
     ok = n_fail == 0 and (args.extra_informational or x_fail == 0)
     if summary["server_died"]:

@@ -243,6 +243,22 @@ class Context:
         """Completes when the request is cancelled."""
         await self._n.cancelled()
 
+    # Tasks -------------------------------------------------------------------------------
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (the Tasks extension,
+        ``@server.tool(task_support=...)``), or None for an ordinary call. In a task, asks
+        become the task's input requests and ``progress`` messages its status message."""
+        return self._n.task_id
+
+    async def start_task(self) -> bool:
+        """For a tool registered with ``defer_task=True``: answers the call now with its
+        task's handle and goes on as that task (asks before this point were answered as in an
+        ordinary call). Returns whether the call now runs as a task: False when the client did
+        not declare the extension (the call goes on as an ordinary one)."""
+        return bool(await self._n.start_task())
+
     # Progress and logs -------------------------------------------------------------------
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> _Done:

@@ -101,6 +101,11 @@ class RequestContext:
     def request_state(self) -> Any: ...
     def set_request_state(self, state: Any) -> None: ...
     def cancelled(self) -> Awaitable[None]: ...
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (the Tasks extension), or None."""
+    def start_task(self) -> Awaitable[bool]:
+        """Whether the call now runs as a task (a tool registered with ``defer_task``)."""
 
 @final
 class CallNext:
@@ -159,14 +164,16 @@ class Server:
         ``{"ttl_ms", "cache_scope"}``), ``legacy`` (bool, or ``{"enabled", "max_sessions",
         "max_sessions_per_principal", "max_sessions_per_peer", "idle_timeout_ms",
         "uninitialized_timeout_ms", "request_timeout_ms"}``), ``handler_timeout_ms``,
-        ``mask_error_details``, ``bus``); ``None`` values keep the defaults. State secrets left
+        ``mask_error_details``, ``bus``, ``tasks`` (``{"ttl_ms", "poll_interval_ms", "max_tasks",
+        "max_tasks_per_principal"}``)); ``None`` values keep the defaults. State secrets left
         unset come from ``MCPAXLE_STATE_SECRET`` / ``MCPAXLE_PREVIOUS_STATE_SECRET``."""
     @property
     def name(self) -> str: ...
     @property
     def version(self) -> str: ...
     def add_tool(self, definition: JsonObject, handler: Invoke, options: dict[str, Any] | None = None) -> None:
-        """``options``: the core's tool options (``timeout_ms``)."""
+        """``options``: the core's tool options (``timeout_ms``, ``task_support``: ``"forbidden"``,
+        ``"optional"`` or ``"required"``, ``defer_task``)."""
     def remove_tool(self, name: str) -> bool: ...
     def add_middleware(self, handler: MiddlewareInvoke) -> None:
         """Appends a middleware to the chain (the first added runs outermost)."""

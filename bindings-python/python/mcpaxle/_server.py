@@ -231,7 +231,11 @@ class Server:
     instances of a fleet through Redis: a URL such as ``"redis://host:6379/0"``, or a dict
     ``{"url": ..., "channel": ...}`` (default channel ``mcpaxle:events``); Redis need not be up
     at start, and while it is down changes still reach this process's own listen streams.
-    ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
+    ``tasks`` keeps the tasks of the Tasks extension (``@server.tool(task_support=...)``):
+    ``ttl_ms`` (default 1 hour: then a task is forgotten, and cancelled if still running),
+    ``poll_interval_ms`` (default 1000, suggested to clients), ``max_tasks`` (default 10,000)
+    and ``max_tasks_per_principal`` (default 1,000); each task is bound to the principal that
+    created it. ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
     logs (also ``"tools"``, ``"resources"``, ``"prompts"``). ``legacy=False`` serves 2026-07-28
     clients only.
 
@@ -285,6 +289,7 @@ class Server:
         handler_timeout_ms: int | datetime.timedelta | None = None,
         mask_error_details: bool = False,
         bus: str | Mapping[str, str] | None = None,
+        tasks: Mapping[str, Any] | None = None,
         max_abandoned_threads: int | None = None,
         loop_block_warning_ms: int | datetime.timedelta | None = 500,
     ) -> None:
@@ -304,6 +309,7 @@ class Server:
             "handler_timeout_ms": positive_ms(handler_timeout_ms, "handler_timeout_ms"),
             "mask_error_details": mask_error_details,
             "bus": bus if bus is None or isinstance(bus, str) else dict(bus),
+            "tasks": None if tasks is None else ms_options(tasks),
         }
         self._native = _native.Server(name, version, options)
         self.name = name
@@ -389,6 +395,8 @@ class Server:
         meta: dict[str, Any] | None = None,
         icons: list[Any] | None = None,
         timeout_ms: int | datetime.timedelta | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
     ) -> Any:
         """Registers a function as a tool (``@server.tool()`` or ``@server.tool``).
 
@@ -401,14 +409,25 @@ class Server:
         ``Context`` receives the request context. ``annotations`` are behaviour hints:
         ``{"read_only": True, "idempotent": True}``. ``timeout_ms`` (milliseconds or a
         ``timedelta``) is the longest one call may run, overriding the server's
-        ``handler_timeout_ms``. Returns
-        the function unchanged."""
+        ``handler_timeout_ms``.
+
+        ``task_support="optional"`` lets a call run as a task of the Tasks extension
+        (``io.modelcontextprotocol/tasks``) when the client declares it: the call is answered
+        at once with the task's handle and the function runs on, unchanged. Its
+        ``ctx.elicit``/``ctx.sample`` become the task's input requests (the client answers
+        them with ``tasks/update``), its ``ctx.progress`` messages the task's status message;
+        ``tasks/cancel`` cancels it (``CancelledError`` in an ``async def``, ``ctx.is_cancelled``
+        in a plain ``def``). ``"required"``: only as a task (other clients get -32021).
+        ``defer_task=True``: the task is created when the function calls
+        ``await ctx.start_task()``, its asks before then answered as in an ordinary call. The
+        server's ``tasks`` option sets the TTL, polling interval and limits. Returns the
+        function unchanged."""
         if callable(name):
             self.add_tool(name, localns=_caller())
             return name
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, timeout_ms=timeout_ms, localns=_caller())
+            self.add_tool(fn, name, title=title, description=description, annotations=annotations, structured_output=structured_output, meta=meta, icons=icons, timeout_ms=timeout_ms, task_support=task_support, defer_task=defer_task, localns=_caller())
             return fn
 
         return register
@@ -426,12 +445,14 @@ class Server:
         icons: list[Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         timeout_ms: int | datetime.timedelta | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
         localns: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Adds or replaces a tool at any time (listeners get ``tools/list_changed``);
         returns its definition. ``input_schema`` replaces the generated schema (the function
-        then receives the arguments as keyword arguments as they are). ``timeout_ms`` as in
-        :meth:`tool`."""
+        then receives the arguments as keyword arguments as they are). ``timeout_ms``,
+        ``task_support`` and ``defer_task`` as in :meth:`tool`."""
         localns = localns if localns is not None else _caller()
         params = params_of(fn, localns=localns)
         tool_name = name or fn.__name__
@@ -452,7 +473,12 @@ class Server:
             params = dataclasses.replace(params, var_kw=True, converters={})
 
         invoke = make_invoker(fn, params, f"tool {tool_name!r}", binder(fn, params), self._pool)
-        self._native.add_tool(definition, invoke, {"timeout_ms": positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}")})
+        options = {
+            "timeout_ms": positive_ms(timeout_ms, f"the timeout_ms of tool {tool_name!r}"),
+            "task_support": task_support,
+            "defer_task": defer_task,
+        }
+        self._native.add_tool(definition, invoke, options)
         self._tools[tool_name] = definition
         return definition
 

@@ -47,7 +47,7 @@ pub(crate) fn filter_tools(inner: &Inner, mut result: Value) -> Value {
 
 impl Inner {
     /// One request with the protocol's retries, without MRTR: the result object.
-    async fn round_trip(
+    pub(super) async fn round_trip(
         self: &Arc<Self>,
         method: &str,
         params: &Map<String, Value>,
@@ -130,6 +130,9 @@ impl Inner {
                 let mut p = params.clone();
                 p.extend(retry.clone());
                 let result = self.round_trip(method, &p, opts).await?;
+                if method == "tools/call" && result.get("resultType").and_then(Value::as_str) == Some("task") {
+                    return self.follow_task(result, opts).await;
+                }
                 if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                     if let (Some(k), 0) = (&key, rounds) {
                         self.cache.put(k, &result);

@@ -15,6 +15,7 @@ use crate::jsonrpc::{JsonRpcVersion, Notification, Outcome, Request, RequestId, 
 use crate::schema::{
     CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, Implementation, LOG_LEVEL_META_KEY,
     LoggingMessageNotificationParams, PROTOCOL_VERSION_META_KEY, ProgressNotificationParams, ServerCapabilities,
+    TASKS_EXTENSION,
 };
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -122,10 +123,12 @@ impl Inner {
                 CLIENT_INFO_META_KEY.into(),
                 serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null),
             );
-            meta.insert(
-                CLIENT_CAPABILITIES_META_KEY.into(),
-                serde_json::to_value(self.options.capabilities()).unwrap_or_else(|_| json!({})),
-            );
+            let mut caps = serde_json::to_value(self.options.capabilities()).unwrap_or_else(|_| json!({}));
+            if self.options.capabilities.is_none() {
+                // The client follows tasks to their result (client/tasks.rs).
+                caps["extensions"][TASKS_EXTENSION] = json!({});
+            }
+            meta.insert(CLIENT_CAPABILITIES_META_KEY.into(), caps);
             if let Some(level) = opts.log_level.or(self.options.log_level) {
                 meta.insert(LOG_LEVEL_META_KEY.into(), json!(level));
             }
@@ -140,6 +143,8 @@ impl Inner {
             let name = match method {
                 "tools/call" | "prompts/get" => params.get("name"),
                 "resources/read" => params.get("uri"),
+                // The Tasks extension routes on the task id.
+                "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
                 _ => None,
             };
             if let Some(name) = name.and_then(Value::as_str) {

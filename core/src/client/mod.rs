@@ -39,6 +39,7 @@ mod era;
 mod mrtr;
 pub(crate) mod options;
 mod subscriptions;
+mod tasks;
 pub(crate) mod transport;
 mod wire;
 

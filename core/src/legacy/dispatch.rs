@@ -103,7 +103,9 @@ impl Server {
             _ => {}
         }
         let method = match Method::parse(&req.method) {
-            Some(Method::Discover | Method::Listen) | None => return Err(Error::method_not_found(&req.method)),
+            Some(Method::Discover | Method::Listen | Method::Task(_)) | None => {
+                return Err(Error::method_not_found(&req.method));
+            }
             Some(m) => m,
         };
         let meta = legacy_meta(session, params);

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{CacheScope, JsonObject, Meta, ResultType, impl_cacheable};
 
+/// The identifier of the Tasks extension (SEP-2663), the key of `extensions` in both sides'
+/// capabilities.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// Capabilities a client supports, declared per request. Not a closed set: unknown
 /// capabilities are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -53,6 +53,27 @@ struct Inner {
     peer: Option<Peer>,
     /// The asks made without a key in this run, per kind: the next automatic key's number.
     auto_keys: Mutex<[u32; 3]>,
+    /// The task this call runs as, or may become (the Tasks extension).
+    task: Option<Arc<dyn TaskLink>>,
+}
+
+/// The task a `tools/call` runs as (or may become, with deferred creation), as its context
+/// sees it: asks become the task's input requests, progress messages its status message.
+pub(crate) trait TaskLink: Send + Sync {
+    /// The task's id, once the call runs as a task.
+    fn task_id(&self) -> Option<String>;
+    /// Turns the call into a task now; false when it cannot be one (the client did not
+    /// declare the extension) and goes on as an ordinary call.
+    fn start(&self) -> futures_util::future::BoxFuture<'static, Result<bool>>;
+    /// Makes an input request of the task and waits for the client's `tasks/update` answer.
+    fn ask(
+        &self,
+        key: String,
+        method: &'static str,
+        params: Value,
+    ) -> futures_util::future::BoxFuture<'static, Result<Value>>;
+    /// Sets the task's `statusMessage`.
+    fn status_message(&self, message: &str);
 }
 
 /// The client of a legacy session, reachable with real requests on the response stream of
@@ -192,7 +213,41 @@ impl RequestContext {
                 round: Mutex::new(round),
                 peer,
                 auto_keys: Mutex::new([0; 3]),
+                task: None,
             }),
+        }
+    }
+
+    /// This context linked to the task its call runs as (or may become).
+    pub(crate) fn with_task(mut self, link: Arc<dyn TaskLink>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.task = Some(link);
+        }
+        self
+    }
+
+    /// The link to the task this call runs as, once it is one.
+    fn running_task(&self) -> Option<&Arc<dyn TaskLink>> {
+        self.inner.task.as_ref().filter(|t| t.task_id().is_some())
+    }
+
+    /// The id of the task this call runs as (the Tasks extension), `None` for an ordinary
+    /// call. Inside a task, asks become the task's `inputRequests` and wait for the client's
+    /// `tasks/update`, and progress messages become its `statusMessage`.
+    pub fn task_id(&self) -> Option<String> {
+        self.inner.task.as_ref().and_then(|t| t.task_id())
+    }
+
+    /// For a tool registered with [`ToolOptions::defer_task`](crate::server::ToolOptions::defer_task):
+    /// answers the `tools/call` now with a `CreateTaskResult` and goes on as that task (its
+    /// asks before this point were answered as in an ordinary call, through MRTR rounds).
+    /// Returns whether the call now runs as a task: false when the client did not declare the
+    /// extension (the call then goes on as an ordinary one) or the tool cannot run as a task.
+    /// Calling it again, or in a call that already is a task, changes nothing.
+    pub async fn start_task(&self) -> Result<bool> {
+        match &self.inner.task {
+            Some(t) => t.start().await,
+            None => Ok(false),
         }
     }
 
@@ -288,6 +343,9 @@ impl RequestContext {
     /// while the client is not reading, once 64 messages of this request wait, a newer value
     /// replaces the latest one still queued, so a handler may report as often as it likes.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let (Some(task), Some(m)) = (self.running_task(), message) {
+            task.status_message(m);
+        }
         let Some(token) = &self.inner.meta.progress_token else { return };
         let mut p = Map::new();
         p.insert("progressToken".into(), token.clone());
@@ -379,7 +437,7 @@ impl RequestContext {
         if !self.client_supports(kind.capability()) {
             return Ask::Answered(Err(Error::missing_capability(json!({ kind.capability(): {} }))));
         }
-        if self.inner.peer.is_some() {
+        if self.inner.peer.is_some() || self.running_task().is_some() {
             let me = self.clone();
             return Ask::Pending(Box::pin(async move { me.ask(kind, &key, params).await }));
         }
@@ -397,6 +455,20 @@ impl RequestContext {
                     "Invalid params: the client's answer to {} is not a valid {}",
                     kind.method(),
                     kind.result_name()
+                )));
+            }
+            return Ok(answer);
+        }
+        if let Some(task) = self.running_task() {
+            if self.inner.round.lock().unwrap_or_else(|e| e.into_inner()).answers.contains_key(key) {
+                return self.answer_from_round(kind, key, params);
+            }
+            let answer = task.ask(key.to_owned(), kind.method(), params).await?;
+            if !kind.check(&answer) {
+                return Err(Error::invalid_params(format!(
+                    "Invalid params: inputResponses[\"{key}\"] is not a valid {} for the {} request the task made",
+                    kind.result_name(),
+                    kind.method()
                 )));
             }
             return Ok(answer);

@@ -23,6 +23,7 @@ use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, ParamsDigest, SealedState};
 use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
+use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_listen, negotiated, required_capability};
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server};
 use futures_util::{FutureExt, StreamExt};
@@ -103,6 +104,8 @@ pub(crate) enum Method {
     PromptsGet,
     Complete,
     Listen,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (the Tasks extension).
+    Task(TaskMethod),
 }
 
 impl Method {
@@ -118,7 +121,7 @@ impl Method {
             "prompts/get" => Method::PromptsGet,
             "completion/complete" => Method::Complete,
             "subscriptions/listen" => Method::Listen,
-            _ => return None,
+            other => Method::Task(TaskMethod::parse(other)?),
         })
     }
 }
@@ -353,7 +356,7 @@ impl Server {
                 items.extend(of(&regs.templates, ItemKind::ResourceTemplate, templates, |e| &e.json));
                 items
             }
-            Method::Discover | Method::Listen => Vec::new(),
+            Method::Discover | Method::Listen | Method::Task(_) => Vec::new(),
         }
     }
 
@@ -398,14 +401,19 @@ impl Server {
             Method::ResourcesRead => self.read_resource(req, meta, tc, era, sight)?,
             Method::PromptsGet => self.get_prompt(req, meta, tc, era, sight)?,
             Method::Complete => self.complete(req, meta, tc, era, sight)?,
-            Method::Listen => self.listen(req, tc)?,
+            Method::Listen => {
+                check_listen(req.params.as_ref(), &meta)?;
+                self.listen(req, tc)?
+            }
+            Method::Task(_) if era.is_legacy() => return Err(Error::method_not_found(&req.method)),
+            Method::Task(m) => self.serve_task_method(m, req, &meta, tc)?,
         })
     }
 
     pub(crate) fn serve_available(&self, method: Method, name: &str) -> Result<()> {
         let (tools, resources, prompts, completions) = self.available();
         let ok = match method {
-            Method::Discover | Method::Listen => true,
+            Method::Discover | Method::Listen | Method::Task(_) => true,
             Method::ToolsList | Method::ToolsCall => tools,
             Method::ResourcesList | Method::TemplatesList | Method::ResourcesRead => resources,
             Method::PromptsList | Method::PromptsGet => prompts,
@@ -449,6 +457,9 @@ impl Server {
         }
         if self.inner.config.capabilities.logging {
             c.insert("logging".into(), json!({}));
+        }
+        if self.inner.registries.ever().tasks {
+            c.insert("extensions".into(), json!({ TASKS_EXTENSION: {} }));
         }
         Value::Object(c)
     }
@@ -675,7 +686,7 @@ impl Server {
 
     /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
     /// sealed in its `requestState`; an error when they exceed [`seal::MAX_REQUEST_STATE`].
-    fn input_required(
+    pub(crate) fn input_required(
         &self,
         method: &str,
         digest: ParamsDigest,
@@ -709,7 +720,7 @@ impl Server {
     }
 
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]` unless configured off.
-    fn stamp_server_info(&self, result: &mut Map<String, Value>) {
+    pub(crate) fn stamp_server_info(&self, result: &mut Map<String, Value>) {
         if self.inner.config.server_info_in_results {
             if let Value::Object(m) = result.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
                 m.entry(SERVER_INFO_META_KEY).or_insert_with(|| self.inner.info_json.clone());
@@ -750,33 +761,61 @@ impl Server {
             let text = format!("Invalid arguments for tool {name}: {}", errors.join("; "));
             return Ok(self.ready(id, tool_error(text), None, era));
         }
+        match (tool.task, era.is_legacy()) {
+            (TaskSupport::Forbidden, _) => {}
+            (TaskSupport::Required, true) => {
+                let text = format!(
+                    "Tool {name} runs only as a task (the {} extension of MCP 2026-07-28), which a 2025-11-25 session cannot",
+                    TASKS_EXTENSION
+                );
+                return Ok(self.ready(id, tool_error(text), None, era));
+            }
+            (_, false) if negotiated(&meta) => {
+                let arguments = Value::clone(&arguments);
+                return Ok(self.call_tool_as_task(id, meta, tc, tool, arguments, (digest, round), era.clone()));
+            }
+            (TaskSupport::Required, false) => return Err(required_capability()),
+            (TaskSupport::Optional, _) => {}
+        }
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
-            let (server, tool, arguments, era) = (server.clone(), tool.clone(), Value::clone(&arguments), era2.clone());
-            Box::pin(async move {
-                let limit = Limit::of_tool(&server, &tool);
-                match limit
-                    .run(
-                        "tool",
-                        tool.json["name"].as_str().unwrap_or_default(),
-                        &ctx,
-                        tool.handler.call(arguments, ctx.clone()),
-                    )
-                    .await
-                    .and_then(|returned| shaping::tool_result(returned, tool.output.as_ref()))
-                {
-                    Ok(result) => {
-                        check_structured(&tool, &result)?;
-                        Ok(server.finish(to_map(&result), None, &era))
-                    }
-                    Err(e) if is_tool_failure(e.kind(), &era) => {
-                        Ok(server.finish(tool_error(e.message().to_owned()), None, &era))
-                    }
-                    Err(e) => Err(e),
-                }
-            })
+            server.tool_future(tool.clone(), Value::clone(&arguments), era2.clone(), ctx)
         }))
+    }
+
+    /// One run of a tool's handler: within its time limit, its return shaped into the
+    /// `CallToolResult` (a tool failure into an `isError` one) as the client gets it.
+    pub(crate) fn tool_future(
+        &self,
+        tool: Arc<crate::server::registry::ToolEntry>,
+        arguments: Value,
+        era: ServedIn,
+        ctx: RequestContext,
+    ) -> crate::server::BoxFuture<'static, Result<Value>> {
+        let server = self.clone();
+        Box::pin(async move {
+            let limit = Limit::of_tool(&server, &tool);
+            match limit
+                .run(
+                    "tool",
+                    tool.json["name"].as_str().unwrap_or_default(),
+                    &ctx,
+                    tool.handler.call(arguments, ctx.clone()),
+                )
+                .await
+                .and_then(|returned| shaping::tool_result(returned, tool.output.as_ref()))
+            {
+                Ok(result) => {
+                    check_structured(&tool, &result)?;
+                    Ok(server.finish(to_map(&result), None, &era))
+                }
+                Err(e) if is_tool_failure(e.kind(), &era) => {
+                    Ok(server.finish(tool_error(e.message().to_owned()), None, &era))
+                }
+                Err(e) => Err(e),
+            }
+        })
     }
 
     pub(crate) fn read_resource(
@@ -1236,6 +1275,8 @@ fn check_standard_headers(
     let body_name = match method {
         Method::ToolsCall | Method::PromptsGet => params.and_then(|p| p.get("name")),
         Method::ResourcesRead => params.and_then(|p| p.get("uri")),
+        // The Tasks extension: Mcp-Name carries the task id, for routing to its instance.
+        Method::Task(_) => params.and_then(|p| p.get("taskId")),
         _ => return Ok(()),
     };
     let Some(body_name) = body_name.and_then(Value::as_str) else { return Ok(()) };

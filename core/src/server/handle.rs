@@ -5,6 +5,7 @@ use super::middleware::{Hooks, Item, Middleware, RequestInfo, VisibilityFilter, 
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
 use super::redis_bus::RedisBus;
 use super::registry::Registries;
+use super::tasks::{MemoryTaskStore, TaskOptions, TaskStore, Tasks};
 use super::{
     CompletionHandler, CompletionRef, LocalBus, NotificationBus, PromptHandler, ResourceHandler, ServerEvent, StateKey,
     TemplateOptions, ToolHandler, request_meta, seal,
@@ -19,6 +20,7 @@ use std::time::Duration;
 pub struct ServerBuilder {
     config: Config,
     bus: Option<Arc<dyn NotificationBus>>,
+    task_store: Option<Arc<dyn TaskStore>>,
 }
 
 pub(crate) struct Config {
@@ -37,6 +39,8 @@ pub(crate) struct Config {
     pub handler_timeout: Option<Duration>,
     /// See [`ServerBuilder::mask_error_details`].
     pub mask_error_details: bool,
+    /// See [`ServerBuilder::tasks`].
+    pub tasks: TaskOptions,
 }
 
 /// Which server capabilities are advertised even when their registry is empty.
@@ -166,6 +170,20 @@ impl ServerBuilder {
         self
     }
 
+    /// How tasks of the Tasks extension are kept (TTL, polling interval, limits of the
+    /// default store).
+    pub fn tasks(mut self, options: TaskOptions) -> Self {
+        self.config.tasks = options;
+        self
+    }
+
+    /// Keeps task state in another store (default: a [`MemoryTaskStore`] bounded by
+    /// [`ServerBuilder::tasks`]'s limits).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
     /// Uses another notification bus (default: in-process).
     pub fn bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
         self.bus = Some(bus);
@@ -178,6 +196,8 @@ impl ServerBuilder {
         let sealer =
             seal::Sealer::new(&self.config.state_key, self.config.previous_state_key.as_ref(), self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
+        let store = self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new(&self.config.tasks)));
+        let tasks = Arc::new(Tasks::new(self.config.tasks.clone(), store));
         Server {
             inner: Arc::new(Inner {
                 config: self.config,
@@ -186,6 +206,7 @@ impl ServerBuilder {
                 bus,
                 registries: Registries::default(),
                 hooks: Hooks::default(),
+                tasks,
             }),
         }
     }
@@ -206,6 +227,8 @@ pub(crate) struct Inner {
     pub registries: Registries,
     /// The middleware chain and the visibility predicate.
     pub hooks: Hooks,
+    /// The tasks of the Tasks extension.
+    pub tasks: Arc<Tasks>,
 }
 
 impl Server {
@@ -225,8 +248,10 @@ impl Server {
                 legacy: LegacyOptions::default(),
                 handler_timeout: None,
                 mask_error_details: false,
+                tasks: TaskOptions::default(),
             },
             bus: None,
+            task_store: None,
         }
     }
 
@@ -291,7 +316,7 @@ impl Server {
     ///
     /// let server = Server::builder("s", "1").build();
     /// let tool = Tool::new("slow", "Takes its time", serde_json::json!({ "type": "object" }));
-    /// let options = ToolOptions { timeout: Some(Duration::from_secs(30)) };
+    /// let options = ToolOptions { timeout: Some(Duration::from_secs(30)), ..ToolOptions::default() };
     /// server.add_tool_with(tool, options, |_args, _ctx| async { Ok(CallToolResult::text("done")) }).unwrap();
     /// ```
     pub fn add_tool_with(&self, tool: Tool, options: ToolOptions, handler: impl ToolHandler) -> Result<()> {
@@ -490,6 +515,7 @@ impl ServerBuilder {
         }
         self.config.handler_timeout = options.handler_timeout;
         self.config.mask_error_details = options.mask_error_details;
+        self.config.tasks = options.tasks;
         self.page_size(options.page_size)
             .server_info_in_results(options.server_info_in_results)
             .state_ttl(options.state_ttl)

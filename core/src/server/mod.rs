@@ -39,6 +39,7 @@ pub mod request_meta;
 pub mod seal;
 pub mod shaping;
 pub mod subscriptions;
+pub mod tasks;
 mod template_paths;
 pub mod uri_template;
 

@@ -3,6 +3,7 @@
 //! hints of its results and their defaults, and the options of one tool.
 
 use super::redis_bus::BusOptions;
+use super::tasks::{TaskOptions, TaskSupport};
 use crate::legacy::LegacyOptions;
 use crate::schema::CacheScope;
 use serde::de::{self, MapAccess, Visitor};
@@ -77,7 +78,7 @@ impl Default for CacheDefaults {
 }
 
 /// Options of one tool, beside its protocol definition: [`Server::add_tool_with`](super::Server::add_tool_with). As data:
-/// `{"timeoutMs": N}`.
+/// `{"timeoutMs": N, "taskSupport": "optional", "deferTask": false}`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolOptions {
@@ -88,6 +89,17 @@ pub struct ToolOptions {
     #[serde(rename = "timeoutMs", with = "crate::options::opt_positive_ms")]
     #[serde(alias = "timeout_ms")]
     pub timeout: Option<Duration>,
+    /// Whether a call may run as a task of the Tasks extension (JSON `taskSupport`:
+    /// `"forbidden"`, the default, `"optional"` or `"required"`; see
+    /// [`tasks`](super::tasks)). The handler is the same either way.
+    #[serde(alias = "task_support")]
+    pub task_support: TaskSupport,
+    /// With task support: the task is created when the handler calls
+    /// [`RequestContext::start_task`](super::RequestContext::start_task), its asks before
+    /// then answered through MRTR rounds of the `tools/call` itself (JSON `deferTask`,
+    /// default false: the task is created before the handler runs).
+    #[serde(alias = "defer_task")]
+    pub defer_task: bool,
 }
 
 /// A capability advertised before anything is registered ([`ServerOptions::enable`]).
@@ -171,6 +183,9 @@ pub struct ServerOptions {
     /// as `"redis://host:6379/0"`, or `{"url": ..., "channel": ...}`; default: `MCPAXLE_BUS`
     /// when read, else none (changes reach the listen streams of this process only).
     pub bus: Option<BusOptions>,
+    /// How tasks of the Tasks extension are kept (see [`TaskOptions`]: TTL, polling
+    /// interval, limits).
+    pub tasks: TaskOptions,
 }
 
 impl Default for ServerOptions {
@@ -189,6 +204,7 @@ impl Default for ServerOptions {
             handler_timeout: None,
             mask_error_details: false,
             bus: None,
+            tasks: TaskOptions::default(),
         }
     }
 }

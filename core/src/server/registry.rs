@@ -8,6 +8,7 @@ use crate::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::handlers::{CompletionHandler, PromptHandler, ResourceHandler, ToolHandler};
 use crate::server::input_schema::{self, CompiledSchema};
 use crate::server::list_pages::{self, Listed, PageCache};
+use crate::server::tasks::TaskSupport;
 use crate::server::uri_template::UriTemplate;
 use crate::server::{CacheHint, TemplateOptions, ToolOptions};
 use serde_json::Value;
@@ -25,6 +26,10 @@ pub(crate) struct ToolEntry {
     pub header_params: Vec<HeaderParam>,
     /// The tool's own handler timeout ([`ToolOptions::timeout`]).
     pub timeout: Option<Duration>,
+    /// Whether its calls may run as tasks ([`ToolOptions::task_support`]).
+    pub task: TaskSupport,
+    /// Whether its task is created when the handler asks ([`ToolOptions::defer_task`]).
+    pub defer_task: bool,
     pub handler: Arc<dyn ToolHandler>,
 }
 
@@ -107,6 +112,8 @@ pub(crate) struct Ever {
     pub resources: bool,
     pub prompts: bool,
     pub completions: bool,
+    /// A tool that may run as a task (the Tasks extension is advertised from then on).
+    pub tasks: bool,
 }
 
 /// A definition as JSON, and serialized.
@@ -161,9 +168,23 @@ impl Registries {
         let header_params = headers::header_params(&tool.input_schema)
             .map_err(|e| Error::usage(format!("Tool {:?} has an invalid x-mcp-header annotation: {e}", tool.name)))?;
         let (json, serialized) = to_json(&tool);
-        let entry = ToolEntry { json, serialized, schema, output, header_params, timeout: options.timeout, handler };
+        let task = options.task_support;
+        let entry = ToolEntry {
+            json,
+            serialized,
+            schema,
+            output,
+            header_params,
+            timeout: options.timeout,
+            task,
+            defer_task: options.defer_task,
+            handler,
+        };
         change(&self.tools, &self.pages.tools, &tool.name, Some(Arc::new(entry)));
-        self.mark(|e| e.tools = true);
+        self.mark(|e| {
+            e.tools = true;
+            e.tasks |= task.allows_tasks();
+        });
         Ok(())
     }
 

@@ -1,0 +1,136 @@
+"""The Tasks extension from Python: ``@server.tool(task_support=...)`` runs an unchanged handler
+as a task for a client that declares ``io.modelcontextprotocol/tasks``; its asks become the
+task's input requests (answered with ``tasks/update``), ``tasks/cancel`` cancels it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from conftest import threaded
+from mcpclient import ALL_CAPS
+
+from mcpaxle import Context, Server, ToolError
+
+TASKS = "io.modelcontextprotocol/tasks"
+CAPS = {**ALL_CAPS, "extensions": {TASKS: {}}}
+
+
+def poll(client: Any, task_id: str, *statuses: str, timeout: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = client.call("tasks/get", {"taskId": task_id}, caps=CAPS).result
+        if task["status"] in statuses:
+            return task
+        assert time.monotonic() < deadline, f"task {task_id} stayed {task['status']}, never {statuses}"
+        time.sleep(0.02)
+
+
+async def test_an_unchanged_handler_runs_as_a_task_and_its_result_is_inlined(serve: Any) -> None:
+    server = Server("tasks", tasks={"ttl_ms": 60_000, "poll_interval_ms": 250})
+    seen: list[Any] = []
+
+    @server.tool(task_support="optional")
+    async def build(ctx: Context, target: str = "all") -> str:
+        seen.append(ctx.task_id)
+        ctx.progress(1, 2, message="compiling")
+        await asyncio.sleep(0.05)
+        return f"built {target}"
+
+    @server.tool(task_support="optional")
+    def plain_def(n: int = 2) -> int:
+        return n * 21
+
+    client = await serve(server)
+    discover = (await threaded(client.call)("server/discover", caps=CAPS)).result
+    assert discover["capabilities"]["extensions"] == {TASKS: {}}
+
+    created = (await threaded(client.call)("tools/call", {"name": "build", "arguments": {"target": "docs"}}, caps=CAPS)).result
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert (created["ttlMs"], created["pollIntervalMs"]) == (60_000, 250)
+    done = await threaded(poll)(client, created["taskId"], "completed")
+    assert done["result"]["content"][0]["text"] == "built docs"
+    assert done["statusMessage"] == "compiling"
+    assert seen == [created["taskId"]]
+
+    sync_def = (await threaded(client.call)("tools/call", {"name": "plain_def"}, caps=CAPS)).result
+    assert (await threaded(poll)(client, sync_def["taskId"], "completed"))["result"]["structuredContent"] == {"result": 42}
+
+    # Without the extension the same tool is an ordinary call.
+    ordinary = (await threaded(client.call)("tools/call", {"name": "build"})).result
+    assert ordinary["resultType"] == "complete" and ordinary["content"][0]["text"] == "built all"
+    assert seen[-1] is None
+
+
+async def test_asks_surface_in_tasks_get_and_tasks_update_answers_them(serve: Any) -> None:
+    server = Server("asks")
+
+    @server.tool(task_support="required")
+    async def deploy(ctx: Context) -> str:
+        answer = await ctx.elicit("Deploy to production?", {"confirm": bool}, key="confirm")
+        if not answer.accepted:
+            raise ToolError("not confirmed")
+        return f"deployed: {answer.content}"
+
+    client = await serve(server)
+    refused = await threaded(client.call)("tools/call", {"name": "deploy"})
+    assert refused.status == 400 and refused.final["error"]["code"] == -32021
+    assert refused.final["error"]["data"] == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+
+    task_id = (await threaded(client.call)("tools/call", {"name": "deploy"}, caps=CAPS)).result["taskId"]
+    waiting = await threaded(poll)(client, task_id, "input_required")
+    assert waiting["inputRequests"]["confirm"]["method"] == "elicitation/create"
+    assert waiting["inputRequests"]["confirm"]["params"]["message"] == "Deploy to production?"
+    update = {"taskId": task_id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": True}}}}
+    ack = (await threaded(client.call)("tasks/update", update, caps=CAPS)).result
+    assert ack["resultType"] == "complete" and "status" not in ack
+    done = await threaded(poll)(client, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "deployed: {'confirm': True}"
+
+
+async def test_tasks_cancel_cancels_the_coroutine(serve: Any) -> None:
+    server = Server("cancel")
+    cancelled = asyncio.Event()
+
+    @server.tool(task_support="optional")
+    async def forever() -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    client = await serve(server)
+    task_id = (await threaded(client.call)("tools/call", {"name": "forever"}, caps=CAPS)).result["taskId"]
+    assert (await threaded(client.call)("tasks/get", {"taskId": task_id}, caps=CAPS)).result["status"] == "working"
+    ack = (await threaded(client.call)("tasks/cancel", {"taskId": task_id}, caps=CAPS)).result
+    assert ack["resultType"] == "complete"
+    await asyncio.wait_for(cancelled.wait(), 5)
+    assert (await threaded(poll)(client, task_id, "cancelled", "completed", "failed"))["status"] == "cancelled"
+    unknown = await threaded(client.call)("tasks/get", {"taskId": "not-a-task"}, caps=CAPS)
+    assert unknown.final["error"]["code"] == -32602
+
+
+async def test_a_deferred_task_asks_through_mrtr_first(serve: Any) -> None:
+    server = Server("deferred")
+
+    @server.tool(task_support="required", defer_task=True)
+    async def greet_later(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", {"name": str}, key="user_name")
+        assert await ctx.start_task()
+        return f"Hello, {answer.content['name']}!"
+
+    client = await serve(server)
+    round1 = (await threaded(client.call)("tools/call", {"name": "greet_later"}, caps=CAPS)).result
+    assert round1["resultType"] == "input_required" and "taskId" not in round1
+    retry = {
+        "name": "greet_later",
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}},
+        "requestState": round1["requestState"],
+    }
+    created = (await threaded(client.call)("tools/call", retry, caps=CAPS)).result
+    assert created["resultType"] == "task" and "requestState" not in created
+    done = await threaded(poll)(client, created["taskId"], "completed")
+    assert done["result"]["content"][0]["text"] == "Hello, Alice!"

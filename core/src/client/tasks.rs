@@ -1,0 +1,112 @@
+//! Following a task to its result (the Tasks extension, SEP-2663): a `tools/call` answered
+//! with a `CreateTaskResult` is polled with `tasks/get` at the task's `pollIntervalMs`; its
+//! input requests are answered by the same input handlers as MRTR's, through `tasks/update`;
+//! cancelling the call sends `tasks/cancel`. The caller gets the final result as if the call
+//! had answered with it.
+
+use super::conn::Inner;
+use super::mrtr::answer_input_requests;
+use super::options::CallOptions;
+use crate::error::{Error, ErrorKind, Result};
+use crate::jsonrpc::ErrorObject;
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The polling interval used when the server suggests none, and the bounds of any.
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+const MIN_POLL: Duration = Duration::from_millis(10);
+const MAX_POLL: Duration = Duration::from_secs(60);
+
+fn poll_interval(task: &Value, last: Duration) -> Duration {
+    task.get("pollIntervalMs").and_then(Value::as_u64).map_or(last, Duration::from_millis).clamp(MIN_POLL, MAX_POLL)
+}
+
+fn task_params(task_id: &str) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("taskId".into(), json!(task_id));
+    p
+}
+
+impl Inner {
+    /// Polls the task of `created` (a `CreateTaskResult`) until it ends: its result when it
+    /// completes, its JSON-RPC error when it fails, a cancelled error when it is cancelled.
+    pub(super) async fn follow_task(self: &Arc<Self>, created: Value, opts: &CallOptions) -> Result<Value> {
+        let Some(task_id) = created.get("taskId").and_then(Value::as_str).map(str::to_owned) else {
+            return Err(Error::new(ErrorKind::InvalidParams, "the server's CreateTaskResult has no taskId"));
+        };
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let mut interval = poll_interval(&created, DEFAULT_POLL);
+        let mut answered: HashSet<String> = HashSet::new();
+        let mut task = created;
+        loop {
+            match task.get("status").and_then(Value::as_str) {
+                Some("completed") => return Ok(task.get("result").cloned().unwrap_or_else(|| json!({}))),
+                Some("failed") => {
+                    let error = task.get("error").cloned().and_then(|e| serde_json::from_value::<ErrorObject>(e).ok());
+                    return Err(Error::remote(error.unwrap_or_else(|| {
+                        ErrorObject::new(crate::jsonrpc::INTERNAL_ERROR, format!("task {task_id} failed"))
+                    })));
+                }
+                Some("cancelled") => {
+                    return Err(Error::new(
+                        ErrorKind::Cancelled,
+                        format!("task {task_id} was cancelled by the server"),
+                    ));
+                }
+                Some("input_required") => {
+                    let pending: Map<String, Value> = task
+                        .get("inputRequests")
+                        .and_then(Value::as_object)
+                        .map(|r| r.iter().filter(|(k, _)| !answered.contains(*k)).map(|(k, v)| (k.clone(), v.clone())))
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    if !pending.is_empty() {
+                        let answers = tokio::select! {
+                            _ = cancel.cancelled() => return self.cancel_task(&task_id).await,
+                            a = answer_input_requests(&self.options, &pending) => a?,
+                        };
+                        answered.extend(answers.keys().cloned());
+                        let mut p = task_params(&task_id);
+                        p.insert("inputResponses".into(), Value::Object(answers));
+                        self.round_trip("tasks/update", &p, opts).await?;
+                        task = self.round_trip("tasks/get", &task_params(&task_id), opts).await?;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return self.cancel_task(&task_id).await,
+                _ = tokio::time::sleep(interval) => {}
+            }
+            let polled = self.round_trip("tasks/get", &task_params(&task_id), opts).await;
+            if cancel.is_cancelled() {
+                return self.cancel_task(&task_id).await;
+            }
+            task = polled?;
+            interval = poll_interval(&task, interval);
+        }
+    }
+
+    /// Sends `tasks/cancel` (best effort) and ends the call as cancelled.
+    async fn cancel_task(self: &Arc<Self>, task_id: &str) -> Result<Value> {
+        let _ = self.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;
+        Err(Error::new(ErrorKind::Cancelled, format!("tools/call was cancelled (task {task_id} too)")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_polling_interval_is_the_servers_within_bounds() {
+        assert_eq!(poll_interval(&json!({ "pollIntervalMs": 250 }), DEFAULT_POLL), Duration::from_millis(250));
+        assert_eq!(poll_interval(&json!({}), Duration::from_millis(300)), Duration::from_millis(300));
+        assert_eq!(poll_interval(&json!({ "pollIntervalMs": 0 }), DEFAULT_POLL), MIN_POLL);
+        assert_eq!(poll_interval(&json!({ "pollIntervalMs": 3_600_000 }), DEFAULT_POLL), MAX_POLL);
+    }
+}

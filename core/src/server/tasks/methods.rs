@@ -1,0 +1,93 @@
+//! `tasks/get`, `tasks/update` and `tasks/cancel`: only for a client that declares the
+//! extension on the request (else -32021), and only on a task its principal created (any
+//! other task id, unknown, expired or another caller's, is "not found", -32602).
+
+use super::protocol::{TaskMethod, negotiated, required_capability};
+use super::record::TaskRecord;
+use crate::error::{Error, Result};
+use crate::jsonrpc::{Request, Response};
+use crate::server::Server;
+use crate::server::dispatch::{ServedIn, TransportContext};
+use crate::server::exchange::{Exchange, outgoing_channel};
+use crate::server::request_meta::RequestMeta;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+fn not_found(task_id: &str) -> Error {
+    Error::invalid_params(format!(
+        "Failed to retrieve task: Task not found: {task_id:?} (unknown, expired, or not yours)"
+    ))
+}
+
+impl Server {
+    /// Serves `tasks/get`, `tasks/update` or `tasks/cancel`.
+    pub(crate) fn serve_task_method(
+        &self,
+        method: TaskMethod,
+        req: Request,
+        meta: &RequestMeta,
+        tc: &TransportContext,
+    ) -> Result<Exchange> {
+        if !negotiated(meta) {
+            return Err(required_capability());
+        }
+        let params = req.params.as_ref();
+        let task_id = match params.and_then(|p| p.get("taskId")) {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(Error::invalid_params("Invalid params: \"taskId\" must be a string")),
+            None => return Err(Error::invalid_params("Invalid params: \"taskId\" is required")),
+        };
+        let responses = match (method, params.and_then(|p| p.get("inputResponses"))) {
+            (TaskMethod::Update, Some(Value::Object(r))) => r.clone(),
+            (TaskMethod::Update, _) => {
+                return Err(Error::invalid_params(
+                    "Invalid params: \"inputResponses\" must be an object mapping input request keys to results",
+                ));
+            }
+            _ => Map::new(),
+        };
+        let (server, principal, id) = (self.clone(), tc.principal.clone(), req.id);
+        let (_tx, rx) = outgoing_channel();
+        let fut = async move {
+            let outcome = server.task_method(method, &task_id, principal, &responses).await;
+            Some(match outcome {
+                Ok(result) => Response::result(id, server.finish(result, None, &ServedIn::Modern)),
+                Err(e) => Response::error(Some(id), e.to_error_object()),
+            })
+        };
+        Ok(Exchange::running(Box::pin(fut), rx, CancellationToken::new(), false))
+    }
+
+    async fn task_method(
+        &self,
+        method: TaskMethod,
+        task_id: &str,
+        principal: Option<String>,
+        responses: &Map<String, Value>,
+    ) -> Result<Map<String, Value>> {
+        let tasks = &self.inner.tasks;
+        let record: TaskRecord =
+            tasks.store.get(task_id).await?.filter(|r| r.principal == principal).ok_or_else(|| not_found(task_id))?;
+        let running = tasks.running(task_id);
+        match method {
+            TaskMethod::Get => return Ok(record.detailed()),
+            TaskMethod::Update => {
+                if let Some(running) = running {
+                    tasks.answer(&running, responses).await;
+                }
+            }
+            TaskMethod::Cancel => {
+                if let Some(running) = running {
+                    running.cancel.cancel();
+                }
+            }
+        }
+        Ok(Map::new())
+    }
+
+    /// A `CreateTaskResult` as sent: with the server's identity in `_meta`.
+    pub(crate) fn finish_task_result(&self, mut created: Map<String, Value>) -> Value {
+        self.stamp_server_info(&mut created);
+        Value::Object(created)
+    }
+}

@@ -61,6 +61,7 @@ lint:
 
 bench:
 	$(CARGO) build --release -p mcpaxle-bench
+	bindings-c/build.sh
 	bash bindings-node/scripts/build.sh
 	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)

@@ -60,7 +60,7 @@ lint:
 	$(CARGO) fmt --all -- --check
 	cd fuzz && $(CARGO) fmt -- --check
 
-bench:
+bench: c
 	$(CARGO) build --release -p mcpaxle-bench --bins --features rmcp
 	bash bindings-node/scripts/build.sh
 	bash bindings-python/scripts/develop.sh

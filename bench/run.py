@@ -114,6 +114,20 @@ def sdk_python() -> dict[str, object]:
     return {"sdk_python": py}
 
 
+def c_echo() -> dict[str, object]:
+    """The C echo server (bindings-c/examples/echo_server.c), built by bindings-c/build.sh."""
+    if not (ROOT / "target" / "c-examples" / "echo_server").exists():
+        raise Skip("target/c-examples/echo_server is missing: run `bindings-c/build.sh` first")
+    return {}
+
+
+def node_package() -> dict[str, object]:
+    """The Node package's native module (bindings-node/scripts/build.sh)."""
+    if subprocess.call(["node", "-e", "require('./bindings-node/index.js')"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
+        raise Skip("the Node package does not load: run `bash bindings-node/scripts/build.sh` first")
+    return {}
+
+
 ROWS: list[Row] = [
     Row("ceiling", "ceiling (plain hyper)", "http", ["{bin}/ceiling_server", "--http", "127.0.0.1:{port}"], path="/", ceiling=True),
     Row("mcpaxle-http", "mcpaxle HTTP", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], targets=True),
@@ -138,6 +152,14 @@ ROWS: list[Row] = [
     # The same `async def` tool through server.asgi_app() under uvicorn (issue 13): what the ASGI
     # bridge costs against the built-in server of the python-async row.
     Row("python-asgi", "mcpaxle Python (ASGI, uvicorn)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--asgi", "127.0.0.1:{port}"], setup=binding_python),
+    # Every binding's handler (issue 15), served by the core's HTTP server like mcpaxle-http:
+    # the Python tool as a plain def, the C tool through the C API, the JavaScript tool.
+    Row("python-def", "mcpaxle Python (def)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}", "--sync"], setup=binding_python),
+    Row("c-http", "mcpaxle C handler", "http", ["{root}/target/c-examples/echo_server", "--http", "127.0.0.1:{port}"], setup=c_echo),
+    # The same C handler called on the runtime's worker (mcpaxle_server_set_inline_handlers): no
+    # thread switch per call, for callbacks that never block.
+    Row("c-http-inline", "mcpaxle C handler (inline)", "http", ["{root}/target/c-examples/echo_server", "--inline", "--http", "127.0.0.1:{port}"], setup=c_echo),
+    Row("node-http", "mcpaxle Node handler", "http", ["node", "{root}/bindings-node/examples/echo_server.mjs", "--http", "127.0.0.1:{port}"], setup=node_package),
 ]
 
 # Side-by-side comparisons printed after the table: (row, baseline, the issue's aims: row's
@@ -151,6 +173,12 @@ COMPARISONS: list[tuple[str, str, float | None, float | None]] = [
     ("python-busy-2w", "python-busy", 1.3, 2.5),
     # No aim: the ratio is read, not judged.
     ("python-asgi", "python-async", None, None),
+    # Issue 15: every binding's handler against the Rust handler (C and Node within 1.5x its
+    # CPU per call) and a plain def against async def (within 2x): read `server CPU per call`.
+    ("c-http", "mcpaxle-http", None, None),
+    ("c-http-inline", "mcpaxle-http", None, None),
+    ("node-http", "mcpaxle-http", None, None),
+    ("python-def", "python-async", None, None),
 ]
 
 # The default load generator (bench/src/bin/loadgen.rs), per transport.

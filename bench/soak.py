@@ -2,7 +2,7 @@
 """mcpaxle soak benchmark: 1,000,000 tools/call over HTTP keep-alive, the server's RSS sampled
 every 100,000 calls; fails when the RSS is not flat.
 
-    python3 bench/soak.py [--server rust|python ...] [--calls 1000000] [--every 100000]
+    python3 bench/soak.py [--server rust|python|node ...] [--calls 1000000] [--every 100000]
                           [--connections 8] [--flat-after 200000] [--max-growth-mib 4]
                           [--timeout 1200] [--no-build]
 
@@ -32,6 +32,8 @@ import run as bench  # noqa: E402  (bench/run.py: the servers, the build, /proc 
 SERVERS = {
     "rust": ("mcpaxle HTTP (Rust)", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], None),
     "python": ("mcpaxle Python (async)", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}"], bench.binding_python),
+    # Issue 15: the JavaScript handler of the node-http row.
+    "node": ("mcpaxle Node handler", ["node", "{root}/bindings-node/examples/echo_server.mjs", "--http", "127.0.0.1:{port}"], bench.node_package),
 }
 
 

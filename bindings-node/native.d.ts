@@ -127,7 +127,7 @@ export declare class NativeServer {
    * Adds or replaces a tool (`definitionJson` a `Tool`; `optionsJson` the core's
    * `ToolOptions`, e.g. `{"timeoutMs": 5000}`, its own handler timeout).
    */
-  addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (callId: number, inputJson: string) => void): void
   /**
    * Appends a middleware to the chain (the first added runs outermost): `(requestJson,
    * next) => Promise<envelope>` whose `ok` is the result, where `requestJson` is the core's
@@ -146,25 +146,25 @@ export declare class NativeServer {
    * Adds or replaces a resource (`definitionJson` a `Resource`; `cacheJson` an optional
    * `{ttlMs, cacheScope}` for its reads).
    */
-  addResource(definitionJson: string, cacheJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  addResource(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string) => void): void
   /** Removes a resource by URI; whether it existed. */
   removeResource(uri: string): boolean
   /**
    * Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`;
    * `optionsJson` optional `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
    */
-  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>, optionsJson?: string | undefined | null): void
+  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string) => void, optionsJson?: string | undefined | null): void
   /** Removes a resource template by its URI template; whether it existed. */
   removeResourceTemplate(uriTemplate: string): boolean
   /** Adds or replaces a prompt (`definitionJson` a `Prompt`). */
-  addPrompt(definitionJson: string, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  addPrompt(definitionJson: string, handler: (callId: number, inputJson: string) => void): void
   /** Removes a prompt; whether it existed. */
   removePrompt(name: string): boolean
   /**
    * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
    * (`"resource"`) arguments.
    */
-  setCompletion(kind: string, name: string, handler: (inputJson: string, ctx: RequestCtx) => Promise<string>): void
+  setCompletion(kind: string, name: string, handler: (callId: number, inputJson: string) => void): void
   /** Removes a completion handler; whether it existed. */
   removeCompletion(kind: string, name: string): boolean
   /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */
@@ -277,6 +277,12 @@ export interface ClientConfig {
   authorize?: (authorizationUrl: string) => Promise<string>
 }
 
+/**
+ * Ends a handler's run with its envelope (`{"ok": tagged}` or `{"error": ...}`); false when
+ * the run is over already (its request was cancelled, or it was completed before).
+ */
+export declare function completeCall(callId: number, envelopeJson: string): boolean
+
 /** Connects to a Streamable HTTP endpoint. */
 export declare function connectHttp(url: string, config: ClientConfig): Promise<NativeClient>
 
@@ -348,6 +354,9 @@ export declare function optionsExamples(): string
  * what the JavaScript options take, by the same names.
  */
 export declare function optionsSchema(): string
+
+/** The context of a handler's run in flight (`null` once it is over). */
+export declare function requestContext(callId: number): RequestCtx | null
 
 /** How a server is configured. */
 export interface ServerConfig {

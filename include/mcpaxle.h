@@ -381,7 +381,8 @@ typedef int (*mcpaxle_chunk_writer)(void *user_data, const uint8_t *data, size_t
  *   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
  *
  * Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
- * sleeping, waiting for another thread) is allowed; the request waits for the reply.
+ * sleeping, waiting for another thread) is allowed; the request waits for the reply. A server
+ * set with `mcpaxle_server_set_inline_handlers` calls it on the runtime's worker instead.
  */
 typedef void (*mcpaxle_handler)(void *user_data,
                                 const char *request_json,
@@ -1725,6 +1726,26 @@ enum mcpaxle_result mcpaxle_server_new(const char *name,
  * another thread is inside a function taking this handle, except a blocking serve call.
  */
 void mcpaxle_server_free(struct mcpaxle_server *server);
+
+/**
+ * Calls this server's handlers (tools, resources, templates, prompts, completions) on the
+ * runtime's worker thread serving their request (`inline` true), or on a thread of the
+ * runtime's blocking pool (false, the default). Applies to the calls that start from now on.
+ *
+ * Inline, a call costs no thread switch: for a trivial tool about half the server's CPU time
+ * per call (bench/README.md, rows `c-http` and `c-http-inline`). But a callback then holds a
+ * worker thread of the runtime until it returns, and the runtime has one per core: it must
+ * not block (no I/O, no sleeping, no waiting for another thread or for a lock held long). A
+ * callback with slow work hands it to a thread of its own and completes its reply handle from
+ * there later. The functions that wait for the runtime cannot be called from an inline
+ * callback and return `MCPAXLE_ERR_USAGE`: the blocking client calls, and an MRTR ask of a
+ * legacy session (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) that waits for the
+ * client's answer. Middleware, visibility predicates and token verifiers always run on the
+ * blocking pool.
+ *
+ * Thread: any, at any time.
+ */
+enum mcpaxle_result mcpaxle_server_set_inline_handlers(struct mcpaxle_server *server, bool inline_);
 
 /**
  * Adds (or replaces, by name) a tool: `tool_json` is a `Tool` definition (`name`,

@@ -173,11 +173,34 @@ impl Drop for Abandon {
     }
 }
 
+/// Where a callback runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Thread {
+    /// A thread of the runtime's blocking pool, so that a blocking callback never stalls the
+    /// runtime (two thread switches per call).
+    BlockingPool,
+    /// The runtime's worker thread running the request, directly: no thread switch, for
+    /// callbacks that promise not to block (`mcpaxle_server_set_inline_handlers`).
+    Inline,
+}
+
 /// Calls into C on a blocking-pool thread (so a blocking callback never stalls the runtime)
 /// and waits for the call's reply. `call` receives the call's id (its reply and
 /// context handle) and `request`, the text the callback is given (JSON, or the authorization
 /// URL).
 pub(crate) async fn invoke(
+    owner: &Arc<Owner>,
+    kind: Kind,
+    ctx: Option<RequestContext>,
+    request: String,
+    call: impl FnOnce(usize, *const c_char) + Send + 'static,
+) -> Result<Payload, Error> {
+    invoke_on(Thread::BlockingPool, owner, kind, ctx, request, call).await
+}
+
+/// [`invoke`], on `thread`.
+pub(crate) async fn invoke_on(
+    thread: Thread,
     owner: &Arc<Owner>,
     kind: Kind,
     ctx: Option<RequestContext>,
@@ -191,8 +214,13 @@ pub(crate) async fn invoke(
     calls().insert(id, entry);
     let _abandon = Abandon(id);
     let json = CString::new(request).map_err(|_| Error::internal("the request holds a NUL byte"))?;
-    let owner = owner.clone();
-    let ran = tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await;
+    let ran = match thread {
+        Thread::Inline => Ok(crate::runtime::inline(|| owner.enter(|| call(id, json.as_ptr())))),
+        Thread::BlockingPool => {
+            let owner = owner.clone();
+            tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await
+        }
+    };
     match ran {
         Ok(Some(())) => {}
         Ok(None) => {
@@ -220,8 +248,13 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
     let v = parse_json(json, "result_json")?;
     // A server handler's value is checked now, by the core's own rule, so that C learns at once
     // that it completed wrongly; the core shapes it again with what only it knows (the tool's
-    // outputSchema, the resource's URI and MIME type), which gives a result just as valid.
+    // outputSchema, the resource's URI and MIME type), which gives a result just as valid. A
+    // scalar (a string, a number, true, false, null) makes a valid result of every kind, so
+    // only objects and arrays are shaped twice.
     let shaped = |kind: Kind, v: &Value| -> Result<(), (Error, &'static str)> {
+        if !(v.is_object() || v.is_array()) {
+            return Ok(());
+        }
         let r = Returned::Json(v.clone());
         match kind {
             Kind::Tool => shaping::tool_result(r, None).map(drop).map_err(|e| (e, "CallToolResult")),

@@ -2,6 +2,7 @@
 //! choke point through which every future is spawned or waited for.
 
 use crate::ffi::{FfiError, FfiResult, mcpaxle_result};
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime};
@@ -44,10 +45,34 @@ pub(crate) fn handle() -> FfiResult<&'static Handle> {
     stamped().map(|s| s.runtime.handle())
 }
 
+thread_local! {
+    /// Whether this thread is a worker of the runtime running an inline handler's callback.
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a callback into C, on this worker thread of the runtime: [`block_on`] refuses to
+/// run while it does.
+pub(crate) fn inline<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            INLINE.set(self.0);
+        }
+    }
+    let _reset = Reset(INLINE.replace(true));
+    f()
+}
+
 /// Runs a future to completion on the calling thread: a C thread, or the blocking-pool thread
-/// a callback runs on. (From inside an async task tokio panics, which the export's boundary
-/// turns into `MCPAXLE_ERR_PANIC`; no mcpaxle callback ever runs on such a thread.)
+/// a callback runs on; `MCPAXLE_ERR_USAGE` on a worker of the runtime (an inline handler's
+/// thread), where it would stall the runtime.
 pub(crate) fn block_on<F: Future>(f: F) -> FfiResult<F::Output> {
+    if INLINE.get() {
+        return Err(FfiError::usage(
+            "this function waits for the runtime, which an inline handler runs on: call it from a handler on the \
+             blocking pool (mcpaxle_server_set_inline_handlers(server, false)) or from a thread of your own",
+        ));
+    }
     Ok(handle()?.block_on(f))
 }
 

@@ -1,6 +1,6 @@
 //! `mcpaxle_server_*`: a server, its options, and the registration of C handlers.
 
-use crate::calls::{self, Kind, Payload, Target, mcpaxle_context, mcpaxle_reply};
+use crate::calls::{self, Kind, Payload, Target, Thread, mcpaxle_context, mcpaxle_reply};
 use crate::ffi::{
     FfiError, FfiResult, SendPtr, arg_json, arg_str, ffi_boundary, from_json, mcpaxle_result, opt_json, out_ptr,
     set_opt_out,
@@ -15,6 +15,7 @@ use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
 use serde_json::{Map, Value, json};
 use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +35,8 @@ use tokio_util::sync::CancellationToken;
 ///   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
 ///
 /// Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
-/// sleeping, waiting for another thread) is allowed; the request waits for the reply.
+/// sleeping, waiting for another thread) is allowed; the request waits for the reply. A server
+/// set with `mcpaxle_server_set_inline_handlers` calls it on the runtime's worker instead.
 pub type mcpaxle_handler = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
@@ -58,6 +60,9 @@ pub struct mcpaxle_server {
     /// The bearer protection of the HTTP transports started from now on
     /// (`mcpaxle_server_set_bearer_auth`).
     pub(crate) auth: Mutex<Option<BearerAuth>>,
+    /// Whether the handlers are called on the runtime's workers
+    /// (`mcpaxle_server_set_inline_handlers`), shared with every handler registered.
+    pub(crate) inline: Arc<AtomicBool>,
 }
 
 impl mcpaxle_server {
@@ -85,6 +90,7 @@ struct CHandler {
     owner: Arc<Owner>,
     kind: Kind,
     target: Target<HandlerFn>,
+    inline: Arc<AtomicBool>,
 }
 
 impl CHandler {
@@ -92,7 +98,8 @@ impl CHandler {
         let me = self.clone();
         Box::pin(async move {
             let Target { func, user_data } = me.target;
-            calls::invoke(&me.owner, me.kind, Some(ctx), request.to_string(), move |id, json| {
+            let thread = if me.inline.load(Ordering::Relaxed) { Thread::Inline } else { Thread::BlockingPool };
+            calls::invoke_on(thread, &me.owner, me.kind, Some(ctx), request.to_string(), move |id, json| {
                 // SAFETY: the C function pointer and user_data were given together at
                 // registration; the handle ids are opaque to C.
                 unsafe { func(user_data.get(), json, id as *mut mcpaxle_context, id as *mut mcpaxle_reply) }
@@ -165,7 +172,12 @@ fn handler(
     user_data: *mut c_void,
 ) -> FfiResult<CHandler> {
     let func = callback.ok_or_else(|| FfiError::null("callback"))?;
-    Ok(CHandler { owner: server.owner.clone(), kind, target: Target { func, user_data: SendPtr(user_data) } })
+    Ok(CHandler {
+        owner: server.owner.clone(),
+        kind,
+        target: Target { func, user_data: SendPtr(user_data) },
+        inline: server.inline.clone(),
+    })
 }
 
 fn build(name: &str, version: &str, options: ServerOptions) -> Server {
@@ -233,6 +245,7 @@ pub unsafe extern "C" fn mcpaxle_server_new(
             owner: Arc::new(Owner::new()),
             stop: Mutex::new(CancellationToken::new()),
             auth: Mutex::new(None),
+            inline: Arc::new(AtomicBool::new(false)),
         };
         *out = Box::into_raw(Box::new(s));
         Ok(())
@@ -263,6 +276,35 @@ pub unsafe extern "C" fn mcpaxle_server_free(server: *mut mcpaxle_server) {
         calls::abandon_owner(s.owner.id());
         s.owner.close();
         drop(s);
+    })
+}
+
+/// Calls this server's handlers (tools, resources, templates, prompts, completions) on the
+/// runtime's worker thread serving their request (`inline` true), or on a thread of the
+/// runtime's blocking pool (false, the default). Applies to the calls that start from now on.
+///
+/// Inline, a call costs no thread switch: for a trivial tool about half the server's CPU time
+/// per call (bench/README.md, rows `c-http` and `c-http-inline`). But a callback then holds a
+/// worker thread of the runtime until it returns, and the runtime has one per core: it must
+/// not block (no I/O, no sleeping, no waiting for another thread or for a lock held long). A
+/// callback with slow work hands it to a thread of its own and completes its reply handle from
+/// there later. The functions that wait for the runtime cannot be called from an inline
+/// callback and return `MCPAXLE_ERR_USAGE`: the blocking client calls, and an MRTR ask of a
+/// legacy session (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) that waits for the
+/// client's answer. Middleware, visibility predicates and token verifiers always run on the
+/// blocking pool.
+///
+/// Thread: any, at any time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_server_set_inline_handlers(
+    server: *mut mcpaxle_server,
+    inline: bool,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        // SAFETY: per the documented contract.
+        let s = unsafe { server_ref(server)? };
+        s.inline.store(inline, Ordering::Relaxed);
+        Ok(())
     })
 }
 

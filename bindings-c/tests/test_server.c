@@ -66,6 +66,21 @@ static void *complete_later(void *arg) {
     return NULL;
 }
 
+/* Records whether a function that waits for the runtime may run here (it may not on the
+ * runtime's worker: an inline handler), then answers. */
+static int where_calls;
+static void where_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)args, (void)ctx;
+    struct record *r = ud;
+    mcpaxle_http_server *h = NULL;
+    mcpaxle_server *probe = NULL;
+    mcpaxle_server_new("probe", "1", NULL, &probe);
+    r->codes[where_calls++] = mcpaxle_http_server_start(probe, "127.0.0.1:0", NULL, &h);
+    mcpaxle_http_server_free(h);
+    mcpaxle_server_free(probe);
+    reply_text(c, "here");
+}
+
 /* Returns at once; another thread completes the call 100 ms later. */
 static void later_tool(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)args;
@@ -553,6 +568,33 @@ TEST(completion_from_another_thread_later) {
     CHECK_RC(r.codes[1], MCPAXLE_OK);
     CHECK_RC(r.codes[2], MCPAXLE_ERR_ALREADY_REPLIED);
     CHECK(r.flags[1]);
+    mcpaxle_http_server_free(http);
+    mcpaxle_server_free(s);
+}
+
+TEST(inline_handlers_run_on_the_runtime_worker) {
+    struct record r = {0};
+    mcpaxle_server *s = new_server(NULL);
+    CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"where\",\"inputSchema\":{\"type\":\"object\"}}", where_tool, &r), MCPAXLE_OK);
+    uint16_t port = 0;
+    mcpaxle_http_server *http = start_http(s, &port);
+    /* On the blocking pool (the default), a callback may wait for the runtime. */
+    char *body = mcp(port, "tools/call", "where", "\"name\":\"where\"", NULL);
+    CHECK_JSON(body, "/result/content/0/text", "here");
+    free(body);
+    CHECK_RC(r.codes[0], MCPAXLE_OK);
+    /* Inline, the same call answers, and what would wait for the runtime is refused. */
+    CHECK_RC(mcpaxle_server_set_inline_handlers(s, true), MCPAXLE_OK);
+    body = mcp(port, "tools/call", "where", "\"name\":\"where\"", NULL);
+    CHECK_JSON(body, "/result/content/0/text", "here");
+    free(body);
+    CHECK_RC(r.codes[1], MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_server_set_inline_handlers(s, false), MCPAXLE_OK);
+    body = mcp(port, "tools/call", "where", "\"name\":\"where\"", NULL);
+    CHECK_JSON(body, "/result/content/0/text", "here");
+    free(body);
+    CHECK_RC(r.codes[2], MCPAXLE_OK);
+    CHECK_RC(mcpaxle_server_set_inline_handlers(NULL, true), MCPAXLE_ERR_NULL);
     mcpaxle_http_server_free(http);
     mcpaxle_server_free(s);
 }
@@ -1049,6 +1091,7 @@ int main(int argc, char **argv) {
     RUN(http_round_trips_of_every_kind);
     RUN(double_completion_is_an_error_not_ub);
     RUN(completion_from_another_thread_later);
+    RUN(inline_handlers_run_on_the_runtime_worker);
     RUN(completion_errors_and_bad_payloads);
     RUN(mrtr_rounds_and_missing_capability);
     RUN(blocking_serve_http_stops);

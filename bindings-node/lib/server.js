@@ -11,13 +11,23 @@ const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, s
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
-  #native
+  #callId
+  #nativeCtx = null
   #info = null
   #signal = null
 
   /** @private */
-  constructor(nativeCtx) {
-    this.#native = nativeCtx
+  constructor(callId) {
+    this.#callId = callId
+  }
+
+  /** The native context of the handler's run, made when first used (most handlers never do). */
+  get #native() {
+    if (this.#nativeCtx == null) {
+      this.#nativeCtx = native.requestContext(this.#callId)
+      if (this.#nativeCtx == null) throw usage('this request is over: a handler can use its ctx only until it returns')
+    }
+    return this.#nativeCtx
   }
 
   #meta() {
@@ -197,17 +207,37 @@ function rethrowable(e) {
   return e
 }
 
-/** Wraps a user handler as the native side's `(inputJson, ctx) => Promise<envelope>`. */
+/**
+ * Wraps a user handler as the native side's `(callId, inputJson) => void`, which ends the run
+ * with `completeCall(callId, envelope)`: at once for a plain value, when it settles for a promise.
+ */
 function wrap(handler, call) {
   if (typeof handler !== 'function') throw usage('a handler must be a function')
-  return async (inputJson, nativeCtx) => {
+  return (callId, inputJson) => {
+    let value
     try {
-      const ctx = new RequestContext(nativeCtx)
-      const input = JSON.parse(inputJson)
-      return okEnvelope(tagged(await call(handler, input, ctx)))
+      value = call(handler, JSON.parse(inputJson), new RequestContext(callId))
     } catch (e) {
-      return errorEnvelope(e, ErrorKind.INTERNAL)
+      native.completeCall(callId, errorEnvelope(e, ErrorKind.INTERNAL))
+      return
     }
+    if (value == null || typeof value.then !== 'function') {
+      native.completeCall(callId, answer(value))
+      return
+    }
+    Promise.resolve(value).then(
+      (v) => native.completeCall(callId, answer(v)),
+      (e) => native.completeCall(callId, errorEnvelope(e, ErrorKind.INTERNAL)),
+    )
+  }
+}
+
+/** A handler's value as the envelope the native side opens. */
+function answer(value) {
+  try {
+    return okEnvelope(tagged(value))
+  } catch (e) {
+    return errorEnvelope(e, ErrorKind.INTERNAL)
   }
 }
 

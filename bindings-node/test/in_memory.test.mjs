@@ -94,6 +94,27 @@ describe('Client.connectInMemory', () => {
     await b.close()
   })
 
+  test("a handler's ctx serves while the handler runs, and is refused once it answered", async () => {
+    let kept
+    const server = new Server({ name: 'ctx-life', version: '1.0.0' })
+      .tool({ name: 'keep' }, (_args, ctx) => {
+        kept = ctx
+        return 'kept'
+      })
+      .tool({ name: 'late' }, async (_args, ctx) => {
+        await new Promise((r) => setImmediate(r))
+        return `${ctx.method} after a turn`
+      })
+    const client = await Client.connectInMemory(server)
+    try {
+      assert.equal(text(await client.callTool('late', {})), 'tools/call after a turn')
+      assert.equal(text(await client.callTool('keep', {})), 'kept')
+      assert.throws(() => kept.method, { kind: 'usage', message: /this request is over/ })
+    } finally {
+      await client.close()
+    }
+  })
+
   test('it takes a Server', async () => {
     await assert.rejects(Client.connectInMemory({}), { kind: 'usage', message: /takes a Server/ })
     await assert.rejects(Client.connectInMemory(null), { kind: 'usage', message: /takes a Server, not null/ })

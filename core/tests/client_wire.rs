@@ -260,23 +260,33 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
 #[tokio::test]
 async fn connect_does_not_wait_for_a_get_stream_that_sends_nothing_yet() {
     // The official TypeScript server sends no headers on the session's GET stream until its
-    // first event; connecting used to wait for them (up to 5 s).
-    let (base, _) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
-        ("POST", "initialize") => initialized(req, "2025-11-25", json!({}), "s".into()),
+    // first event; connecting used to wait for them (up to 5 s). The stream still opens, in
+    // the background: its first event, sent 3 s later with the headers, reaches the client.
+    let log =
+        json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": { "level": "info", "data": "late" } });
+    let (base, _) = scripted(move |req, _| match (req.method.as_str(), req.rpc()) {
+        ("POST", "initialize") => initialized(req, "2025-11-25", json!({ "logging": {} }), "s".into()),
         ("GET", _) => Reply {
             status: 200,
             headers: vec![("content-type", "text/event-stream".into()), (HOLD, "3000".into())],
-            body: String::new(),
+            body: format!("id: 1\ndata: {log}\n\n"),
         },
         ("POST", "notifications/initialized") | ("DELETE", _) => empty(202),
         _ => error(200, req, -32601, "Method not found", None),
     })
     .await;
+    let (logged, mut arrived) = tokio::sync::mpsc::unbounded_channel();
+    let opts = options().on_log(move |p| {
+        let _ = logged.send(p.data);
+    });
     let started = std::time::Instant::now();
-    let client = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap();
+    let client = Client::connect_http(&format!("{base}/mcp"), opts).await.unwrap();
     let took = started.elapsed();
     assert_eq!(client.era(), Era::Legacy);
     assert!(took < std::time::Duration::from_millis(1500), "connect took {took:?}");
+    let data = tokio::time::timeout(std::time::Duration::from_secs(10), arrived.recv()).await;
+    assert_eq!(data.expect("the GET stream's notification never arrived"), Some(json!("late")));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(2900), "the event came before the stream's headers");
     client.close().await;
 }
 

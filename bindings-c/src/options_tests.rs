@@ -25,7 +25,6 @@ unsafe extern "C" fn handler(
     _: *mut mcpaxle_reply,
 ) {
 }
-unsafe extern "C" fn verify(_: *mut c_void, _: *const c_char, _: *mut mcpaxle_reply) {}
 
 #[test]
 fn every_option_of_the_core_reaches_c() {
@@ -59,7 +58,8 @@ fn every_option_of_the_core_reaches_c() {
             ptr::null_mut(),
         );
         assert_eq!(r, ok);
-        assert_eq!(mcpaxle_server_set_bearer_auth(s, c(&ex["bearerAuth"]).as_ptr(), Some(verify), ptr::null_mut()), ok);
+        // The example sets jwt and introspection: the built-in verifiers, no verify callback.
+        assert_eq!(mcpaxle_server_set_bearer_auth(s, c(&ex["bearerAuth"]).as_ptr(), None, ptr::null_mut()), ok);
         let server = &*s;
         let http = crate::serve::http_options(Some(ex["http"].clone()), server).unwrap();
         assert_eq!(http.max_body, 1048576);

@@ -750,25 +750,47 @@ fn extent(op: Operator, bytes: &[u8], start: usize) -> (usize, usize) {
 /// still matches leniently). In `{.x*}` and `{/x*}` (every variable exploded) and in named
 /// expressions (`?`, `&`, `;`) no raw `,` is strict.
 fn expression_extent(expression: &Expression, bytes: &[u8], start: usize) -> (usize, usize) {
-    let (strict, lenient) = extent(expression.operator, bytes, start);
+    let op = expression.operator;
+    let (strict, lenient) = extent(op, bytes, start);
     let first_comma =
         |strict: usize| bytes[start..strict].iter().position(|&b| b == b',').map_or(strict, |i| start + i);
-    if expression.operator.named() {
+    // A raw `=` only separates a name from its value (`x=1`, an exploded member `k=v`), once per
+    // item between two of the operator's separators: a second one is a value's, which expansion
+    // encodes (`%3D`).
+    let second_equals = |strict: usize| {
+        let mut seen = false;
+        let separator = op.separator() as u8;
+        bytes[start..strict]
+            .iter()
+            .position(|&b| {
+                if b == separator {
+                    seen = false;
+                } else if b == b'=' {
+                    if seen {
+                        return true;
+                    }
+                    seen = true;
+                }
+                false
+            })
+            .map_or(strict, |i| start + i)
+    };
+    if op.named() {
         // `?x=a&y=b`, `;x=a;y=b`: variables (and exploded items) are separated by `&` or `;`, so
         // a raw `,` comes only from a list value.
-        return (first_comma(strict), lenient);
+        return (second_equals(first_comma(strict)), lenient);
     }
-    if !matches!(expression.operator, Operator::Simple | Operator::Label | Operator::Path) {
+    if !matches!(op, Operator::Simple | Operator::Label | Operator::Path) {
         return (strict, lenient);
     }
     let exploded = expression.vars.iter().filter(|v| v.modifier == Modifier::Explode).count();
-    if exploded == expression.vars.len() && expression.operator != Operator::Simple {
+    if exploded == expression.vars.len() && op != Operator::Simple {
         // Exploded, `{.x*}` and `{/x*}` separate items with their operator's own character: a
         // raw `,` comes only from a variable of the expression that is not exploded.
-        return (first_comma(strict), lenient);
+        return (second_equals(first_comma(strict)), lenient);
     }
     if exploded > 0 {
-        return (strict, lenient);
+        return (second_equals(strict), lenient);
     }
     let separators = if expression.operator == Operator::Simple { expression.vars.len() - 1 } else { 0 };
     let mut commas = 0;
@@ -1476,6 +1498,18 @@ mod tests {
         // Unnamed operators do expand to their bare prefix for an empty value.
         assert_eq!(matched("p{#a}", "p#"), Some(json!({"a": ""})));
         assert_eq!(matched("p{/a}", "p/"), Some(json!({"a": ""})));
+    }
+
+    #[test]
+    fn a_second_raw_equals_sign_in_an_item_is_a_value_taken_only_leniently() {
+        // {"a": "+"} and {"+": "1&&bb"} expand so; `{&key*}` must not read `a=%2B=1…` as one
+        // member whose value holds a raw `=` (expansion writes it `%3D`).
+        let t = template("{&key*}{?x}{xs*}");
+        let uri = "&a=%2B=1%26%26bb";
+        let vars = t.match_uri(uri).expect("the expansion of key = {a: \"\"}, xs = {\"+\": \"1&&bb\"}");
+        assert_eq!(t.expand(&vars), uri, "{vars:?}");
+        // Leniently a value may still hold one.
+        assert_eq!(matched("{?x}", "?x=1=2"), Some(json!({ "x": "1=2" })));
     }
 
     #[test]

@@ -115,7 +115,12 @@ TEST(bearer_auth_with_bad_arguments) {
     mcpaxle_server *s = new_server(NULL);
     CHECK_RC(mcpaxle_server_set_bearer_auth(NULL, AUTH_JSON, verify, &v), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, NULL, verify, &v), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_server_set_bearer_auth(s, AUTH_JSON, NULL, &v), MCPAXLE_ERR_NULL);
+    /* A verify callback, or the built-in verifiers (jwt / introspection): one or the other. */
+    CHECK_RC(mcpaxle_server_set_bearer_auth(s, AUTH_JSON, NULL, &v), MCPAXLE_ERR_USAGE);
+    CHECK(strstr(mcpaxle_last_error_message(), "needs a verify callback, or the jwt or introspection option") != NULL);
+    const char *with_jwt = "{\"resource\":\"https://mcp.example.com/mcp\",\"authorizationServers\":[\"https://auth.example.com\"],\"jwt\":{}}";
+    CHECK_RC(mcpaxle_server_set_bearer_auth(s, with_jwt, verify, &v), MCPAXLE_ERR_USAGE);
+    CHECK(strstr(mcpaxle_last_error_message(), "not both") != NULL);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":", verify, &v), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "\xff", verify, &v), MCPAXLE_ERR_INVALID_UTF8);
     /* No authorization servers; a misspelt member; a scope list that is a string. */

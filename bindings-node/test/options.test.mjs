@@ -33,6 +33,8 @@ test('every server, HTTP, client and call option is taken by its name', async ()
   const auth = { ...use('bearerAuth') }
   const guarded = await server.serveHttp({ ...use('http'), port: 0, auth })
   await guarded.close()
+  const builtIn = { resource: auth.resource, authorizationServers: auth.authorizationServers, jwt: use('jwt'), introspection: use('introspection') }
+  await (await server.serveHttp({ port: 0, auth: builtIn })).close()
   // The mounted handlers take the same options (connections are read, and left to the host).
   server.nodeHandler({ ...ex.http, auth }).close()
   server.fetchHandler({ ...ex.http, auth }).close()

@@ -56,6 +56,14 @@ async def test_every_server_option_is_taken_by_its_python_name() -> None:
     server.resource("test://t/{id}", **python("template"))(lambda id: id)
     # The example sets jwt and introspection: the built-in verifiers, no verify callback.
     auth = BearerAuth(**python("bearerAuth"))
+    built_in = BearerAuth(
+        resource="https://mcp.example.com/mcp",
+        authorization_servers=["https://auth.example.com"],
+        jwt=python("jwt"),
+        introspection=python("introspection"),
+    )
+    running = await server.start_http("127.0.0.1", 0, auth=built_in)
+    await running.stop()
     running = await server.start_http("127.0.0.1", 0, **{**python("http"), "auth": auth})
     await running.stop()
     running = await server.start_http("127.0.0.1", 0, connections=ConnectionLimits(**python("connections")))

@@ -15,10 +15,8 @@
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use tokio::net::TcpListener;
 
 /// What mcpaxle's bench_server answers to `tools/call echo {"text":"hello"}` (`id` 1).
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpaxle-bench","version":"0.1.0"}},"content":[{"text":"hello","type":"text"}],"resultType":"complete"}}"#;
@@ -60,28 +58,11 @@ async fn main() {
         _ => usage(),
     };
     let body = reply(reply_bytes);
-    let listener = TcpListener::bind(addr).await.unwrap_or_else(|e| {
-        eprintln!("ceiling_server: cannot listen on {addr}: {e}");
-        std::process::exit(1)
-    });
-    eprintln!("ceiling_server: listening on http://{addr}/");
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    loop {
-        let (stream, _) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(_) => continue,
-            },
-            _ = tokio::signal::ctrl_c() => return,
-        };
-        let _ = stream.set_nodelay(true);
+    mcpaxle_bench::serve("ceiling_server", addr, "/", move || {
         let body = body.clone();
-        let service = hyper::service::service_fn(move |req| handle(req, body.clone()));
-        let conn = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-    }
+        hyper::service::service_fn(move |req| handle(req, body.clone()))
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! rmcp_server --http 127.0.0.1:8080 [--tools 1000]   # endpoint /mcp
 //! ```
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
@@ -21,7 +20,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 
 #[derive(Clone)]
 struct Echo {
@@ -82,25 +80,5 @@ async fn main() {
     config.sse_keep_alive = None;
     let service =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config);
-    let listener = TcpListener::bind(addr).await.unwrap_or_else(|e| {
-        eprintln!("rmcp_server: cannot listen on {addr}: {e}");
-        std::process::exit(1)
-    });
-    eprintln!("rmcp_server: listening on http://{addr}/mcp");
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    loop {
-        let (stream, _) = tokio::select! {
-            r = listener.accept() => match r {
-                Ok(s) => s,
-                Err(_) => continue,
-            },
-            _ = tokio::signal::ctrl_c() => return,
-        };
-        let _ = stream.set_nodelay(true);
-        let conn =
-            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone())).into_owned();
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-    }
+    mcpaxle_bench::serve("rmcp_server", addr, "/mcp", || TowerToHyperService::new(service.clone())).await;
 }

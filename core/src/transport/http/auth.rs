@@ -222,15 +222,8 @@ impl BearerAuth {
         Fut: Future<Output = Result<Option<TokenInfo>>> + Send + 'static,
     {
         BearerAuth {
-            resource: resource.into(),
-            authorization_servers: vec![authorization_server.into()],
-            scopes_supported: None,
-            required_scopes: Vec::new(),
-            tool_scopes: HashMap::new(),
-            jwt: None,
-            introspection: None,
             verifier: Some(Arc::new(move |token| Box::pin(verifier(token)))),
-            built_in: Arc::default(),
+            ..BearerAuth::built_in(resource, authorization_server)
         }
     }
 

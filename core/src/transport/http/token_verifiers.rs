@@ -29,7 +29,7 @@ use super::oauth_wire as wire;
 use crate::error::{Error, Result};
 use http::Method;
 use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -223,10 +223,10 @@ impl BuiltInVerifier {
     /// The verified claims of `token`; `Ok(None)`: the token is refused; `Err`: the issuer could
     /// not be asked.
     pub async fn verify(&self, token: &str) -> Result<Option<Claims>> {
-        let jwt_shaped = token.split('.').count() == 3 && jsonwebtoken::decode_header(token).is_ok();
-        match (&self.jwt, &self.introspection) {
-            (Some(jwt), _) if jwt_shaped => self.verify_jwt(jwt, token).await,
-            (_, Some(introspection)) => self.introspect(introspection, token).await,
+        let header = (token.split('.').count() == 3).then(|| jsonwebtoken::decode_header(token).ok()).flatten();
+        match (&self.jwt, &self.introspection, header) {
+            (Some(jwt), _, Some(header)) => self.verify_jwt(jwt, header, token).await,
+            (_, Some(introspection), _) => self.introspect(introspection, token).await,
             _ => Ok(None),
         }
     }
@@ -268,8 +268,7 @@ impl BuiltInVerifier {
         })
     }
 
-    async fn verify_jwt(&self, options: &JwtOptions, token: &str) -> Result<Option<Claims>> {
-        let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
+    async fn verify_jwt(&self, options: &JwtOptions, header: Header, token: &str) -> Result<Option<Claims>> {
         let allowed = options.algorithms.iter().filter_map(|a| asymmetric_algorithm(a).ok()).any(|a| a == header.alg);
         let typ_ok = header.typ.as_deref().is_none_or(|t| {
             let t = t.to_ascii_lowercase();
@@ -371,7 +370,7 @@ impl BuiltInVerifier {
         let exp = claims.get("exp").and_then(Value::as_u64);
         let audience_ok = match claims.get("aud") {
             None => true,
-            Some(aud) => audiences(aud).any(|a| a == self.resource),
+            Some(aud) => audiences(aud).contains(&self.resource.as_str()),
         };
         let issuer_ok = claims.get("iss").is_none_or(|iss| iss.as_str() == Some(self.issuer.as_str()));
         if !audience_ok || !issuer_ok || exp.is_some_and(|exp| exp <= now) {
@@ -415,13 +414,12 @@ fn pick(set: &JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
     }
 }
 
-fn audiences(aud: &Value) -> impl Iterator<Item = &str> {
-    let items: Vec<&str> = match aud {
+fn audiences(aud: &Value) -> Vec<&str> {
+    match aud {
         Value::String(a) => vec![a.as_str()],
         Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
-    };
-    items.into_iter()
+    }
 }
 
 fn issuer_error(message: String) -> Error {

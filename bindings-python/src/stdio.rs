@@ -3,9 +3,12 @@
 //! long as the server runs, so that a `print()` or a C library writing to stdout cannot
 //! corrupt the stream of MCP messages.
 
+use futures_util::task::AtomicWaker;
 use std::io;
 use std::os::fd::RawFd;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
 use tokio::sync::{mpsc, oneshot};
@@ -46,16 +49,33 @@ pub fn protocol_out(redirect: bool) -> io::Result<ProtocolOut> {
     // with them its reading of stdin, StdioOptions::max_outbound_queue) instead of piling up here.
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITES_IN_FLIGHT);
     let (done_tx, done_rx) = oneshot::channel();
+    let written = Arc::new(Written::default());
+    let progress = written.clone();
     std::thread::Builder::new().name("mcpaxle-stdout".into()).spawn(move || {
         while let Some(chunk) = rx.blocking_recv() {
             if write_all(out, &chunk).is_err() {
                 break;
             }
+            progress.writes.fetch_add(1, Ordering::Release);
+            progress.waker.wake();
         }
+        progress.ended.store(true, Ordering::Release);
+        progress.waker.wake();
         unsafe { libc::close(out) };
         let _ = done_tx.send(());
     })?;
-    Ok(ProtocolOut { writer: FdWriter { tx: Some(PollSender::new(tx)) }, flushed: done_rx, saved_stdout: saved })
+    let writer = FdWriter { tx: Some(PollSender::new(tx)), sent: 0, written };
+    Ok(ProtocolOut { writer, flushed: done_rx, saved_stdout: saved })
+}
+
+/// How far the writer thread got: what [`FdWriter::poll_flush`] waits for.
+#[derive(Default)]
+struct Written {
+    /// Writes that reached the fd.
+    writes: AtomicU64,
+    /// The thread stopped (the fd failed, or the writer was shut down).
+    ended: AtomicBool,
+    waker: AtomicWaker,
 }
 
 /// The writes handed to the writer thread and not yet written: past them `poll_write` waits.
@@ -87,9 +107,14 @@ fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
 }
 
 /// An `AsyncWrite` handing each write to the writer thread (never blocks the runtime; waits,
-/// as a pipe would, while [`WRITES_IN_FLIGHT`] writes are not yet written).
+/// as a pipe would, while [`WRITES_IN_FLIGHT`] writes are not yet written). A flush completes
+/// once every write reached the fd, so that what the transport counts as written (and the
+/// room it then gives to new answers, `StdioOptions::max_outbound_queue`) is written.
 pub struct FdWriter {
     tx: Option<PollSender<Vec<u8>>>,
+    /// Writes handed to the thread.
+    sent: u64,
+    written: Arc<Written>,
 }
 
 impl AsyncWrite for FdWriter {
@@ -98,11 +123,20 @@ impl AsyncWrite for FdWriter {
         if std::task::ready!(tx.poll_reserve(cx)).is_err() || tx.send_item(buf.to_vec()).is_err() {
             return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
         }
+        self.sent += 1;
         Poll::Ready(Ok(buf.len()))
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let w = &self.written;
+        w.waker.register(cx.waker());
+        if w.writes.load(Ordering::Acquire) >= self.sent {
+            Poll::Ready(Ok(()))
+        } else if w.ended.load(Ordering::Acquire) {
+            Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()))
+        } else {
+            Poll::Pending
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -31,10 +31,13 @@
 //!   them or in none, with the same value in each (or, under a `:N` prefix modifier, the
 //!   start of it): other splits are tried until one agrees.
 //! - A URI longer than [`MAX_URI_LENGTH`] never matches, and the search gives up (no match)
-//!   after a fixed amount of work, so adversarial input cannot make matching slow.
+//!   after a fixed amount of work, so adversarial input cannot make matching slow. A template
+//!   that names one variable twice costs about the square of the URI's length (every value of
+//!   the first occurrence starts the rest again), so there URIs past a few hundred bytes may run
+//!   out of that work and not match; other templates match URIs of kilobytes.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -364,6 +367,8 @@ impl UriTemplate {
             budget: MATCH_BUDGET,
             repeated: &self.repeated,
             bound: Vec::new(),
+            states: HashMap::new(),
+            extents: HashMap::new(),
         };
         if !matcher.run(0, 0) {
             return None;
@@ -387,6 +392,13 @@ impl UriTemplate {
             }
         }
         Some(vars)
+    }
+
+    /// Whether more than one variable specification names the same variable (`{x}/{x:3}`): the
+    /// search then costs about the square of the URI's length.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn repeats_a_variable(&self) -> bool {
+        !self.repeated.is_empty()
     }
 
     /// The names that more than one variable specification of the template uses.
@@ -810,6 +822,9 @@ struct Binding<'a> {
     name: &'a str,
     value: Option<Value>,
     prefix: Option<usize>,
+    /// The number of the repeated variables' bindings up to and with this one
+    /// ([`Matcher::state`]).
+    state: usize,
 }
 
 impl Binding<'_> {
@@ -853,17 +868,29 @@ fn text_of(value: &Value) -> Option<&str> {
 /// is bounded whatever the input. Whether the rest of the template matches from a part and a
 /// position depends only on them and on what the repeated variables were bound to so far (every
 /// later expression naming one must agree with those bindings), so failed (part, position,
-/// repeated bindings) triples are remembered and never searched twice. Without repeated
-/// variables the third member is always empty.
+/// repeated bindings) triples are remembered and never searched twice; the repeated bindings are
+/// named by a number ([`Binding::state`]), so remembering costs the same whatever their length.
+/// Without repeated variables that number is always 0.
+///
+/// A template that repeats a variable makes the search one level deeper (each binding of the
+/// first occurrence starts the rest afresh), so there the work that does not depend on the
+/// bindings is done once per part and position (`extents`), an expression that names no repeated
+/// variable is read only once the rest matched after it, and a later occurrence of a variable
+/// bound to a whole string is tried only where its text can have that length.
 struct Matcher<'a> {
     parts: &'a [Part],
     uri: &'a str,
-    failed: HashSet<(usize, usize, String)>,
+    failed: HashSet<(usize, usize, usize)>,
     budget: usize,
     /// The variables more than one specification names (usually none).
     repeated: &'a HashSet<String>,
     /// What the specifications matched so far, in template order.
     bound: Vec<Binding<'a>>,
+    /// The numbers of the repeated bindings met so far: (the state before, the binding) -> state.
+    states: HashMap<(usize, String), usize>,
+    /// The ends an expression may reach from a position: (part, position) -> (shortest,
+    /// strict, lenient).
+    extents: HashMap<(usize, usize), (usize, usize, usize)>,
 }
 
 impl<'a> Matcher<'a> {
@@ -885,7 +912,7 @@ impl<'a> Matcher<'a> {
         let Some(part) = parts.get(index) else {
             return pos == self.uri.len();
         };
-        let state = (index, pos, self.repeated_bindings());
+        let state = (index, pos, self.state());
         if self.budget == 0 || self.failed.contains(&state) {
             return false;
         }
@@ -910,16 +937,10 @@ impl<'a> Matcher<'a> {
         matched
     }
 
-    /// What the repeated variables were bound to so far, as text that is equal for equal
-    /// bindings (empty when the template repeats no variable).
-    fn repeated_bindings(&self) -> String {
-        let mut key = String::new();
-        for binding in self.bound.iter().filter(|b| self.repeated.contains(b.name)) {
-            let value = binding.value.as_ref().map_or_else(|| "-".to_owned(), Value::to_string);
-            let prefix = binding.prefix.map_or_else(String::new, |max| max.to_string());
-            key.push_str(&format!("{}\0{prefix}\0{value}\0", binding.name));
-        }
-        key
+    /// The number of what the repeated variables were bound to so far: equal for equal
+    /// bindings (0 when the template repeats no variable).
+    fn state(&self) -> usize {
+        self.bound.last().map_or(0, |b| b.state)
     }
 
     /// Binds `values` (one per specification of `vars`), or, when a repeated variable disagrees
@@ -931,42 +952,92 @@ impl<'a> Matcher<'a> {
                 Modifier::Prefix(max) => Some(max),
                 _ => None,
             };
-            let binding = Binding { name: &var.name, value, prefix };
+            let mut binding = Binding { name: &var.name, value, prefix, state: self.state() };
             if self.repeated.contains(binding.name) {
                 let agrees = self.bound.iter().filter(|b| b.name == binding.name).all(|b| b.agrees_with(&binding));
                 if !self.charge(self.bound.len()) || !agrees {
                     self.bound.truncate(mark);
                     return false;
                 }
+                let value = binding.value.as_ref().map_or_else(|| "-".to_owned(), Value::to_string);
+                let key = (binding.state, format!("{}\0{}\0{value}", binding.name, prefix.unwrap_or(0)));
+                let next = self.states.len() + 1;
+                binding.state = *self.states.entry(key).or_insert(next);
             }
             self.bound.push(binding);
         }
         true
     }
 
-    fn run_expression(&mut self, index: usize, expression: &'a Expression, pos: usize) -> bool {
-        let uri = self.uri;
-        let bytes = uri.as_bytes();
-        let op = expression.operator;
-        let (min_end, strict_end, lenient_end) = match op.prefix() {
+    /// The ends `expression` may reach from `pos`: (shortest, strict, lenient), computed once.
+    fn extent(&mut self, index: usize, expression: &Expression, pos: usize) -> Option<(usize, usize, usize)> {
+        if let Some(&known) = self.extents.get(&(index, pos)) {
+            return Some(known);
+        }
+        let bytes = self.uri.as_bytes();
+        let extent = match expression.operator.prefix() {
             None => {
                 let (strict, lenient) = expression_extent(expression, bytes, pos);
                 (pos + 1, strict, lenient)
             }
-            Some(prefix) if uri[pos..].starts_with(prefix) => {
+            Some(prefix) if self.uri[pos..].starts_with(prefix) => {
                 let (strict, lenient) = expression_extent(expression, bytes, pos + 1);
                 (pos, strict, lenient)
             }
             Some(_) => (pos, pos, pos),
         };
-        if !self.charge(lenient_end - pos) {
+        if !self.charge(extent.2 - pos) {
+            return None;
+        }
+        self.extents.insert((index, pos), extent);
+        Some(extent)
+    }
+
+    /// Whether `region` may be the text of `expression` given what is bound: false only when the
+    /// expression is one variable, bound before to a whole string of B bytes, and the region's
+    /// value text is shorter than B or longer than 3B bytes (each byte of a value is written as
+    /// itself or as a `%XX` triplet).
+    fn may_agree(&mut self, expression: &Expression, region: &str) -> bool {
+        let [var] = expression.vars.as_slice() else { return true };
+        if var.modifier != Modifier::None || expression.operator.named() || !self.repeated.contains(&var.name) {
+            return true;
+        }
+        if !self.charge(self.bound.len()) {
             return false;
         }
+        let Some(known) = self
+            .bound
+            .iter()
+            .filter(|b| b.name == var.name && b.whole())
+            .find_map(|b| b.value.as_ref().and_then(text_of))
+            .map(str::len)
+        else {
+            return true;
+        };
+        let body = match expression.operator.prefix() {
+            Some(_) if region.is_empty() => return true,
+            Some(_) => region.len() - 1,
+            None => region.len(),
+        };
+        (known..=known.saturating_mul(3)).contains(&body)
+    }
+
+    fn run_expression(&mut self, index: usize, expression: &'a Expression, pos: usize) -> bool {
+        let uri = self.uri;
+        let bytes = uri.as_bytes();
+        let Some((min_end, strict_end, lenient_end)) = self.extent(index, expression, pos) else {
+            return false;
+        };
         let next = self.parts.get(index + 1);
-        // Splits that expansion could have produced first, longest first; then lenient ones.
-        let ends =
-            (min_end..=strict_end).rev().chain((strict_end.max(min_end.saturating_sub(1)) + 1..=lenient_end).rev());
-        for end in ends {
+        // Splits that expansion could have produced first, longest first; then lenient ones. The
+        // last part must reach the end of the URI.
+        let (low, high) = if next.is_none() { (uri.len(), uri.len()) } else { (0, usize::MAX) };
+        let strict = (min_end.max(low)..=strict_end.min(high)).rev();
+        let lenient = ((strict_end.max(min_end.saturating_sub(1)) + 1).max(low)..=lenient_end.min(high)).rev();
+        // Its variables bound or not, the rest matches the same when the expression names no
+        // repeated variable: with repeated variables elsewhere, the rest is tried first.
+        let read_after = !self.repeated.is_empty() && expression.vars.iter().all(|v| !self.repeated.contains(&v.name));
+        for end in strict.chain(lenient) {
             if !self.charge(1) {
                 return false;
             }
@@ -974,20 +1045,41 @@ impl<'a> Matcher<'a> {
             if !uri.is_char_boundary(end) || inside_triplet {
                 continue;
             }
-            match next {
-                Some(Part::Literal(literal)) if !uri[end..].starts_with(literal.as_str()) => {
-                    continue;
-                }
-                None if end != uri.len() => continue,
-                _ => {}
+            if let Some(Part::Literal(literal)) = next
+                && !uri[end..].starts_with(literal.as_str())
+            {
+                continue;
+            }
+            if !self.may_agree(expression, &uri[pos..end]) {
+                continue;
+            }
+            let mark = self.bound.len();
+            if read_after && !self.run(index + 1, end) {
+                continue;
             }
             if !self.charge(end - pos) {
                 return false;
             }
-            let Some(values) = extract_expression(expression, &uri[pos..end]) else {
-                continue;
-            };
-            let mark = self.bound.len();
+            let values = extract_expression(expression, &uri[pos..end]);
+            if read_after {
+                let Some(values) = values else {
+                    self.bound.truncate(mark);
+                    continue;
+                };
+                let state = self.state_at(mark);
+                let bindings = expression.vars.iter().zip(values).map(|(var, value)| Binding {
+                    name: &var.name,
+                    value,
+                    prefix: match var.modifier {
+                        Modifier::Prefix(max) => Some(max),
+                        _ => None,
+                    },
+                    state,
+                });
+                self.bound.splice(mark..mark, bindings);
+                return true;
+            }
+            let Some(values) = values else { continue };
             if !self.bind(expression.vars.iter(), values) {
                 continue;
             }
@@ -997,6 +1089,11 @@ impl<'a> Matcher<'a> {
             self.bound.truncate(mark);
         }
         false
+    }
+
+    /// [`Matcher::state`] when only the first `len` bindings were made.
+    fn state_at(&self, len: usize) -> usize {
+        len.checked_sub(1).map_or(0, |i| self.bound[i].state)
     }
 }
 
@@ -1584,6 +1681,20 @@ mod tests {
         let vars = t.match_uri(&uri).expect("the URI is an expansion of the template");
         assert_eq!(vars["x"], json!("q"));
         assert_eq!(t.expand(&vars), uri);
+    }
+
+    #[test]
+    fn a_repeated_variable_around_a_long_middle_matches_its_expansion() {
+        // `{a}` first takes every length, longest first; for each, the middle may end anywhere,
+        // and only then does the last `{a}` refuse. Reading the middle after the rest matched,
+        // and trying the last `{a}` only where its text has the first one's length, makes this
+        // quadratic (it was cubic): the fuzz target's finding and a URI of 248 bytes match.
+        let t = template("{a}{m}{a}");
+        for middle in [",,1777777777777000000000000000000000057385,7,,,,,,,".to_owned(), ",7".repeat(60)] {
+            let vars = vars(json!({"a": ";r", "m": middle}));
+            let uri = t.expand(&vars);
+            assert_eq!(t.match_uri(&uri), Some(vars), "{uri}");
+        }
     }
 
     #[test]

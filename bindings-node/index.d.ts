@@ -409,6 +409,39 @@ export interface ServerOptions {
    * process's own listeners (default: this process only).
    */
   bus?: string | { url: string; channel?: string }
+  /**
+   * How tasks of the Tasks extension (`io.modelcontextprotocol/tasks`) are kept: each task is
+   * bound to the principal that created it, and forgotten `ttlMs` after its creation.
+   */
+  tasks?: TaskOptions
+}
+
+/** The server option `tasks`. */
+export interface TaskOptions {
+  /** How long a task is kept from its creation, in milliseconds (default 3 600 000); a task still running then is cancelled. */
+  ttlMs?: number
+  /** The `pollIntervalMs` suggested to clients (default 1000). */
+  pollIntervalMs?: number
+  /** The most tasks kept (default 10 000): the oldest finished one is forgotten first; with every one running, a new task is refused. */
+  maxTasks?: number
+  /** The most tasks one principal (or all unauthenticated callers together) holds (default 1000). */
+  maxTasksPerPrincipal?: number
+}
+
+/** The options of one tool (`server.tool(definition, handler, options)`). */
+export interface ToolOptions {
+  /** The longest one call may run, in milliseconds, overriding the server's `handlerTimeoutMs`. */
+  timeoutMs?: number
+  /**
+   * Whether a call may run as a task of the Tasks extension (default `'forbidden'`): with
+   * `'optional'`, a call from a client that declares the extension is answered at once with a
+   * task handle and runs on (its asks become the task's input requests, its `progress` messages
+   * the task's status message, `tasks/cancel` aborts `ctx.signal`); `'required'` refuses other
+   * clients (-32021).
+   */
+  taskSupport?: 'forbidden' | 'optional' | 'required'
+  /** The call becomes a task only when the handler calls `ctx.startTask()` (asks before that are MRTR rounds). */
+  deferTask?: boolean
 }
 
 /** A caching hint: how long a result is fresh, and who may share it (default `'private'`: not across authorization contexts). */
@@ -456,6 +489,8 @@ export declare class RequestContext {
   readonly claims: JsonObject | undefined
   /** The bearer token's scopes; undefined without a token. */
   readonly scopes: string[] | undefined
+  /** The id of the task this call runs as (a tool with `taskSupport`), undefined for an ordinary call. */
+  readonly taskId: string | undefined
   /** Whether the client cancelled the request. */
   readonly cancelled: boolean
   /** Fired when the client cancels the request (stdio `notifications/cancelled`, HTTP disconnect). */
@@ -490,6 +525,12 @@ export declare class RequestContext {
   listRoots(key?: string): Promise<ListRootsResult>
   /** Saves state (any JSON value) for the next round. */
   setRequestState(state: unknown): void
+  /**
+   * For a tool with `deferTask: true`: answers the call now with its task's handle and goes on
+   * as that task. Resolves whether the call now runs as a task (false when the client did not
+   * declare the extension: the call goes on as an ordinary one).
+   */
+  startTask(): Promise<boolean>
 }
 
 /** A running server. */
@@ -728,12 +769,12 @@ export declare class Server {
    * Adds or replaces a tool. A thrown `ToolError` (or any plain `Error`, its message masked
    * with `maskErrorDetails`) becomes an `isError` result the model reads; an `McpError` with a protocol code (e.g. `INVALID_PARAMS`) becomes
    * that JSON-RPC error. `options.timeoutMs` is the longest one call may run, overriding the
-   * server's `handlerTimeoutMs`.
+   * server's `handlerTimeoutMs`; `options.taskSupport` lets calls run as tasks (see `ToolOptions`).
    */
   tool(
     definition: Omit<Tool, 'inputSchema'> & { inputSchema?: JsonObject },
     handler: (args: JsonObject, ctx: RequestContext) => Awaitable<CallToolResult | Shorthand>,
-    options?: { timeoutMs?: number },
+    options?: ToolOptions,
   ): this
   removeTool(name: string): boolean
   /** Adds or replaces a resource. */

@@ -229,6 +229,14 @@ export declare class RequestCtx {
   requestState(): string | null
   /** Saves state (JSON) for the next round. */
   setRequestState(stateJson: string): void
+  /** The id of the task this call runs as (the Tasks extension), `null` for an ordinary call. */
+  get taskId(): string | null
+  /**
+   * For a tool registered with `deferTask`: answers the `tools/call` now with its task's
+   * handle and goes on as that task. Resolves whether the call now runs as a task (false
+   * when the client did not declare the extension).
+   */
+  startTask(): Promise<boolean>
   /** Whether the request was cancelled. */
   get cancelled(): boolean
   /**

@@ -214,6 +214,80 @@ tool('test_input_required_result_capabilities', 'Asks only for what the client s
   })
 })
 
+// Fixtures of the tasks-* scenarios (the Tasks extension, SEP-2663): plain handlers that run as
+// tasks for a client that declares the extension; their asks become the task's input requests.
+
+const optionalTask = { taskSupport: 'optional' }
+
+server.tool(
+  { name: 'greet', description: 'Greets by name (never a task)', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } },
+  ({ name }) => `Hello, ${typeof name === 'string' ? name : 'World'}!`,
+)
+server.tool(
+  {
+    name: 'slow_compute',
+    description: 'Sleeps `seconds` seconds, then answers (a task when the client can)',
+    inputSchema: { type: 'object', properties: { seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } } },
+  },
+  async ({ seconds = 1, label = 'result' }, ctx) => {
+    await sleep(Math.min(Math.max(Number(seconds) || 0, 0), 3600) * 1000, undefined, { signal: ctx.signal })
+    return `Computed ${label} after ${seconds} s`
+  },
+  optionalTask,
+)
+server.tool(
+  { name: 'failing_job', description: 'Fails with a tool error after a second (only as a task)', inputSchema: NO_ARGS },
+  async () => {
+    await sleep(1000)
+    throw new ToolError('The job failed: the input could not be processed')
+  },
+  { taskSupport: 'required' },
+)
+server.tool(
+  { name: 'protocol_error_job', description: 'Fails with a JSON-RPC error: the task fails', inputSchema: NO_ARGS },
+  async () => {
+    await sleep(100)
+    // A protocol error, not a tool error (which, like any other Error, is an isError result).
+    throw new McpError(ErrorKind.INVALID_PARAMS, 'protocol_error_job: a deliberate protocol error, reported as a failed task')
+  },
+  optionalTask,
+)
+server.tool(
+  {
+    name: 'confirm_delete',
+    description: 'Asks the user to confirm, then deletes (pretends to)',
+    inputSchema: { type: 'object', properties: { filename: { type: 'string' } } },
+  },
+  async ({ filename = 'the file' }, ctx) => {
+    const answer = await ctx.elicit('confirm', {
+      mode: 'form',
+      message: `Delete ${filename}?`,
+      requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } },
+    })
+    const yes = answer?.action === 'accept' && answer?.content?.confirm !== false
+    return yes ? `Deleted ${filename}` : `Kept ${filename}`
+  },
+  optionalTask,
+)
+server.tool(
+  { name: 'multi_input', description: 'Asks two questions at once', inputSchema: NO_ARGS },
+  async (_args, ctx) => {
+    const [first, second] = await Promise.all([ctx.elicit('first', elicitName('First name?')), ctx.elicit('second', elicitName('Second?'))])
+    return `Got ${answeredName(first)} and ${answeredName(second)}`
+  },
+  optionalTask,
+)
+server.tool(
+  { name: 'test_tool_with_task', description: 'Asks for a name (MRTR), then greets as a task', inputSchema: NO_ARGS },
+  async (_args, ctx) => {
+    const answer = await ctx.elicit('user_name', elicitName('What is your name?'))
+    await ctx.startTask()
+    await sleep(200)
+    return `Hello, ${answeredName(answer)}!`
+  },
+  { taskSupport: 'required', deferTask: true },
+)
+
 // Fixtures of the 2025-11-25 suite: under a legacy session these asks are real requests to the
 // client; under 2026-07-28 the same code is an MRTR round.
 

@@ -7,7 +7,7 @@ const native = require('../native.js')
 const { authConfig } = require('./auth.js')
 const { optionsJson } = require('./options.js')
 const mount = require('./mount.js')
-const { ErrorKind, McpError, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
+const { ErrorKind, McpError, attempt, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
 class RequestContext {
@@ -174,6 +174,25 @@ class RequestContext {
   /** Saves state (any JSON value) for the next round. */
   setRequestState(state) {
     sync(() => this.#native.setRequestState(JSON.stringify(state ?? null)))
+  }
+
+  /**
+   * The id of the task this call runs as (the Tasks extension, a tool registered with
+   * `taskSupport`), undefined for an ordinary call. In a task, asks become the task's input
+   * requests (answered with `tasks/update`) and `progress` messages its status message.
+   */
+  get taskId() {
+    return this.#native.taskId ?? undefined
+  }
+
+  /**
+   * For a tool registered with `deferTask: true`: answers the call now with its task's handle
+   * and goes on as that task (asks before this point were answered as in an ordinary call).
+   * Resolves whether the call now runs as a task: false when the client did not declare the
+   * extension (the call goes on as an ordinary one).
+   */
+  startTask() {
+    return attempt(() => this.#native.startTask().catch(rethrow))
   }
 
   /** Whether the client cancelled the request. */
@@ -428,6 +447,11 @@ class Server {
    * code (e.g. `INVALID_PARAMS`) becomes that JSON-RPC error. `options.timeoutMs` is the longest
    * one call may run (overriding the server's `handlerTimeoutMs`): the call then ends with an
    * `isError` result naming the tool and the limit, and `ctx.signal` aborts.
+   * `options.taskSupport` (`'optional'` or `'required'`) lets a call run as a task of the Tasks
+   * extension for a client that declares it: the call is answered with a task handle at once
+   * and the handler runs on; its asks become the task's input requests, `ctx.progress`
+   * messages its status message, and `tasks/cancel` aborts `ctx.signal`. `options.deferTask`
+   * waits for `ctx.startTask()` instead. The server option `tasks` sets the TTL and limits.
    */
   tool(definition, handler, options) {
     const h = wrap(handler, (f, input, ctx) => f(input, ctx))

@@ -39,7 +39,7 @@ echo "== node: node --test"
 
 if [ "${MCPAXLE_NODE_SKIP_CONFORMANCE:-}" != "1" ]; then
   echo "== node: conformance server (2026-07-28 and 2025-11-25 against one process, SSE polling included)"
-  bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --http 127.0.0.1:{port}" node
+  bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --http 127.0.0.1:{port}" node --extra @extension
   echo "== node: conformance server, both revisions, mounted in Express (nodeHandler) and behind node:http (fetchHandler)"
   bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --express 127.0.0.1:{port}" node-express
   bash tests/conformance/server_both_eras.sh "node bindings-node/examples/everything_server.mjs --fetch 127.0.0.1:{port}" node-fetch

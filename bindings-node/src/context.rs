@@ -144,6 +144,21 @@ impl RequestCtx {
         Ok(())
     }
 
+    /// The id of the task this call runs as (the Tasks extension), `null` for an ordinary call.
+    #[napi(getter)]
+    pub fn task_id(&self) -> Option<String> {
+        self.ctx.task_id()
+    }
+
+    /// For a tool registered with `deferTask`: answers the `tools/call` now with its task's
+    /// handle and goes on as that task. Resolves whether the call now runs as a task (false
+    /// when the client did not declare the extension).
+    #[napi]
+    pub fn start_task<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, bool>> {
+        let ctx = self.ctx.clone();
+        runtime::promise(env, async move { ctx.start_task().await })
+    }
+
     /// Whether the request was cancelled.
     #[napi(getter)]
     pub fn cancelled(&self) -> bool {

@@ -133,6 +133,12 @@ async function server(): Promise<void> {
   s.tool({ name: 'whoami' }, async (_args, ctx) => ctx.principal ?? 'anonymous')
   const bounded = new Server({ name: 'bounded', version: '1.0.0', handlerTimeoutMs: 30_000 })
   bounded.tool({ name: 'slow' }, async () => 'done', { timeoutMs: 5_000 })
+  const tasked = new Server({ name: 'tasked', version: '1.0.0', tasks: { ttlMs: 60_000, pollIntervalMs: 500 } })
+  tasked.tool({ name: 'job' }, async (_args, ctx) => {
+    const id: string | undefined = ctx.taskId
+    const started: boolean = await ctx.startTask()
+    return `${id ?? 'none'} ${started}`
+  }, { taskSupport: 'optional', deferTask: true })
   await (await s.serveHttp({ port: 0, auth })).close()
   const mounted: NodeHandler = s.nodeHandler({ allowedHosts: ['mcp.example.com'], auth })
   mounted({}, {})

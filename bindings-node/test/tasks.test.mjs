@@ -1,0 +1,115 @@
+// Tools that run as tasks of the Tasks extension (`taskSupport`), served by a JavaScript server
+// and called by the Node client over Streamable HTTP: the client follows each task to its result
+// (polling `tasks/get`, answering input requests through `tasks/update`), the handler sees its
+// task id, its asks are answered by the client's input handlers, `tasks/cancel` aborts its
+// `ctx.signal`, a protocol error fails the task, and `deferTask` starts the task on request.
+
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { handlers, mcpaxle, sleep, text } from './helpers.mjs'
+
+const { Client, ErrorKind, McpError, Server } = mcpaxle
+const NO_ARGS = { type: 'object', properties: {} }
+
+describe('tasks (taskSupport) in a JavaScript server', () => {
+  let handle
+  let client
+  const seen = { taskIds: {}, aborted: false, started: null }
+  const h = handlers()
+  before(async () => {
+    const server = new Server({ name: 'tasks', version: '1.0.0', tasks: { pollIntervalMs: 20 } })
+    server
+      .tool({ name: 'plain', inputSchema: NO_ARGS }, (_a, ctx) => {
+        seen.taskIds.plain = ctx.taskId
+        return 'plain'
+      })
+      .tool(
+        { name: 'job', inputSchema: NO_ARGS },
+        async (_a, ctx) => {
+          seen.taskIds.job = ctx.taskId
+          ctx.progress(1, 2, 'half-way')
+          await sleep(50)
+          return 'job done'
+        },
+        { taskSupport: 'optional' },
+      )
+      .tool(
+        { name: 'ask', inputSchema: NO_ARGS },
+        async (_a, ctx) => {
+          const answer = await ctx.elicit('name', { mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })
+          return `Hello, ${answer.content.name}!`
+        },
+        { taskSupport: 'required' },
+      )
+      .tool(
+        { name: 'forever', inputSchema: NO_ARGS },
+        async (_a, ctx) => {
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+          seen.aborted = true
+          return 'stopped'
+        },
+        { taskSupport: 'optional' },
+      )
+      .tool(
+        { name: 'broken', inputSchema: NO_ARGS },
+        async () => {
+          throw new McpError(ErrorKind.INVALID_PARAMS, 'bad input for the job')
+        },
+        { taskSupport: 'optional' },
+      )
+      .tool(
+        { name: 'deferred', inputSchema: NO_ARGS },
+        async (_a, ctx) => {
+          const before = ctx.taskId
+          seen.started = await ctx.startTask()
+          return `before: ${before ?? 'none'}, after: ${ctx.taskId == null ? 'none' : 'a task'}`
+        },
+        { taskSupport: 'optional', deferTask: true },
+      )
+    handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
+    client = await Client.connectHttp(handle.url, { cache: false, onElicitation: h.onElicitation })
+  })
+  after(async () => {
+    await client?.close()
+    await handle?.close()
+  })
+
+  test('a task runs the handler with its id and the client gets the result', async () => {
+    assert.equal(text(await client.callTool('job', {})), 'job done')
+    assert.match(seen.taskIds.job, /^[A-Za-z0-9_-]{16,}$/, 'an unguessable task id')
+    assert.equal(text(await client.callTool('plain', {})), 'plain')
+    assert.equal(seen.taskIds.plain, undefined, 'an ordinary call has no task id')
+  })
+
+  test("a task's ask is answered by the client's input handler", async () => {
+    const before = h.calls.elicitation
+    assert.equal(text(await client.callTool('ask', {})), 'Hello, Ada!')
+    assert.equal(h.calls.elicitation, before + 1)
+  })
+
+  test('aborting the call cancels the task and aborts the handler', async () => {
+    const controller = new AbortController()
+    const pending = client.callTool('forever', {}, { signal: controller.signal })
+    await sleep(200)
+    controller.abort()
+    await assert.rejects(pending, (e) => e.kind === 'cancelled')
+    const end = Date.now() + 5000
+    while (!seen.aborted && Date.now() < end) await sleep(20)
+    assert.ok(seen.aborted, "tasks/cancel did not reach the handler's signal")
+  })
+
+  test('a protocol error fails the task with that error', async () => {
+    await assert.rejects(client.callTool('broken', {}), (e) => e.kind === 'invalid_params' && /bad input for the job/.test(e.message))
+  })
+
+  test('deferTask: the call becomes a task when the handler starts it', async () => {
+    assert.equal(text(await client.callTool('deferred', {})), 'before: none, after: a task')
+    assert.equal(seen.started, true)
+  })
+
+  test('bad task options are usage errors naming the option', () => {
+    const s = new Server({ name: 'x', version: '1' })
+    assert.throws(() => s.tool({ name: 't', inputSchema: NO_ARGS }, () => 'x', { taskSupport: 'sometimes' }), (e) => e.kind === 'usage' && /taskSupport/.test(e.message))
+    assert.throws(() => new Server({ name: 'x', version: '1', tasks: { ttlMs: 0 } }), (e) => e.kind === 'usage' && /ttlMs/.test(e.message))
+  })
+})

@@ -100,7 +100,7 @@ test-c: c
 	bindings-c/tests/run.sh
 	bindings-c/tests/mhd_smoke.sh target/c-examples/mhd_server
 	tests/conformance/server_both_eras.sh "target/c-examples/mhd_server 127.0.0.1 {port} --everything" c-mhd
-	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c
+	tests/conformance/server_both_eras.sh "target/c-examples/everything_server --http 127.0.0.1:{port}" c --extra @extension
 	tests/conformance/client_all.sh "target/c-examples/everything_client" c
 
 # `echo REQUEST | server` in every language: a request in flight when stdin closes still

@@ -1181,6 +1181,22 @@ enum mcpaxle_result mcpaxle_context_notify(struct mcpaxle_context *ctx,
 bool mcpaxle_context_is_cancelled(struct mcpaxle_context *ctx);
 
 /**
+ * For a tool registered with `"deferTask": true` (`mcpaxle_server_add_tool_with_options`):
+ * answers the `tools/call` now with its task's handle (a `CreateTaskResult`) and goes on as
+ * that task; asks made before were answered as in an ordinary call (MRTR rounds). Inside a
+ * task, asks (`mcpaxle_context_elicit`, ...) block until the client answers the task's input
+ * requests with `tasks/update`, progress messages become the task's status message, and
+ * `tasks/cancel` makes `mcpaxle_context_is_cancelled` true: reply then. `*started` (may be
+ * NULL) tells whether the call now runs as a task: false when the client did not declare the
+ * extension (the call goes on as an ordinary one) or the tool cannot run as a task. The
+ * task's id is `taskId` in `mcpaxle_context_info` (a tool with `"taskSupport"` and no
+ * `"deferTask"` runs as a task from the start).
+ *
+ * Thread: the handler's (it blocks until the handle is sent); not from an inline handler.
+ */
+enum mcpaxle_result mcpaxle_context_start_task(struct mcpaxle_context *ctx, bool *started);
+
+/**
  * Whether the client declared a capability for this request (`"sampling"`, `"elicitation"`,
  * `"roots"`, ...); false for NULL arguments or a finished call. Thread: any.
  */
@@ -1190,8 +1206,9 @@ bool mcpaxle_context_client_supports(struct mcpaxle_context *ctx, const char *ca
  * What the request is, as a JSON object: `method`, `requestId`, `protocolVersion`,
  * `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
  * null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
- * ones joined with ", "; `{}` on stdio), and the bearer token's `claims` and `scopes` (null
- * without a token).
+ * ones joined with ", "; `{}` on stdio), the bearer token's `claims` and `scopes` (null
+ * without a token), and `taskId`, the id of the task the call runs as (null for an ordinary
+ * call).
  *
  * Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
  * call is pending.
@@ -1767,7 +1784,11 @@ enum mcpaxle_result mcpaxle_server_add_tool(struct mcpaxle_server *server,
  * Adds (or replaces, by name) a tool with options of its own: as `mcpaxle_server_add_tool`,
  * and `options_json` (may be NULL) is an object with `"timeoutMs"` (the longest one call may
  * run, overriding the server's `handlerTimeoutMs`; the call then ends with an `isError` result
- * naming the tool and the limit). Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * naming the tool and the limit), `"taskSupport"` (`"forbidden"`, the default, `"optional"`
+ * or `"required"`: whether a call may run as a task of the Tasks extension, see
+ * `mcpaxle_context_start_task`) and `"deferTask"` (true: the call becomes a task only when
+ * the handler calls `mcpaxle_context_start_task`). Unknown members are an error
+ * (`MCPAXLE_ERR_INVALID_PARAMS`).
  *
  * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
  */

@@ -112,13 +112,19 @@ static char *sampling(const char *prompt) {
     return p;
 }
 
-static void add_tool(mcpaxle_server *s, const char *name, const char *description, const char *schema, mcpaxle_handler h, void *ud) {
+/* Adds a tool; `options` (NULL for none) is the tool's options JSON, e.g. {"taskSupport":"optional"}. */
+static void add_tool_with(mcpaxle_server *s, const char *name, const char *description, const char *schema,
+                          const char *options, mcpaxle_handler h, void *ud) {
     char *qn = quote(name), *qd = quote(description);
     char *def = fmt("{\"name\":%s,\"description\":%s,\"inputSchema\":%s}", qn, qd, schema);
-    check(name, mcpaxle_server_add_tool(s, def, h, ud));
+    check(name, mcpaxle_server_add_tool_with_options(s, def, options, h, ud));
     free(def);
     mcpaxle_string_free(qn);
     mcpaxle_string_free(qd);
+}
+
+static void add_tool(mcpaxle_server *s, const char *name, const char *description, const char *schema, mcpaxle_handler h, void *ud) {
+    add_tool_with(s, name, description, schema, NULL, h, ud);
 }
 
 /* ---- content tools ---------------------------------------------------------------------- */
@@ -464,6 +470,150 @@ static void add_mrtr_tools(mcpaxle_server *s) {
              irr_capabilities, NULL);
 }
 
+/* ---- fixtures of the tasks-* scenarios (the Tasks extension, SEP-2663) ------------------- */
+/* Plain handlers that run as tasks for a client declaring the extension: an ask blocks until
+ * the client answers the task's input request with tasks/update, and tasks/cancel makes
+ * mcpaxle_context_is_cancelled true. */
+
+#define OPTIONAL_TASK "{\"taskSupport\":\"optional\"}"
+
+static void greet(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)ctx;
+    char *name = get_string(args, "/name", "World");
+    char *text = fmt("Hello, %s!", name);
+    complete_text(c, text);
+    free(text), free(name);
+}
+
+/* Sleeps `ms` milliseconds, or until the call is cancelled; whether it was. */
+static bool sleep_unless_cancelled(mcpaxle_context *ctx, double ms) {
+    for (double slept = 0; slept < ms; slept += 10) {
+        if (mcpaxle_context_is_cancelled(ctx)) return true;
+        sleep_ms(10);
+    }
+    return mcpaxle_context_is_cancelled(ctx);
+}
+
+static void slow_compute(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud;
+    char *raw = get_json(args, "/seconds"), *label = get_string(args, "/label", "result");
+    double seconds = strcmp(raw, "null") == 0 ? 1.0 : strtod(raw, NULL);
+    if (!(seconds >= 0)) seconds = 0;
+    if (seconds > 3600) seconds = 3600;
+    if (sleep_unless_cancelled(ctx, seconds * 1000)) {
+        mcpaxle_reply_error(c, MCPAXLE_ERR_CANCELLED, "slow_compute was cancelled");
+    } else {
+        char *text = fmt("Computed %s after %s s", label, raw);
+        complete_text(c, text);
+        free(text);
+    }
+    free(raw), free(label);
+}
+
+static void failing_job(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)args;
+    sleep_unless_cancelled(ctx, 1000);
+    mcpaxle_reply_error(c, MCPAXLE_ERR_TOOL, "The job failed: the input could not be processed");
+}
+
+static void protocol_error_job(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)args;
+    sleep_unless_cancelled(ctx, 100);
+    /* A protocol error, not a tool error (which is an isError result): the task fails. */
+    mcpaxle_reply_error(c, MCPAXLE_ERR_INVALID_PARAMS, "protocol_error_job: a deliberate protocol error, reported as a failed task");
+}
+
+static void confirm_delete(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud;
+    char *file = get_string(args, "/filename", "the file"), *answer = NULL;
+    char *message = fmt("Delete %s?", file), *q = quote(message);
+    char *params = fmt("{\"mode\":\"form\",\"message\":%s,\"requestedSchema\":{\"type\":\"object\","
+                       "\"properties\":{\"confirm\":{\"type\":\"boolean\"}}}}",
+                       q);
+    mcpaxle_result r = mcpaxle_context_elicit(ctx, "confirm", params, &answer);
+    free(params), free(message), mcpaxle_string_free(q);
+    if (r != MCPAXLE_OK) {
+        mcpaxle_reply_propagate(c, r);
+    } else {
+        char *action = get_string(answer, "/action", ""), *confirm = get_json(answer, "/content/confirm");
+        bool yes = strcmp(action, "accept") == 0 && strcmp(confirm, "false") != 0;
+        char *text = fmt(yes ? "Deleted %s" : "Kept %s", file);
+        complete_text(c, text);
+        free(text), free(action), free(confirm), mcpaxle_string_free(answer);
+    }
+    free(file);
+}
+
+/* One of multi_input's two asks, made on a thread of its own so that both wait at once. */
+struct parallel_ask {
+    mcpaxle_context *ctx;
+    const char *key, *message;
+    char *answer;
+    mcpaxle_result result;
+};
+
+static void *ask_on_thread(void *arg) {
+    struct parallel_ask *a = arg;
+    a->result = ask_elicit(a->ctx, a->key, a->message, &a->answer);
+    return NULL;
+}
+
+static void multi_input(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)args;
+    struct parallel_ask asks[2] = {{ctx, "first", "First name?", NULL, MCPAXLE_OK},
+                                   {ctx, "second", "Second?", NULL, MCPAXLE_OK}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, ask_on_thread, &asks[i]);
+    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    if (asks[0].result != MCPAXLE_OK || asks[1].result != MCPAXLE_OK) {
+        mcpaxle_reply_propagate(c, asks[0].result != MCPAXLE_OK ? asks[0].result : asks[1].result);
+    } else {
+        char *first = get_string(asks[0].answer, "/content/name", "stranger");
+        char *second = get_string(asks[1].answer, "/content/name", "stranger");
+        char *text = fmt("Got %s and %s", first, second);
+        complete_text(c, text);
+        free(text), free(first), free(second);
+    }
+    mcpaxle_string_free(asks[0].answer), mcpaxle_string_free(asks[1].answer);
+}
+
+/* deferTask: the ask is an MRTR round of the tools/call; then the call becomes a task. */
+static void tool_with_task(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)args;
+    char *answer = NULL;
+    mcpaxle_result r = ask_elicit(ctx, "user_name", "What is your name?", &answer);
+    if (r == MCPAXLE_OK) r = mcpaxle_context_start_task(ctx, NULL);
+    if (r != MCPAXLE_OK) {
+        mcpaxle_string_free(answer);
+        mcpaxle_reply_propagate(c, r);
+        return;
+    }
+    sleep_unless_cancelled(ctx, 200);
+    char *name = get_string(answer, "/content/name", "stranger");
+    char *text = fmt("Hello, %s!", name);
+    complete_text(c, text);
+    free(text), free(name), mcpaxle_string_free(answer);
+}
+
+static void add_task_tools(mcpaxle_server *s) {
+    add_tool(s, "greet", "Greets by name (never a task)", "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
+             greet, NULL);
+    add_tool_with(s, "slow_compute", "Sleeps `seconds` seconds, then answers (a task when the client can)",
+                  "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\",\"minimum\":0},"
+                  "\"label\":{\"type\":\"string\"}}}",
+                  OPTIONAL_TASK, slow_compute, NULL);
+    add_tool_with(s, "failing_job", "Fails with a tool error after a second (only as a task)", NO_ARGS,
+                  "{\"taskSupport\":\"required\"}", failing_job, NULL);
+    add_tool_with(s, "protocol_error_job", "Fails with a JSON-RPC error: the task fails", NO_ARGS, OPTIONAL_TASK,
+                  protocol_error_job, NULL);
+    add_tool_with(s, "confirm_delete", "Asks the user to confirm, then deletes (pretends to)",
+                  "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":\"string\"}}}", OPTIONAL_TASK,
+                  confirm_delete, NULL);
+    add_tool_with(s, "multi_input", "Asks two questions at once", NO_ARGS, OPTIONAL_TASK, multi_input, NULL);
+    add_tool_with(s, "test_tool_with_task", "Asks for a name (MRTR), then greets as a task", NO_ARGS,
+                  "{\"taskSupport\":\"required\",\"deferTask\":true}", tool_with_task, NULL);
+}
+
 /* ---- fixtures of the 2025-11-25 suite: real requests to the client under a legacy session -- */
 
 static void legacy_sampling(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
@@ -727,6 +877,7 @@ static mcpaxle_server *build(void) {
     add_content_tools(s);
     add_change_triggers(s);
     add_mrtr_tools(s);
+    add_task_tools(s);
     add_legacy_fixtures(s);
     add_prompts(s);
     add_resources(s);

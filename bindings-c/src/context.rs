@@ -18,7 +18,8 @@
 
 use crate::calls::{Call, live, mcpaxle_context};
 use crate::ffi::{
-    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, mcpaxle_result, opt_json, opt_str, out_ptr, write_json,
+    FfiError, FfiResult, arg_json, arg_str, ffi_boundary, mcpaxle_result, opt_json, opt_str, out_ptr, set_opt_out,
+    write_json,
 };
 use crate::runtime;
 use mcpaxle_core::schema::LoggingLevel;
@@ -272,6 +273,30 @@ pub extern "C" fn mcpaxle_context_is_cancelled(ctx: *mut mcpaxle_context) -> boo
     })
 }
 
+/// For a tool registered with `"deferTask": true` (`mcpaxle_server_add_tool_with_options`):
+/// answers the `tools/call` now with its task's handle (a `CreateTaskResult`) and goes on as
+/// that task; asks made before were answered as in an ordinary call (MRTR rounds). Inside a
+/// task, asks (`mcpaxle_context_elicit`, ...) block until the client answers the task's input
+/// requests with `tasks/update`, progress messages become the task's status message, and
+/// `tasks/cancel` makes `mcpaxle_context_is_cancelled` true: reply then. `*started` (may be
+/// NULL) tells whether the call now runs as a task: false when the client did not declare the
+/// extension (the call goes on as an ordinary one) or the tool cannot run as a task. The
+/// task's id is `taskId` in `mcpaxle_context_info` (a tool with `"taskSupport"` and no
+/// `"deferTask"` runs as a task from the start).
+///
+/// Thread: the handler's (it blocks until the handle is sent); not from an inline handler.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_context_start_task(ctx: *mut mcpaxle_context, started: *mut bool) -> mcpaxle_result {
+    ffi_boundary!({
+        let (call, rc) = server_ctx(ctx)?;
+        let outcome = runtime::block_on(rc.start_task())?;
+        let is_task = outcome.inspect_err(|e| call.remember(e))?;
+        // SAFETY: NULL or writable, per the contract.
+        unsafe { set_opt_out(started, is_task) };
+        Ok(())
+    })
+}
+
 /// Whether the client declared a capability for this request (`"sampling"`, `"elicitation"`,
 /// `"roots"`, ...); false for NULL arguments or a finished call. Thread: any.
 #[unsafe(no_mangle)]
@@ -289,8 +314,9 @@ pub unsafe extern "C" fn mcpaxle_context_client_supports(ctx: *mut mcpaxle_conte
 /// What the request is, as a JSON object: `method`, `requestId`, `protocolVersion`,
 /// `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
 /// null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
-/// ones joined with ", "; `{}` on stdio), and the bearer token's `claims` and `scopes` (null
-/// without a token).
+/// ones joined with ", "; `{}` on stdio), the bearer token's `claims` and `scopes` (null
+/// without a token), and `taskId`, the id of the task the call runs as (null for an ordinary
+/// call).
 ///
 /// Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
 /// call is pending.
@@ -315,6 +341,7 @@ pub unsafe extern "C" fn mcpaxle_context_info(
             "headers": rc.headers().map(mcpaxle_core::server::middleware::headers_to_json).unwrap_or_default(),
             "claims": rc.claims(),
             "scopes": rc.token().map(|t| &t.scopes),
+            "taskId": rc.task_id(),
         });
         write_json(out, &info);
         Ok(())

@@ -337,7 +337,11 @@ pub unsafe extern "C" fn mcpaxle_server_add_tool(
 /// Adds (or replaces, by name) a tool with options of its own: as `mcpaxle_server_add_tool`,
 /// and `options_json` (may be NULL) is an object with `"timeoutMs"` (the longest one call may
 /// run, overriding the server's `handlerTimeoutMs`; the call then ends with an `isError` result
-/// naming the tool and the limit). Unknown members are an error (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// naming the tool and the limit), `"taskSupport"` (`"forbidden"`, the default, `"optional"`
+/// or `"required"`: whether a call may run as a task of the Tasks extension, see
+/// `mcpaxle_context_start_task`) and `"deferTask"` (true: the call becomes a task only when
+/// the handler calls `mcpaxle_context_start_task`). Unknown members are an error
+/// (`MCPAXLE_ERR_INVALID_PARAMS`).
 ///
 /// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
 #[unsafe(no_mangle)]

@@ -174,8 +174,19 @@ export interface ClientOptions {
  * ```
  */
 export interface OAuthOptions {
-  /** Where the authorization server sends the user back: an absolute URI without a fragment (checked by the core, as every value here). */
-  redirectUri: string
+  /**
+   * `'authorization_code'` (the default: a user approves the client in a browser) or
+   * `'client_credentials'`: a machine client (an agent, a CI job) authenticates as itself with
+   * `clientId` and `clientSecret` (`client_secret_basic` or `client_secret_post`, as the
+   * authorization server lists) or `privateKeyPem` (`private_key_jwt`, RFC 7523); no user.
+   */
+  grantType?: 'authorization_code' | 'client_credentials'
+  /** Where the authorization server sends the user back: an absolute URI without a fragment (checked by the core, as every value here); required for the authorization code grant. */
+  redirectUri?: string
+  /** Instead of `clientSecret`: the client's PEM private key, which signs a short-lived JWT at the token endpoint (`private_key_jwt`). */
+  privateKeyPem?: string
+  /** The JWS algorithm of `privateKeyPem` (default `'RS256'`; `'ES256'`, `'PS256'`, `'EdDSA'`, ...). */
+  signingAlgorithm?: string
   /**
    * The user-agent step: open `authorizationUrl` (which carries `code_challenge`, `state`,
    * `resource`) in the user's browser and resolve with the URL the authorization server

@@ -330,10 +330,17 @@ static mcpaxle_result run(mcpaxle_client *client, const char *scenario, const ch
 }
 
 /* OAuth with the redirect followed by the client, and the context's pre-registered
- * credentials when it has them. */
-static mcpaxle_result set_oauth(mcpaxle_client_options *opts, const char *context) {
-    char *oauth = strdup("{\"redirectUri\":\"" REDIRECT_URI "\",\"clientMetadataUrl\":\"" CLIENT_METADATA_URL "\"");
-    const char *members[][2] = {{"/client_id", "clientId"}, {"/client_secret", "clientSecret"}, {"/issuer", "issuer"}};
+ * credentials when it has them; for the auth/client-credentials-* scenarios, the client
+ * credentials grant with the context's secret or private key (private_key_jwt). */
+static mcpaxle_result set_oauth(mcpaxle_client_options *opts, const char *scenario, const char *context) {
+    bool machine = strncmp(scenario, "auth/client-credentials", strlen("auth/client-credentials")) == 0;
+    char *oauth = strdup(machine ? "{\"grantType\":\"client_credentials\""
+                                 : "{\"redirectUri\":\"" REDIRECT_URI "\",\"clientMetadataUrl\":\"" CLIENT_METADATA_URL "\"");
+    const char *members[][2] = {{"/client_id", "clientId"},
+                                {"/client_secret", "clientSecret"},
+                                {"/issuer", "issuer"},
+                                {"/private_key_pem", "privateKeyPem"},
+                                {"/signing_algorithm", "signingAlgorithm"}};
     char *id = context ? get(context, "/client_id") : NULL;
     for (size_t i = 0; id && id[0] == '"' && i < sizeof members / sizeof members[0]; i++) {
         char *value = get(context, members[i][0]); /* JSON text: a string is copied as it is */
@@ -380,7 +387,7 @@ int main(int argc, char **argv) {
     mcpaxle_client_options_on_elicitation(opts, on_elicitation, NULL);
     mcpaxle_client_options_on_sampling(opts, on_sampling, NULL);
     mcpaxle_client_options_on_roots(opts, on_roots, NULL);
-    r = set_oauth(opts, context);
+    r = set_oauth(opts, scenario, context);
     if (r != MCPAXLE_OK) {
         mcpaxle_client_options_free(opts);
         return fail("oauth", r);

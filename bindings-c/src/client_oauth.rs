@@ -53,16 +53,22 @@ impl OAuthSetting {
 /// authorization code flow with PKCE, and sends the request again with the access token; a
 /// `403 insufficient_scope` re-authorizes with the added scopes, and tokens are refreshed.
 ///
-/// `oauth_json` is an object: `"redirectUri"` (required: where the authorization server sends
-/// the user back), and optionally `"clientId"`, `"clientSecret"` and `"issuer"` (pre-registered
-/// credentials, used only with that issuer when it is given), `"clientMetadataUrl"` (the HTTPS
-/// URL of this client's metadata document), `"clientName"` (for registration; default the
-/// client's name) and `"maxAuthorizations"` (flows one request may trigger, default 3).
-/// Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a missing `redirectUri`, an unknown member,
-/// `clientSecret`/`issuer` without `clientId`, or a value the core refuses is
-/// `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json: redirectUri: …`).
-/// The core's rules: `redirectUri` an absolute URI without a fragment (any scheme), `clientId`
-/// not empty, `issuer` an issuer URL (absolute http(s), no query or fragment),
+/// `oauth_json` is an object: `"grantType"` (`"authorization_code"`, the default, or
+/// `"client_credentials"` for a machine client with no user: it authenticates as itself with
+/// its pre-registered `clientId` and `clientSecret` or `privateKeyPem`, and needs no
+/// `redirectUri`), `"redirectUri"` (required for the authorization code grant: where the
+/// authorization server sends the user back), and optionally `"clientId"`, `"clientSecret"`
+/// and `"issuer"` (pre-registered credentials, used only with that issuer when it is given),
+/// `"privateKeyPem"` and `"signingAlgorithm"` (instead of a secret: the client's PEM private
+/// key, signing a short-lived JWT at the token endpoint, `private_key_jwt`; default algorithm
+/// `RS256`), `"clientMetadataUrl"` (the HTTPS URL of this client's metadata document),
+/// `"clientName"` (for registration; default the client's name) and `"maxAuthorizations"`
+/// (flows one request may trigger, default 3). Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a
+/// missing `redirectUri`, an unknown member, credentials without `clientId`, or a value the
+/// core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json:
+/// redirectUri: …`). The core's rules: `redirectUri` an absolute URI without a fragment (any
+/// scheme), `clientId` not empty, `issuer` an issuer URL (absolute http(s), no query or
+/// fragment), a secret or a key (an asymmetric JWS algorithm and a PEM key for it), not both,
 /// `clientMetadataUrl` an https URL, `maxAuthorizations` at least 1.
 ///
 /// `authorize` is the user-agent step (see `mcpaxle_authorization_handler`). NULL: the client

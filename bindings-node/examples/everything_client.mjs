@@ -91,7 +91,15 @@ async function authorize(authorizationUrl) {
   return new URL(location, authorizationUrl).href
 }
 
-function oauth(context) {
+function oauth(scenario, context) {
+  if (scenario.startsWith('auth/client-credentials')) {
+    // A machine client: its secret, or its private key for private_key_jwt.
+    const o = { grantType: 'client_credentials', clientId: context?.client_id }
+    if (typeof context?.client_secret === 'string') o.clientSecret = context.client_secret
+    if (typeof context?.private_key_pem === 'string') o.privateKeyPem = context.private_key_pem
+    if (typeof context?.signing_algorithm === 'string') o.signingAlgorithm = context.signing_algorithm
+    return o
+  }
   const o = { redirectUri: REDIRECT_URI, authorize, clientMetadataUrl: CLIENT_METADATA_URL }
   if (typeof context?.client_id === 'string') {
     o.clientId = context.client_id
@@ -101,7 +109,7 @@ function oauth(context) {
   return o
 }
 
-function options(version, context) {
+function options(scenario, version, context) {
   return {
     clientInfo: { name: 'mcpaxle-everything-client', version: require('../package.json').version },
     // MCPAXLE_AUTO_ERA=1: every supported revision, the era found by detection.
@@ -110,7 +118,7 @@ function options(version, context) {
     onElicitation: elicit,
     onSampling: sample,
     onRoots: roots,
-    oauth: oauth(context),
+    oauth: oauth(scenario, context),
   }
 }
 
@@ -191,7 +199,7 @@ async function main() {
     context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? 'null')
   } catch {}
   console.error(`everything_client.mjs: scenario ${JSON.stringify(name)}, protocol ${version}, server ${url}`)
-  const client = await Client.connectHttp(url, options(version, context))
+  const client = await Client.connectHttp(url, options(name, version, context))
   try {
     console.error(`connected: era ${client.era}, protocol version ${client.protocolVersion}`)
     const tools = await client.listAllTools()

@@ -128,8 +128,17 @@ async def authorize(authorization_url: str) -> str:
     return await asyncio.to_thread(redirect_of, authorization_url)
 
 
-def oauth(context: Any) -> OAuth:
+def oauth(scenario: str, context: Any) -> OAuth:
     pre = context if isinstance(context, dict) and isinstance(context.get("client_id"), str) else {}
+    if scenario.startswith("auth/client-credentials"):
+        # A machine client: its secret, or its private key for private_key_jwt.
+        return OAuth(
+            grant_type="client_credentials",
+            client_id=pre.get("client_id"),
+            client_secret=pre.get("client_secret"),
+            private_key_pem=pre.get("private_key_pem"),
+            signing_algorithm=pre.get("signing_algorithm"),
+        )
     return OAuth(
         redirect_uri=REDIRECT_URI,
         authorize=authorize,
@@ -157,7 +166,7 @@ async def run(url: str, scenario: str, version: str, context: Any) -> None:
     versions = None if os.environ.get("MCPAXLE_AUTO_ERA") else [version]
     async with Client.connect_http(
         url, request_timeout_ms=25_000, on_elicitation=elicit, on_sampling=sample, on_roots=roots, protocol_versions=versions,
-        client_info={"name": "mcpaxle-everything-client", "version": __version__}, oauth=oauth(context),
+        client_info={"name": "mcpaxle-everything-client", "version": __version__}, oauth=oauth(scenario, context),
     ) as client:
         print(f"connected: era {client.era}, protocol version {client.protocol_version}", file=sys.stderr)
         tools = await client.list_tools()

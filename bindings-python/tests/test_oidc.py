@@ -4,7 +4,9 @@ issues client credentials tokens on loopback, and BearerAuth's built-in verifier
 ``jwt`` against the provider's JWKS found through its metadata, ``introspection`` for its opaque
 tokens. Shown: a valid token reaches the tool with its claims, a token for another resource and
 a tampered one are refused, a revoked opaque token is refused, and the provider rotating its
-signing key is picked up without restarting the MCP server."""
+signing key is picked up without restarting the MCP server. And the client side: machine
+clients get their own tokens from the provider with the client credentials grant, with a secret
+or with private_key_jwt, and a wrong secret fails with the provider's error."""
 
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ from typing import Any, Iterator
 import pytest
 from test_auth_server import post, result_text
 
-from mcpaxle import BearerAuth, Client, Context, Running, Server
-from mcpaxle.errors import UsageError
+from mcpaxle import BearerAuth, Client, Context, OAuth, Running, Server
+from mcpaxle.errors import McpError, UsageError
 
 OIDC = Path(__file__).resolve().parents[2] / "tests" / "oidc"
 JWT_RESOURCE = "http://127.0.0.1/jwt/mcp"
@@ -49,6 +51,7 @@ class Provider:
         self.node = node
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[str] | None = None
+        self.client_key = ""
 
     def start(self, kid: str) -> None:
         self.proc = subprocess.Popen(
@@ -58,6 +61,9 @@ class Provider:
             text=True,
         )
         assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("client-key "), f"oidc-provider did not start: {line!r}"
+        self.client_key = base64.b64decode(line.split(" ", 1)[1]).decode()
         line = self.proc.stdout.readline()
         assert line.strip() == f"ready {self.issuer}", f"oidc-provider did not start: {line!r}"
 
@@ -168,3 +174,29 @@ async def test_a_verify_callback_or_the_built_in_verifiers_not_both() -> None:
     for auth, message in [(both, "not both"), (neither, "needs a verify callback")]:
         with pytest.raises(UsageError, match=message):
             await whoami_server().start_http("127.0.0.1", 0, auth=auth)
+
+
+async def test_machine_clients_get_their_own_tokens_from_a_real_provider(provider: Provider) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = BearerAuth(resource=url, authorization_servers=[provider.issuer], jwt={}, required_scopes=["mcp:tools"])
+    running: Running = await whoami_server().start_http("127.0.0.1", port, auth=auth)
+    try:
+        # client_secret_basic (the provider's default), and private_key_jwt with a key whose
+        # public half is all the provider holds: discovery from the server's 401, no user.
+        secret = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="ci-secret")
+        key = OAuth(grant_type="client_credentials", client_id="ci-key-job", private_key_pem=provider.client_key, signing_algorithm="ES256")
+        for oauth in (secret, key):
+            async with Client.connect_http(url, oauth=oauth) as client:
+                r = await client.call_tool("whoami")
+                assert r["content"][0]["text"] == f"{oauth.client_id} via {oauth.client_id} for {url}"
+        # A wrong secret: the provider's own error, named, and no token.
+        wrong = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="not-the-secret")
+        with pytest.raises(McpError) as e:
+            async with Client.connect_http(url, oauth=wrong) as client:
+                await client.call_tool("whoami")
+        assert "invalid_client" in str(e.value), str(e.value)
+    finally:
+        await running.stop()

@@ -18,7 +18,7 @@
 //! ([`OAuthOptions::without_user`]); the client offers a Client ID Metadata Document URL and
 //! falls back to dynamic registration.
 
-use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, apply_schema_defaults};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions, PrivateKey, apply_schema_defaults};
 use mcpaxle::schema::Tool;
 use mcpaxle::{Error, Result};
 use serde_json::{Map, Value, json};
@@ -102,16 +102,29 @@ const REDIRECT_URI: &str = "http://localhost:3000/callback";
 /// The Client ID Metadata Document URL the suite expects (never fetched).
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
-fn oauth(context: &Value) -> Result<OAuthOptions> {
+/// OAuth as the scenario's context says: a machine client's credentials (`client_secret`, or
+/// `private_key_pem` with `signing_algorithm` for `private_key_jwt`) for the client credentials
+/// grant of the `auth/client-credentials-*` scenarios; otherwise the authorization code grant,
+/// with the pre-registered credentials the context may hold.
+fn oauth(scenario: &str, context: &Value) -> Result<OAuthOptions> {
+    let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    if scenario.starts_with("auth/client-credentials") {
+        let id = text("client_id").ok_or_else(|| Error::invalid_params("the scenario's context has no client_id"))?;
+        let mut oauth = OAuthOptions::client_credentials(id, text("client_secret"), text("issuer"))?;
+        if let Some(pem) = text("private_key_pem") {
+            let algorithm = text("signing_algorithm").unwrap_or_else(|| "RS256".to_owned());
+            oauth = oauth.private_key(PrivateKey { pem, algorithm });
+        }
+        return Ok(oauth);
+    }
     let mut oauth = OAuthOptions::without_user(REDIRECT_URI)?.client_metadata_url(CLIENT_METADATA_URL);
-    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
-        let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    if let Some(id) = text("client_id") {
         oauth = oauth.pre_registered(id, text("client_secret"), text("issuer"));
     }
     Ok(oauth)
 }
 
-fn options(version: &str, context: &Value) -> Result<ClientOptions> {
+fn options(scenario: &str, version: &str, context: &Value) -> Result<ClientOptions> {
     // MCPAXLE_AUTO_ERA=1: every supported revision, the era found by detection (a check of the
     // detection against the suite's mocks); otherwise exactly the revision asked for.
     let versions: Vec<String> = if std::env::var_os("MCPAXLE_AUTO_ERA").is_some() {
@@ -125,7 +138,7 @@ fn options(version: &str, context: &Value) -> Result<ClientOptions> {
         .on_elicitation(elicit)
         .on_sampling(sample)
         .on_roots(roots)
-        .oauth(oauth(context)?))
+        .oauth(oauth(scenario, context)?))
 }
 
 async fn call_each(client: &Client, tools: &[Tool]) -> Result<()> {
@@ -141,7 +154,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> Result<&'a Tool> {
 }
 
 async fn run(url: &str, scenario: &str, version: &str, context: Value) -> Result<()> {
-    let client = Client::connect_http(url, options(version, &context)?).await?;
+    let client = Client::connect_http(url, options(scenario, version, &context)?).await?;
     eprintln!("connected: era {:?}, protocol version {}", client.era(), client.protocol_version());
     let tools = client.list_all_tools().await?;
     eprintln!("tools: {:?}", tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());

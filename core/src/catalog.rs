@@ -143,7 +143,8 @@ pub fn examples() -> Value {
             "stderr": "inherit", "shutdownTimeoutMs": 2000
         },
         "oauth": {
-            "redirectUri": "http://127.0.0.1:8765/callback", "clientId": "example", "clientSecret": null,
+            "grantType": "authorization_code", "redirectUri": "http://127.0.0.1:8765/callback",
+            "clientId": "example", "clientSecret": null, "privateKeyPem": null, "signingAlgorithm": null,
             "issuer": null, "clientMetadataUrl": null, "clientName": "Example", "maxAuthorizations": 3
         },
         "call": { "timeoutMs": 5000, "meta": { "example": true }, "logLevel": "info", "bypassCache": false }

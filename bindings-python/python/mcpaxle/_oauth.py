@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Literal
 
 from . import _native
 from .errors import McpError, TransportError, UsageError
@@ -35,7 +35,14 @@ class OAuth:
 
     ``redirect_uri``
         Where the authorization server sends the user back (a loopback URL for a native
-        application, e.g. ``http://127.0.0.1:8765/callback``).
+        application, e.g. ``http://127.0.0.1:8765/callback``); required for the
+        authorization code grant.
+    ``grant_type``
+        ``"authorization_code"`` (the default: a user approves the client in a browser) or
+        ``"client_credentials"``: a machine client (an agent, a CI job) authenticates as
+        itself with ``client_id`` and ``client_secret`` (``client_secret_basic`` or
+        ``client_secret_post``, as the authorization server lists) or ``private_key_pem``
+        (``private_key_jwt``, RFC 7523), and no user takes part.
     ``authorize``
         The user-agent step: called with the authorization URL (carrying ``code_challenge``,
         ``state`` and ``resource``), it returns the URL the authorization server redirected
@@ -52,6 +59,10 @@ class OAuth:
         Credentials registered beforehand (``client_secret`` for a confidential client), used
         before any other way of getting a client id; ``issuer`` limits them to that
         authorization server (``None``: whichever the resource names).
+    ``private_key_pem``, ``signing_algorithm``
+        Instead of ``client_secret``: the client's PEM private key, with which it signs a
+        short-lived JWT to authenticate at the token endpoint (``private_key_jwt``), and the
+        JWS algorithm (default ``RS256``; ``ES256``, ``PS256``, ``EdDSA``, ...).
     ``client_metadata_url``
         The HTTPS URL of this client's Client ID Metadata Document, used as the client id
         where the authorization server takes one; otherwise the client registers itself
@@ -69,11 +80,14 @@ class OAuth:
     ...``).
     """
 
-    redirect_uri: str
+    redirect_uri: str | None = None
     authorize: AuthorizeCallback | None = None
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
     issuer: str | None = None
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key_pem: str | None = field(default=None, repr=False)
+    signing_algorithm: str | None = None
     client_metadata_url: str | None = None
     client_name: str | None = None
     max_authorizations: int = 3
@@ -88,7 +102,10 @@ class OAuth:
 
     def _data(self) -> dict[str, Any]:
         """The options the core reads, by their Python names, as given (``None``: absent)."""
-        names = ("redirect_uri", "client_id", "client_secret", "issuer", "client_metadata_url", "client_name", "max_authorizations")
+        names = (
+            "grant_type", "redirect_uri", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "issuer",
+            "client_metadata_url", "client_name", "max_authorizations",
+        )
         return {name: getattr(self, name) for name in names}
 
     def _native(self) -> dict[str, Any]:

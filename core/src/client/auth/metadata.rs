@@ -159,6 +159,7 @@ pub(crate) enum TokenAuth {
     None,
     Basic,
     Post,
+    PrivateKeyJwt,
 }
 
 impl TokenAuth {
@@ -167,6 +168,7 @@ impl TokenAuth {
             TokenAuth::None => "none",
             TokenAuth::Basic => "client_secret_basic",
             TokenAuth::Post => "client_secret_post",
+            TokenAuth::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -179,7 +181,10 @@ impl TokenAuth {
 #[derive(Debug, Clone)]
 pub(crate) struct ServerMetadata {
     pub issuer: String,
-    pub authorization_endpoint: String,
+    /// Where the authorization code grant starts (a server for machine clients may have none).
+    pub authorization_endpoint: Option<String>,
+    /// Whether PKCE with S256 is supported (the authorization code grant needs it).
+    pub pkce_s256: bool,
     pub token_endpoint: String,
     pub registration_endpoint: Option<String>,
     pub scopes_supported: Option<Vec<String>>,
@@ -190,7 +195,8 @@ pub(crate) struct ServerMetadata {
 
 impl ServerMetadata {
     /// Reads and validates a metadata document fetched for `issuer` (RFC 8414 §3.3: the
-    /// `issuer` in it must be identical; PKCE S256 must be supported).
+    /// `issuer` in it must be identical); whether PKCE S256 is supported is for the
+    /// authorization code grant to check.
     pub fn from_json(doc: &Value, issuer: &str, from: &str) -> Result<ServerMetadata> {
         let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
         let published = text("issuer").unwrap_or_default();
@@ -200,17 +206,14 @@ impl ServerMetadata {
             )));
         }
         let methods = strings(doc, "code_challenge_methods_supported");
-        if !methods.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256")) {
-            return Err(auth_error(format!(
-                "the authorization server {issuer} does not support PKCE with S256; refusing to authorize"
-            )));
-        }
+        let pkce_s256 = methods.as_ref().is_some_and(|m| m.iter().any(|m| m == "S256"));
         let endpoint = |k: &str| {
             text(k).ok_or_else(|| auth_error(format!("the authorization server metadata at {from} has no {k}")))
         };
         Ok(ServerMetadata {
             issuer: published,
-            authorization_endpoint: endpoint("authorization_endpoint")?,
+            authorization_endpoint: text("authorization_endpoint"),
+            pkce_s256,
             token_endpoint: endpoint("token_endpoint")?,
             registration_endpoint: text("registration_endpoint"),
             scopes_supported: strings(doc, "scopes_supported"),
@@ -313,6 +316,7 @@ mod tests {
         );
         let mut no_pkce = doc.clone();
         no_pkce.as_object_mut().unwrap().remove("code_challenge_methods_supported");
-        assert!(ServerMetadata::from_json(&no_pkce, "http://as/t", "x").unwrap_err().message().contains("PKCE"));
+        // Read, for the client credentials grant; the authorization code grant refuses it.
+        assert!(!ServerMetadata::from_json(&no_pkce, "http://as/t", "x").unwrap().pkce_s256);
     }
 }

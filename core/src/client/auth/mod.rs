@@ -18,8 +18,18 @@
 //! those held (step-up). One request triggers at most
 //! [`OAuthOptions::max_authorizations`] flows. Credentials and tokens live in memory, per
 //! client, keyed by issuer.
+//!
+//! A machine client (an agent, a CI job: no user, no browser) uses the client credentials
+//! grant instead ([`OAuthOptions::client_credentials`], the MCP extension
+//! `io.modelcontextprotocol/oauth-client-credentials`): the same discovery, then a token
+//! request with its pre-registered credentials, authenticated with its secret
+//! (`client_secret_basic` or `client_secret_post`, as the server lists) or with a JWT signed by
+//! its private key (`private_key_jwt`, RFC 7523, [`PrivateKey`]).
 
+mod assertion;
 mod metadata;
+
+pub use assertion::PrivateKey;
 
 use crate::error::{Error, Result};
 use crate::transport::http::hyper_client::{HttpClient, new_http_client};
@@ -47,6 +57,9 @@ pub struct PreRegisteredClient {
     pub client_id: String,
     /// The `client_secret` of a confidential client.
     pub client_secret: Option<String>,
+    /// The private key of a client that authenticates with `private_key_jwt` (instead of a
+    /// secret).
+    pub private_key: Option<PrivateKey>,
     /// The issuer they were registered with; `None`: whichever the server names. Credentials
     /// of one authorization server are never sent to another one.
     pub issuer: Option<String>,
@@ -57,6 +70,7 @@ impl fmt::Debug for PreRegisteredClient {
         f.debug_struct("PreRegisteredClient")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("private_key", &self.private_key)
             .field("issuer", &self.issuer)
             .finish()
     }
@@ -78,15 +92,20 @@ impl fmt::Debug for PreRegisteredClient {
 /// # Ok(()) }
 /// ```
 ///
-/// As data (every binding's `oauth` option): `redirectUri` (required), `clientId`,
-/// `clientSecret` and `issuer` (pre-registered credentials), `clientMetadataUrl`, `clientName`,
+/// As data (every binding's `oauth` option): `grantType` (`"authorization_code"`, the
+/// default, or `"client_credentials"`), `redirectUri` (required for the authorization code
+/// grant), `clientId`, `clientSecret`, `privateKeyPem` with `signingAlgorithm` (default
+/// `RS256`) and `issuer` (pre-registered credentials), `clientMetadataUrl`, `clientName`,
 /// `maxAuthorizations`, checked as they are read (see [`OAuthOptions::validate`]). The user-agent
 /// step is the binding's callback; until one is set, the options authorize without a user
 /// ([`OAuthOptions::without_user`]).
 #[derive(Clone, Deserialize)]
 #[serde(try_from = "OAuthData")]
 pub struct OAuthOptions {
-    /// Where the authorization server sends the user back (registered with the client).
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// Where the authorization server sends the user back (registered with the client; unused
+    /// by the client credentials grant).
     pub redirect_uri: String,
     /// The user-agent step (see [`AuthorizationHandler`]).
     pub authorize: AuthorizationHandler,
@@ -105,6 +124,7 @@ pub struct OAuthOptions {
 impl fmt::Debug for OAuthOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthOptions")
+            .field("grant", &self.grant)
             .field("redirect_uri", &self.redirect_uri)
             .field("client_name", &self.client_name)
             .field("pre_registered", &self.pre_registered)
@@ -114,17 +134,35 @@ impl fmt::Debug for OAuthOptions {
     }
 }
 
+/// The OAuth grant a client obtains its access tokens with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// Authorization code with PKCE: a user approves the client in a browser.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials: a machine client authenticates as itself, with its pre-registered
+    /// `client_id` and secret or private key.
+    ClientCredentials,
+}
+
 /// The data form of [`OAuthOptions`]: each value checked as it is read (the rules of
 /// [`OAuthOptions::validate`]), so that the error names it by its path as given.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct OAuthData {
-    #[serde(alias = "redirect_uri", deserialize_with = "de_redirect_uri")]
-    redirect_uri: String,
+    #[serde(default, alias = "grant_type")]
+    grant_type: Grant,
+    #[serde(default, alias = "redirect_uri", deserialize_with = "de_redirect_uri")]
+    redirect_uri: Option<String>,
     #[serde(default, alias = "client_id", deserialize_with = "de_client_id")]
     client_id: Option<String>,
     #[serde(alias = "client_secret")]
     client_secret: Option<String>,
+    #[serde(alias = "private_key_pem")]
+    private_key_pem: Option<String>,
+    #[serde(alias = "signing_algorithm")]
+    signing_algorithm: Option<String>,
     #[serde(default, deserialize_with = "de_issuer")]
     issuer: Option<String>,
     #[serde(default, alias = "client_metadata_url", deserialize_with = "de_client_metadata_url")]
@@ -139,12 +177,37 @@ impl TryFrom<OAuthData> for OAuthOptions {
     type Error = String;
 
     fn try_from(d: OAuthData) -> std::result::Result<Self, String> {
-        let mut o = OAuthOptions::without_user(d.redirect_uri).map_err(|e| e.message().to_owned())?;
+        let mut o = match (d.grant_type, d.redirect_uri) {
+            (Grant::AuthorizationCode, None) => return Err(REDIRECT_URI_MISSING.into()),
+            (_, redirect_uri) => {
+                OAuthOptions::without_user(redirect_uri.unwrap_or_default()).map_err(|e| e.message().to_owned())?
+            }
+        };
+        o.grant = d.grant_type;
+        let private_key = match (d.private_key_pem, d.signing_algorithm) {
+            (Some(pem), algorithm) => {
+                let key = PrivateKey { pem, algorithm: algorithm.unwrap_or_else(|| "RS256".into()) };
+                key.encoding_key().map_err(|e| format!("privateKeyPem: {e}"))?;
+                Some(key)
+            }
+            (None, Some(_)) => {
+                return Err("signingAlgorithm is the algorithm of privateKeyPem: give privateKeyPem too".into());
+            }
+            (None, None) => None,
+        };
         match d.client_id {
-            Some(id) => o = o.pre_registered(id, d.client_secret, d.issuer),
-            None if d.client_secret.is_some() || d.issuer.is_some() => return Err(CREDENTIALS_WITHOUT_ID.into()),
+            Some(id) => {
+                o = o.pre_registered(id, d.client_secret, d.issuer);
+                if let Some(p) = o.pre_registered.as_mut() {
+                    p.private_key = private_key;
+                }
+            }
+            None if d.client_secret.is_some() || d.issuer.is_some() || private_key.is_some() => {
+                return Err(CREDENTIALS_WITHOUT_ID.into());
+            }
             None => {}
         }
+        o.credentials_rule()?;
         o.client_metadata_url = d.client_metadata_url;
         o.client_name = d.client_name;
         if let Some(n) = d.max_authorizations {
@@ -154,7 +217,9 @@ impl TryFrom<OAuthData> for OAuthOptions {
     }
 }
 
-const CREDENTIALS_WITHOUT_ID: &str = "clientSecret and issuer describe pre-registered credentials: give clientId too";
+const CREDENTIALS_WITHOUT_ID: &str =
+    "clientSecret, privateKeyPem and issuer describe pre-registered credentials: give clientId too";
+const REDIRECT_URI_MISSING: &str = "redirectUri is required for the authorization code grant (a machine client without a user uses grantType \"client_credentials\")";
 
 fn redirect_uri_rule(s: &str) -> std::result::Result<(), String> {
     if crate::options::is_absolute_uri(s, &[]) {
@@ -191,8 +256,8 @@ fn max_authorizations_rule(n: &u32) -> std::result::Result<(), String> {
     if *n == 0 { Err("must be at least 1, not 0 (leave oauth out to authorize never)".into()) } else { Ok(()) }
 }
 
-fn de_redirect_uri<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
-    crate::options::checked(d, |s: &String| redirect_uri_rule(s))
+fn de_redirect_uri<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
+    optional(d, |s: &String| redirect_uri_rule(s))
 }
 
 /// An optional value checked by `rule` when present.
@@ -231,6 +296,7 @@ impl OAuthOptions {
         Fut: Future<Output = Result<String>> + Send + 'static,
     {
         OAuthOptions {
+            grant: Grant::AuthorizationCode,
             redirect_uri: redirect_uri.into(),
             authorize: Arc::new(move |url| Box::pin(authorize(url))),
             client_name: None,
@@ -251,15 +317,42 @@ impl OAuthOptions {
         }))
     }
 
+    /// OAuth for a machine client: the client credentials grant with credentials registered
+    /// beforehand, `client_secret` (`client_secret_basic` or `client_secret_post`, as the
+    /// authorization server lists) or, with [`OAuthOptions::private_key`], `private_key_jwt`.
+    /// `issuer`: the authorization server they belong to (None: whichever the resource names).
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+        issuer: Option<String>,
+    ) -> Result<Self> {
+        let mut o = OAuthOptions::without_user("")?.pre_registered(client_id, client_secret, issuer);
+        o.grant = Grant::ClientCredentials;
+        Ok(o)
+    }
+
+    /// Authenticates the pre-registered client with `private_key_jwt`: a JWT signed with `key`
+    /// instead of a secret. Without pre-registered credentials this does nothing.
+    pub fn private_key(mut self, key: PrivateKey) -> Self {
+        if let Some(p) = self.pre_registered.as_mut() {
+            p.private_key = Some(key);
+        }
+        self
+    }
+
     /// Checks the values (an [`ErrorKind::InvalidParams`](crate::ErrorKind) error naming the
     /// option at fault): `redirectUri` an absolute URI without a fragment (RFC 6749 §3.1.2,
-    /// any scheme: native apps use their own); a pre-registered `clientId` not empty, its
-    /// `issuer` an issuer URL (RFC 8414 §2); `clientMetadataUrl` an `https` URL;
+    /// any scheme: native apps use their own) for the authorization code grant; a
+    /// pre-registered `clientId` not empty, its `issuer` an issuer URL (RFC 8414 §2), a secret
+    /// or a private key (an asymmetric JWS algorithm and a PEM key for it), not both; the client
+    /// credentials grant needs those credentials; `clientMetadataUrl` an `https` URL;
     /// `maxAuthorizations` at least 1. Options read from data are checked as they are read;
     /// connecting checks those built in Rust.
     pub fn validate(&self) -> Result<()> {
         let bad = |at: &str, m: String| Err(Error::invalid_params(format!("oauth: {at}: {m}")));
-        if let Err(m) = redirect_uri_rule(&self.redirect_uri) {
+        if self.grant == Grant::AuthorizationCode
+            && let Err(m) = redirect_uri_rule(&self.redirect_uri)
+        {
             return bad("redirectUri", m);
         }
         if let Some(p) = &self.pre_registered {
@@ -269,12 +362,36 @@ impl OAuthOptions {
             if let Some(Err(m)) = p.issuer.as_deref().map(issuer_rule) {
                 return bad("issuer", m);
             }
+            if let Some(Err(m)) = p.private_key.as_ref().map(PrivateKey::encoding_key) {
+                return bad("privateKeyPem", m);
+            }
+        }
+        if let Err(m) = self.credentials_rule() {
+            return Err(Error::invalid_params(format!("oauth: {m}")));
         }
         if let Some(Err(m)) = self.client_metadata_url.as_deref().map(client_metadata_url_rule) {
             return bad("clientMetadataUrl", m);
         }
         if let Err(m) = max_authorizations_rule(&self.max_authorizations) {
             return bad("maxAuthorizations", m);
+        }
+        Ok(())
+    }
+
+    /// The rule of the credentials as a whole: a secret or a private key, not both; the client
+    /// credentials grant needs one of them.
+    fn credentials_rule(&self) -> std::result::Result<(), String> {
+        let p = self.pre_registered.as_ref();
+        if p.is_some_and(|p| p.client_secret.is_some() && p.private_key.is_some()) {
+            return Err("clientSecret and privateKeyPem are two ways for a client to authenticate: give one".into());
+        }
+        if self.grant == Grant::ClientCredentials
+            && !p.is_some_and(|p| p.client_secret.is_some() || p.private_key.is_some())
+        {
+            return Err(
+                "the client_credentials grant needs pre-registered credentials: clientId with clientSecret or privateKeyPem"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -286,7 +403,8 @@ impl OAuthOptions {
         client_secret: Option<String>,
         issuer: Option<String>,
     ) -> Self {
-        self.pre_registered = Some(PreRegisteredClient { client_id: client_id.into(), client_secret, issuer });
+        self.pre_registered =
+            Some(PreRegisteredClient { client_id: client_id.into(), client_secret, private_key: None, issuer });
         self
     }
 
@@ -321,6 +439,7 @@ async fn follow_redirect(http: &HttpClient, url: &str) -> Result<String> {
 struct Registration {
     client_id: String,
     client_secret: Option<String>,
+    private_key: Option<PrivateKey>,
     auth: TokenAuth,
 }
 
@@ -424,7 +543,16 @@ impl Authorizer {
                 r
             }
         };
-        self.authorization_code(&mut state, &server, &registration, &prm.resource, scopes).await
+        match self.options.grant {
+            Grant::AuthorizationCode => {
+                self.authorization_code(&mut state, &server, &registration, &prm.resource, scopes).await
+            }
+            // The client credentials grant: the client asks for a token as itself.
+            Grant::ClientCredentials => {
+                let form = vec![("grant_type", "client_credentials")];
+                self.grant(&mut state, &server, &registration, &prm.resource, scopes, form).await
+            }
+        }
     }
 
     async fn resource_metadata(&self, challenge: &Challenge) -> Result<ResourceMetadata> {
@@ -475,7 +603,9 @@ impl Authorizer {
         } else {
             prm.scopes_supported.clone().unwrap_or_default()
         };
-        let offline = server.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+        // A refresh token is for a client that cannot get a new access token by itself.
+        let offline = self.options.grant == Grant::AuthorizationCode
+            && server.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
         if offline && !scopes.is_empty() {
             scopes.push("offline_access".into());
         }
@@ -489,15 +619,31 @@ impl Authorizer {
         if let Some(pre) =
             self.options.pre_registered.as_ref().filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer))
         {
-            let auth = server.token_auth(pre.client_secret.is_some());
+            let auth = match pre.private_key {
+                Some(_) => TokenAuth::PrivateKeyJwt,
+                None => server.token_auth(pre.client_secret.is_some()),
+            };
             return Ok(Registration {
                 client_id: pre.client_id.clone(),
                 client_secret: pre.client_secret.clone(),
+                private_key: pre.private_key.clone(),
                 auth,
             });
         }
+        if self.options.grant == Grant::ClientCredentials {
+            return Err(auth_error(format!(
+                "the client_credentials grant needs credentials registered with {}, and those configured are for {}",
+                server.issuer,
+                self.options.pre_registered.as_ref().and_then(|p| p.issuer.as_deref()).unwrap_or("no issuer")
+            )));
+        }
         if let (true, Some(url)) = (server.client_id_metadata_document_supported, &self.options.client_metadata_url) {
-            return Ok(Registration { client_id: url.clone(), client_secret: None, auth: TokenAuth::None });
+            return Ok(Registration {
+                client_id: url.clone(),
+                client_secret: None,
+                private_key: None,
+                auth: TokenAuth::None,
+            });
         }
         let Some(endpoint) = &server.registration_endpoint else {
             return Err(auth_error(format!(
@@ -543,7 +689,7 @@ impl Authorizer {
             .and_then(Value::as_str)
             .and_then(TokenAuth::from_name)
             .unwrap_or_else(|| if client_secret.is_some() { server.token_auth(true) } else { TokenAuth::None });
-        Ok(Registration { client_id: client_id.to_owned(), client_secret, auth })
+        Ok(Registration { client_id: client_id.to_owned(), client_secret, private_key: None, auth })
     }
 
     async fn authorization_code(
@@ -554,6 +700,13 @@ impl Authorizer {
         resource: &str,
         scopes: Vec<String>,
     ) -> Result<()> {
+        let (Some(authorization_endpoint), true) = (&server.authorization_endpoint, server.pkce_s256) else {
+            return Err(auth_error(format!(
+                "the authorization server {} {}; refusing to authorize",
+                server.issuer,
+                if server.pkce_s256 { "has no authorization_endpoint" } else { "does not support PKCE with S256" }
+            )));
+        };
         let verifier = wire::random_token(32)?;
         let csrf = wire::random_token(16)?;
         let scope = scopes.join(" ");
@@ -570,22 +723,37 @@ impl Authorizer {
         if !scope.is_empty() {
             query.push(("scope", &scope));
         }
-        let sep = if server.authorization_endpoint.contains('?') { '&' } else { '?' };
-        let url = format!("{}{sep}{}", server.authorization_endpoint, wire::form_encode(&query));
+        let sep = if authorization_endpoint.contains('?') { '&' } else { '?' };
+        let url = format!("{authorization_endpoint}{sep}{}", wire::form_encode(&query));
         let callback = (self.options.authorize)(url).await?;
         let code = check_authorization_response(&callback, server, &csrf)?;
 
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
             ("redirect_uri", self.options.redirect_uri.as_str()),
             ("code_verifier", verifier.as_str()),
-            ("resource", resource),
         ];
+        self.grant(state, server, reg, resource, scopes, form).await
+    }
+
+    /// The token request of a grant (`form`: its own parameters), for `resource` and `scopes`,
+    /// and the token it returns put in force.
+    async fn grant(
+        &self,
+        state: &mut State,
+        server: &ServerMetadata,
+        reg: &Registration,
+        resource: &str,
+        scopes: Vec<String>,
+        mut form: Vec<(&str, &str)>,
+    ) -> Result<()> {
+        let scope = scopes.join(" ");
+        form.push(("resource", resource));
         if !scope.is_empty() {
             form.push(("scope", &scope));
         }
-        let token = self.token_request(&server.token_endpoint, reg, form).await?;
+        let token = self.token_request(&server.token_endpoint, &server.issuer, reg, form).await?;
         self.accept_token(state, &token, &server.issuer, &server.token_endpoint, resource, scopes)
     }
 
@@ -600,7 +768,7 @@ impl Authorizer {
             ("refresh_token", grant.refresh_token.as_str()),
             ("resource", grant.resource.as_str()),
         ];
-        let token = self.token_request(&grant.token_endpoint, &reg, form).await?;
+        let token = self.token_request(&grant.token_endpoint, &grant.issuer, &reg, form).await?;
         let scopes = state.scopes.clone();
         self.accept_token(state, &token, &grant.issuer, &grant.token_endpoint, &grant.resource, scopes)?;
         if state.refresh.is_none() {
@@ -610,11 +778,26 @@ impl Authorizer {
         Ok(())
     }
 
-    async fn token_request(&self, endpoint: &str, reg: &Registration, mut form: Vec<(&str, &str)>) -> Result<Value> {
+    /// A request to the token `endpoint` of the authorization server `issuer`, the client
+    /// authenticated as registered.
+    async fn token_request(
+        &self,
+        endpoint: &str,
+        issuer: &str,
+        reg: &Registration,
+        mut form: Vec<(&str, &str)>,
+    ) -> Result<Value> {
         let mut basic = None;
-        match (reg.auth, reg.client_secret.as_deref()) {
-            (TokenAuth::Basic, Some(secret)) => basic = Some(wire::basic_credentials(&reg.client_id, secret)),
-            (TokenAuth::Post, Some(secret)) => {
+        let assertion;
+        match (reg.auth, reg.client_secret.as_deref(), &reg.private_key) {
+            (TokenAuth::PrivateKeyJwt, _, Some(key)) => {
+                // RFC 7523 §3: the audience is the authorization server, named by its issuer.
+                assertion = key.assertion(&reg.client_id, issuer)?;
+                form.push(("client_assertion_type", assertion::JWT_BEARER));
+                form.push(("client_assertion", &assertion));
+            }
+            (TokenAuth::Basic, Some(secret), _) => basic = Some(wire::basic_credentials(&reg.client_id, secret)),
+            (TokenAuth::Post, Some(secret), _) => {
                 form.push(("client_id", &reg.client_id));
                 form.push(("client_secret", secret));
             }

@@ -32,9 +32,10 @@
 //!   start of it): other splits are tried until one agrees.
 //! - A URI longer than [`MAX_URI_LENGTH`] never matches, and the search gives up (no match)
 //!   after a fixed amount of work, so adversarial input cannot make matching slow. A template
-//!   that names one variable twice costs about the square of the URI's length (every value of
-//!   the first occurrence starts the rest again), so there URIs past a few hundred bytes may run
-//!   out of that work and not match; other templates match URIs of kilobytes.
+//!   that names one variable twice costs up to the cube of the URI's length (every value of the
+//!   first occurrence starts the rest again; the square when that occurrence opens the
+//!   template), so there URIs past about a hundred bytes may run out of that work and not match;
+//!   other templates match URIs of kilobytes.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -395,7 +396,7 @@ impl UriTemplate {
     }
 
     /// Whether more than one variable specification names the same variable (`{x}/{x:3}`): the
-    /// search then costs about the square of the URI's length.
+    /// search then costs up to the cube of the URI's length.
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn repeats_a_variable(&self) -> bool {
         !self.repeated.is_empty()

@@ -35,12 +35,15 @@ def free_port() -> int:
 
 
 class Process:
-    """An ASGI server process on 127.0.0.1."""
+    """An ASGI server process on 127.0.0.1, in a process group of its own: hypercorn serves from
+    a worker process it spawns, which outlives its parent unless the whole group is killed."""
 
     def __init__(self, args: list[str], port: int, cwd: Path, env: dict[str, str]) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}/mcp"
-        self.proc = subprocess.Popen(args, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            args, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -50,19 +53,25 @@ class Process:
                 if self.proc.poll() is not None:
                     raise AssertionError(self.output())
                 time.sleep(0.05)
-        self.proc.kill()
+        self.kill()
         raise AssertionError(f"{args} did not start listening: {self.output()}")
+
+    def kill(self) -> None:
+        """Kills the server and every process it started."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def output(self) -> str:
         if self.proc.poll() is None:
-            self.proc.kill()
+            self.kill()
         out, _ = self.proc.communicate(timeout=10)
         return out.decode(errors="replace")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        self.kill()
+        self.proc.wait(10)
 
 
 def asgi_server(kind: str, target: str, marks: Path, *extra: str) -> Process:

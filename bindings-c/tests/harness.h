@@ -229,6 +229,16 @@ __attribute__((unused)) static mcpaxle_http_server *start_http(mcpaxle_server *s
     return h;
 }
 
+/* A client of the local server on `port`, connected with `o` (freed here); NULL when it fails. */
+__attribute__((unused)) static mcpaxle_client *connect_local(uint16_t port, mcpaxle_client_options *o) {
+    char *url = fmt("http://127.0.0.1:%u/mcp", (unsigned)port);
+    mcpaxle_client *c = NULL;
+    CHECK_RC(mcpaxle_client_connect_http(url, o, &c), MCPAXLE_OK);
+    free(url);
+    mcpaxle_client_options_free(o);
+    return c;
+}
+
 __attribute__((unused)) static uint16_t free_port(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

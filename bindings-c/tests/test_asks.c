@@ -120,12 +120,7 @@ static mcpaxle_client *connect_legacy(uint16_t port, mcpaxle_input_handler elici
     mcpaxle_client_options_on_elicitation(o, elicitation, NULL);
     mcpaxle_client_options_on_sampling(o, on_sampling, NULL);
     mcpaxle_client_options_on_roots(o, on_roots, NULL);
-    char *url = fmt("http://127.0.0.1:%u/mcp", (unsigned)port);
-    mcpaxle_client *c = NULL;
-    CHECK_RC(mcpaxle_client_connect_http(url, o, &c), MCPAXLE_OK);
-    free(url);
-    mcpaxle_client_options_free(o);
-    return c;
+    return connect_local(port, o);
 }
 
 TEST(a_null_key_in_a_legacy_session_asks_the_client) {

@@ -48,10 +48,7 @@ static atomic_int saw_cancel, running;
 static void until_cancelled(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)args;
     atomic_store(&running, 1);
-    for (int i = 0; i < 1000 && !mcpaxle_context_is_cancelled(ctx); i++) {
-        struct timespec t = {0, 10 * 1000 * 1000};
-        nanosleep(&t, NULL);
-    }
+    for (int i = 0; i < 1000 && !mcpaxle_context_is_cancelled(ctx); i++) sleep_ms(10);
     atomic_store(&saw_cancel, mcpaxle_context_is_cancelled(ctx));
     reply_text(c, "stopped");
 }
@@ -90,10 +87,7 @@ struct cancel_later {
 
 static void *cancel_when_running(void *arg) {
     struct cancel_later *l = arg;
-    for (int i = 0; i < 500 && !atomic_load(&running); i++) {
-        struct timespec t = {0, 10 * 1000 * 1000};
-        nanosleep(&t, NULL);
-    }
+    for (int i = 0; i < 500 && !atomic_load(&running); i++) sleep_ms(10);
     mcpaxle_cancel_token_cancel(l->token);
     return NULL;
 }
@@ -112,11 +106,7 @@ TEST(tools_run_as_tasks_followed_by_the_client) {
     mcpaxle_client_options *o = NULL;
     CHECK_RC(mcpaxle_client_options_new("tasks", "1.0", "{\"cache\":false}", &o), MCPAXLE_OK);
     mcpaxle_client_options_on_elicitation(o, on_elicitation, NULL);
-    char *url = fmt("http://127.0.0.1:%u/mcp", (unsigned)port);
-    mcpaxle_client *c = NULL;
-    CHECK_RC(mcpaxle_client_connect_http(url, o, &c), MCPAXLE_OK);
-    free(url);
-    mcpaxle_client_options_free(o);
+    mcpaxle_client *c = connect_local(port, o);
     char *out = NULL;
     if (c) {
         CHECK_RC(mcpaxle_client_call_tool(c, "job", "{}", NULL, &out), MCPAXLE_OK);
@@ -142,10 +132,7 @@ TEST(tools_run_as_tasks_followed_by_the_client) {
         pthread_create(&canceller, NULL, cancel_when_running, &later);
         CHECK_RC(mcpaxle_client_call_tool(c, "forever", "{}", co, &out), MCPAXLE_ERR_CANCELLED);
         pthread_join(canceller, NULL);
-        for (int i = 0; i < 500 && !atomic_load(&saw_cancel); i++) {
-            struct timespec t = {0, 10 * 1000 * 1000};
-            nanosleep(&t, NULL);
-        }
+        for (int i = 0; i < 500 && !atomic_load(&saw_cancel); i++) sleep_ms(10);
         CHECK(atomic_load(&saw_cancel));
         mcpaxle_call_options_free(co);
         mcpaxle_cancel_token_free(token);

@@ -970,7 +970,8 @@ impl<'a> Matcher<'a> {
         true
     }
 
-    /// The ends `expression` may reach from `pos`: (shortest, strict, lenient), computed once.
+    /// The ends `expression` may reach from `pos`: (shortest, strict, lenient), computed once
+    /// per (part, position).
     fn extent(&mut self, index: usize, expression: &Expression, pos: usize) -> Option<(usize, usize, usize)> {
         if let Some(&known) = self.extents.get(&(index, pos)) {
             return Some(known);
@@ -990,7 +991,10 @@ impl<'a> Matcher<'a> {
         if !self.charge(extent.2 - pos) {
             return None;
         }
-        self.extents.insert((index, pos), extent);
+        // Without repeated variables each (part, position) is searched once: nothing to reuse.
+        if !self.repeated.is_empty() {
+            self.extents.insert((index, pos), extent);
+        }
         Some(extent)
     }
 

@@ -437,6 +437,12 @@ export interface TaskOptions {
   maxTasks?: number
   /** The most tasks one principal (or all unauthenticated callers together) holds (default 1000). */
   maxTasksPerPrincipal?: number
+  /**
+   * Where tasks are kept: `'memory'`, a Redis URL, or `{ url, namespace, leaseMs }`. Default: the
+   * Redis of the `bus` when there is one (any instance of a fleet answers for any task; a task
+   * whose instance died reads `failed` after `leaseMs`, default 15 000), else memory.
+   */
+  store?: 'memory' | string | { url: string; namespace?: string; leaseMs?: number }
 }
 
 /** The options of one tool (`server.tool(definition, handler, options)`). */

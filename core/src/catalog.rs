@@ -91,7 +91,10 @@ pub fn examples() -> Value {
             "cache": { "tools": { "ttlMs": 1000, "cacheScope": "public" } },
             "legacy": { "maxSessions": 10 }, "handlerTimeoutMs": 30000, "maskErrorDetails": true,
             "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" },
-            "tasks": { "ttlMs": 600000, "pollIntervalMs": 500, "maxTasks": 1000, "maxTasksPerPrincipal": 100 }
+            "tasks": {
+                "ttlMs": 600000, "pollIntervalMs": 500, "maxTasks": 1000, "maxTasksPerPrincipal": 100,
+                "store": { "url": "redis://127.0.0.1:6379/0", "namespace": "example:tasks", "leaseMs": 15000 }
+            }
         },
         "legacy": {
             "enabled": true, "maxSessions": 10, "maxSessionsPerPrincipal": 5, "maxSessionsPerPeer": 5,

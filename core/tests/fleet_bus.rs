@@ -4,59 +4,17 @@
 //! with Redis down local delivery goes on; once Redis is back every listener is told that its
 //! lists may have changed, and changes cross again.
 
+mod redis_server;
+
 use mcpaxle::client::{Client, ClientOptions};
 use mcpaxle::jsonrpc::Notification;
 use mcpaxle::schema::{CallToolResult, SubscriptionFilter, Tool};
 use mcpaxle::server::{BusOptions, RedisBus, Server, ServerOptions};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
+use redis_server::{Redis, free_port};
 use serde_json::json;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A redis-server on 127.0.0.1, killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(port: u16) -> Redis {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/debian-tool.sh");
-        let out = Command::new("bash").arg(script).arg("redis-server").stderr(Stdio::inherit()).output().unwrap();
-        assert!(
-            out.status.success(),
-            "scripts/debian-tool.sh redis-server failed: it installs the pinned redis-server"
-        );
-        let exe = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-        let child = Command::new(exe)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not listen on port {port} within 10 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Redis { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// One instance: a server on the shared bus, served over HTTP.
 async fn instance(name: &str, bus: Arc<RedisBus>) -> (Server, HttpServer, String) {

@@ -165,7 +165,7 @@ class Server:
         "max_sessions_per_principal", "max_sessions_per_peer", "idle_timeout_ms",
         "uninitialized_timeout_ms", "request_timeout_ms"}``), ``handler_timeout_ms``,
         ``mask_error_details``, ``bus``, ``tasks`` (``{"ttl_ms", "poll_interval_ms", "max_tasks",
-        "max_tasks_per_principal"}``)); ``None`` values keep the defaults. State secrets left
+        "max_tasks_per_principal", "store"}``)); ``None`` values keep the defaults. State secrets left
         unset come from ``MCPAXLE_STATE_SECRET`` / ``MCPAXLE_PREVIOUS_STATE_SECRET``."""
     @property
     def name(self) -> str: ...

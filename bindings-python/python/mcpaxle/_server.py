@@ -235,7 +235,10 @@ class Server:
     ``ttl_ms`` (default 1 hour: then a task is forgotten, and cancelled if still running),
     ``poll_interval_ms`` (default 1000, suggested to clients), ``max_tasks`` (default 10,000)
     and ``max_tasks_per_principal`` (default 1,000); each task is bound to the principal that
-    created it. ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
+    created it. Its ``store`` is ``"memory"``, a Redis URL, or ``{"url", "namespace",
+    "lease_ms"}``; by default a server with a Redis ``bus`` keeps its tasks in that Redis, so
+    that any instance of a fleet answers for any task (and a task whose instance died reads
+    ``failed`` after ``lease_ms``, default 15000), else in memory. ``enable=["logging"]`` advertises the (deprecated) logging capability before any handler
     logs (also ``"tools"``, ``"resources"``, ``"prompts"``). ``legacy=False`` serves 2026-07-28
     clients only.
 

@@ -195,6 +195,8 @@ fn legacy_ack(filter: &SubscriptionFilter, caps: &ServerCapabilities) -> Subscri
         prompts_list_changed: yes(filter.prompts_list_changed, prompts),
         resources_list_changed: yes(filter.resources_list_changed, resources),
         resource_subscriptions: filter.resource_subscriptions.clone().filter(|u| subscribe && !u.is_empty()),
+        // Tasks are a 2026-07-28 extension: a legacy server follows none.
+        task_ids: None,
     }
 }
 

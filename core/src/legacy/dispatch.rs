@@ -131,6 +131,8 @@ impl Server {
         let weak = Arc::downgrade(session);
         let (sink, mut events) = event_queue(move |e| match e {
             ServerEvent::ResourceUpdated { uri } => weak.upgrade().is_some_and(|s| s.is_subscribed(uri)),
+            // Tasks are a 2026-07-28 extension: no legacy session follows one.
+            ServerEvent::TaskStatus { .. } => false,
             _ => true,
         });
         self.inner.bus.subscribe(sink);

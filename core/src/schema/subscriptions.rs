@@ -21,6 +21,11 @@ pub struct SubscriptionFilter {
     /// Receive `notifications/resources/updated` for these resource URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// Receive `notifications/tasks` for these tasks (the Tasks extension: the request's
+    /// client capabilities must declare it). The acknowledgement names those the server agreed
+    /// to follow: the caller's own, known tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 /// Params of a `subscriptions/listen` request.

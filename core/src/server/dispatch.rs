@@ -23,9 +23,10 @@ use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, ParamsDigest, SealedState};
 use crate::server::shaping;
 use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
+use crate::server::tasks::TaskRecord;
 use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_listen, negotiated, required_capability};
 use crate::server::template_paths;
-use crate::server::{CacheHint, Server};
+use crate::server::{CacheHint, Server, ServerEvent};
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -1003,7 +1004,7 @@ impl Server {
     fn listen(&self, req: Request, tc: &TransportContext) -> Result<Exchange> {
         let (tools, resources, prompts, _) = self.available();
         let supported = Supported { tools, prompts, resources, subscribe: resources };
-        let filter = Filter::from_params(req.params.as_ref(), supported).map_err(Error::invalid_params)?;
+        let mut filter = Filter::from_params(req.params.as_ref(), supported).map_err(Error::invalid_params)?;
         let filter_for_sink = filter.clone();
         let (sink, mut events) = event_queue(move |e| filter_for_sink.accepts(e));
         self.inner.bus.subscribe(sink);
@@ -1015,20 +1016,57 @@ impl Server {
         closed.insert("_meta".into(), json!({ SUBSCRIPTION_ID_META_KEY: id.to_value() }));
         self.stamp_server_info(&mut closed);
         let cancel = CancellationToken::new();
-        let ack = Notification::new(
-            "notifications/subscriptions/acknowledged",
-            Some(json!({ "notifications": filter.to_value() })),
-        );
-        let _ = tx.send(Outgoing::Notification(tag(ack, &id)));
+        let ack_id = id.clone();
+        let ack = move |filter: &Filter| {
+            let ack = Notification::new(
+                "notifications/subscriptions/acknowledged",
+                Some(json!({ "notifications": filter.to_value() })),
+            );
+            Outgoing::Notification(tag(ack, &ack_id))
+        };
+        // Following tasks, the stream agrees to those its caller may read, once it has looked.
+        let follows_tasks = !filter.task_ids.is_empty();
+        if !follows_tasks {
+            let _ = tx.send(ack(&filter));
+        }
+        let (tasks, principal) = (self.inner.tasks.clone(), tc.principal.clone());
+        let status_id = id.clone();
+        let task_status = move |record: TaskRecord| {
+            let n = Notification::new("notifications/tasks", Some(Value::Object(record.detailed())));
+            Outgoing::Notification(tag(n, &status_id))
+        };
         let trim = TrimWhenDone;
         let fut = async move {
             // Ended or dropped (its client left), the stream gives its memory back.
             let _trim = trim;
+            if follows_tasks {
+                let mut readable = Vec::new();
+                for task_id in std::mem::take(&mut filter.task_ids) {
+                    if let Ok(Some(record)) = tasks.get(&task_id, &principal).await {
+                        filter.task_ids.insert(task_id);
+                        readable.push(record);
+                    }
+                }
+                let _ = tx.send(ack(&filter));
+                // Each task as it is now: a change made before the stream opened is not missed.
+                for record in readable {
+                    let _ = tx.send(task_status(record));
+                }
+            }
             loop {
                 tokio::select! {
                     biased;
                     _ = shutdown.cancelled() => break,
                     event = events.recv() => match event {
+                        Some(ServerEvent::TaskStatus { task_id }) => {
+                            if !filter.task_ids.contains(&task_id) {
+                                continue;
+                            }
+                            let Ok(Some(record)) = tasks.get(&task_id, &principal).await else { continue };
+                            if tx.send(task_status(record)).is_err() {
+                                break;
+                            }
+                        }
                         Some(e) => {
                             if tx.send(Outgoing::Notification(tag(e.to_notification(), &id))).is_err() {
                                 break;

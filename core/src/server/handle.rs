@@ -3,9 +3,11 @@
 
 use super::middleware::{Hooks, Item, Middleware, RequestInfo, VisibilityFilter, VisibilityHook};
 use super::options::{CacheDefaults, CacheHint, Capability, ServerOptions, ToolOptions};
-use super::redis_bus::RedisBus;
+use super::redis_bus::{BusOptions, RedisBus};
 use super::registry::Registries;
-use super::tasks::{MemoryTaskStore, TaskOptions, TaskStore, Tasks};
+use super::tasks::{
+    MemoryTaskStore, RedisTaskStore, RedisTaskStoreOptions, TaskOptions, TaskStore, TaskStoreOptions, Tasks,
+};
 use super::{
     CompletionHandler, CompletionRef, LocalBus, NotificationBus, PromptHandler, ResourceHandler, ServerEvent, StateKey,
     TemplateOptions, ToolHandler, request_meta, seal,
@@ -20,6 +22,8 @@ use std::time::Duration;
 pub struct ServerBuilder {
     config: Config,
     bus: Option<Arc<dyn NotificationBus>>,
+    /// The Redis of the bus the options named: where tasks are kept unless told otherwise.
+    redis_bus: Option<BusOptions>,
     task_store: Option<Arc<dyn TaskStore>>,
 }
 
@@ -196,8 +200,13 @@ impl ServerBuilder {
         let sealer =
             seal::Sealer::new(&self.config.state_key, self.config.previous_state_key.as_ref(), self.config.state_ttl);
         let info_json = serde_json::to_value(&self.config.info).unwrap_or_default();
-        let store = self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new(&self.config.tasks)));
-        let tasks = Arc::new(Tasks::new(self.config.tasks.clone(), store));
+        // A fleet shares its tasks as it shares its changes, unless told otherwise.
+        let on_bus = self.redis_bus.as_ref().map(|bus| TaskStoreOptions::Redis(RedisTaskStoreOptions::on_bus(bus)));
+        let store = self.task_store.unwrap_or_else(|| match self.config.tasks.store.as_ref().or(on_bus.as_ref()) {
+            Some(TaskStoreOptions::Redis(o)) => RedisTaskStore::new(o.clone(), &self.config.tasks),
+            Some(TaskStoreOptions::Memory) | None => Arc::new(MemoryTaskStore::new(&self.config.tasks)),
+        });
+        let tasks = Tasks::new(self.config.tasks.clone(), store, bus.clone());
         Server {
             inner: Arc::new(Inner {
                 config: self.config,
@@ -251,6 +260,7 @@ impl Server {
                 tasks: TaskOptions::default(),
             },
             bus: None,
+            redis_bus: None,
             task_store: None,
         }
     }
@@ -511,6 +521,7 @@ impl ServerBuilder {
             self = self.previous_state_key(StateKey::derive(s.as_bytes()));
         }
         if let Some(bus) = options.bus {
+            self.redis_bus = Some(bus.clone());
             self = self.bus(RedisBus::new(bus));
         }
         self.config.handler_timeout = options.handler_timeout;
@@ -527,6 +538,28 @@ impl ServerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_fleet_keeps_its_tasks_in_the_redis_of_its_bus_unless_told_otherwise() {
+        use crate::server::tasks::TaskRecord;
+        // Port 1 on loopback: nothing listens, so a task kept in that Redis cannot be created.
+        let created = |o: serde_json::Value| async move {
+            let o: ServerOptions = crate::options::from_json("server options", o).unwrap();
+            // Tasks set after the options keep the fleet's store.
+            let server = Server::builder("n", "1").options(o).tasks(TaskOptions::default()).build();
+            let record = TaskRecord::new(None, Duration::from_secs(60), Duration::from_secs(1));
+            server.inner.tasks.store.create(record).await
+        };
+        let bus = serde_json::json!("redis://127.0.0.1:1/0");
+        let e = created(serde_json::json!({ "bus": bus })).await.unwrap_err();
+        assert!(e.message().contains("the task store (Redis at redis://127.0.0.1:1/0) failed"), "{e}");
+        created(serde_json::json!({})).await.unwrap();
+        let memory = serde_json::json!({ "bus": bus, "tasks": { "store": "memory" } });
+        let o: ServerOptions = crate::options::from_json("server options", memory).unwrap();
+        let server = Server::builder("n", "1").options(o).build();
+        let record = TaskRecord::new(None, Duration::from_secs(60), Duration::from_secs(1));
+        server.inner.tasks.store.create(record).await.unwrap();
+    }
 
     #[test]
     fn the_builder_takes_the_options() {

@@ -127,7 +127,7 @@ impl<'de> Deserialize<'de> for BusOptions {
 }
 
 /// A URL with its password (or user and password) replaced by `***`, for logs and errors.
-fn redacted(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
         _ => url.to_owned(),
@@ -374,6 +374,10 @@ impl Link {
                 Some(uri) => Ok(Some(ServerEvent::ResourceUpdated { uri: uri.to_owned() })),
                 None => Err("a resources/updated without a uri".into()),
             },
+            Some("notifications/tasks") => match event["params"]["taskId"].as_str() {
+                Some(id) => Ok(Some(ServerEvent::TaskStatus { task_id: id.to_owned() })),
+                None => Err("a notifications/tasks without a taskId".into()),
+            },
             _ => Err(format!("an unknown event {event}")),
         }
     }
@@ -467,6 +471,8 @@ mod tests {
             link.decode(of("other", ServerEvent::ToolsListChanged).as_bytes()),
             Ok(Some(ServerEvent::ToolsListChanged))
         );
+        let task = ServerEvent::TaskStatus { task_id: "t1".into() };
+        assert_eq!(link.decode(of("other", task.clone()).as_bytes()), Ok(Some(task)));
         assert_eq!(link.decode(of("me", ServerEvent::ToolsListChanged).as_bytes()), Ok(None));
         assert!(link.decode(b"nope").is_err());
         assert!(link.decode(br#"{"from":"x","event":{"method":"notifications/other"}}"#).is_err());

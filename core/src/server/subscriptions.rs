@@ -24,6 +24,14 @@ pub enum ServerEvent {
         /// The resource's URI.
         uri: String,
     },
+    /// A task of the Tasks extension changed (`notifications/tasks`). The event names the task
+    /// only: a listen stream sends the task's state as the store holds it when the notification
+    /// is written (the `DetailedTask` that `tasks/get` would answer then), so a slow reader
+    /// gets the newest state, once.
+    TaskStatus {
+        /// The task's id.
+        task_id: String,
+    },
 }
 
 impl ServerEvent {
@@ -51,6 +59,10 @@ impl ServerEvent {
             ServerEvent::ResourcesListChanged => Notification::new("notifications/resources/list_changed", None),
             ServerEvent::ResourceUpdated { uri } => {
                 Notification::new("notifications/resources/updated", Some(json!({ "uri": uri })))
+            }
+            // What a fleet's bus carries; a listen stream sends the whole task instead.
+            ServerEvent::TaskStatus { task_id } => {
+                Notification::new("notifications/tasks", Some(json!({ "taskId": task_id })))
             }
         }
     }
@@ -258,7 +270,13 @@ pub(crate) struct Filter {
     pub prompts: bool,
     pub resources: bool,
     pub resource_uris: BTreeSet<String>,
+    /// The tasks whose `notifications/tasks` were asked for (`taskIds`); the stream agrees to
+    /// those its caller may read.
+    pub task_ids: BTreeSet<String>,
 }
+
+/// The most task ids one listen stream may ask for (a request naming more is refused).
+pub(crate) const MAX_LISTEN_TASK_IDS: usize = 1000;
 
 /// What this server can honour, used to trim the requested filter.
 #[derive(Debug, Clone, Copy)]
@@ -289,7 +307,22 @@ impl Filter {
             prompts: flag("promptsListChanged")? && supported.prompts,
             resources: flag("resourcesListChanged")? && supported.resources,
             resource_uris: BTreeSet::new(),
+            task_ids: BTreeSet::new(),
         };
+        match n.get("taskIds") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(a)) if a.len() > MAX_LISTEN_TASK_IDS => {
+                return Err(format!(
+                    "Invalid params: notifications.taskIds names {} tasks; one listen stream may follow at most \
+                     {MAX_LISTEN_TASK_IDS}",
+                    a.len()
+                ));
+            }
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+                f.task_ids = a.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+            }
+            Some(_) => return Err("Invalid params: notifications.taskIds must be an array of task id strings".into()),
+        }
         match n.get("resourceSubscriptions") {
             None | Some(Value::Null) => {}
             Some(Value::Array(a)) => {
@@ -332,6 +365,9 @@ impl Filter {
         if !self.resource_uris.is_empty() {
             m.insert("resourceSubscriptions".into(), json!(self.resource_uris));
         }
+        if !self.task_ids.is_empty() {
+            m.insert("taskIds".into(), json!(self.task_ids));
+        }
         Value::Object(m)
     }
 
@@ -341,6 +377,7 @@ impl Filter {
             ServerEvent::PromptsListChanged => self.prompts,
             ServerEvent::ResourcesListChanged => self.resources,
             ServerEvent::ResourceUpdated { uri } => self.resource_uris.contains(uri),
+            ServerEvent::TaskStatus { task_id } => self.task_ids.contains(task_id),
         }
     }
 }

@@ -4,13 +4,14 @@
 
 use super::options::TaskOptions;
 use super::record::{TaskRecord, TaskStatus};
-use super::store::TaskStore;
+use super::store::{TaskControl, TaskStore};
 use crate::error::{Error, ErrorKind, Result};
 use crate::server::context::TaskLink;
+use crate::server::{NotificationBus, ServerEvent};
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct Tasks {
     pub options: TaskOptions,
     pub store: Arc<dyn TaskStore>,
+    /// Where each change is announced (`notifications/tasks` on listen streams).
+    bus: Arc<dyn NotificationBus>,
     running: Mutex<HashMap<String, Arc<Running>>>,
 }
 
@@ -47,8 +50,45 @@ pub(crate) enum Ending {
 }
 
 impl Tasks {
-    pub fn new(options: TaskOptions, store: Arc<dyn TaskStore>) -> Self {
-        Tasks { options, store, running: Mutex::new(HashMap::new()) }
+    /// The tasks of a server whose state `store` keeps and whose changes `bus` announces; what
+    /// other instances forward through the store reaches the tasks running here.
+    pub fn new(options: TaskOptions, store: Arc<dyn TaskStore>, bus: Arc<dyn NotificationBus>) -> Arc<Self> {
+        let tasks = Arc::new(Tasks { options, store, bus, running: Mutex::new(HashMap::new()) });
+        let weak: Weak<Tasks> = Arc::downgrade(&tasks);
+        tasks.store.receive(Arc::new(move |task_id: String, control: TaskControl| {
+            let Some(tasks) = weak.upgrade() else { return };
+            let Some(running) = tasks.running(&task_id) else { return };
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn(async move { tasks.apply(&running, control).await })),
+                Err(_) => tracing::warn!("a task control arrived off the runtime and was dropped"),
+            }
+        }));
+        tasks
+    }
+
+    /// The task's record, if it is stored and `principal` created it (else, as for an unknown
+    /// or expired task, none).
+    pub async fn get(&self, task_id: &str, principal: &Option<String>) -> Result<Option<TaskRecord>> {
+        Ok(self.store.get(task_id).await?.filter(|r| &r.principal == principal))
+    }
+
+    /// Carries out a `tasks/update` or `tasks/cancel` of a stored task: here if the task runs
+    /// here, else through the store on the instance that runs it (a fleet); a task that has
+    /// ended is left as it is.
+    pub async fn control(&self, record: &TaskRecord, control: TaskControl) -> Result<()> {
+        match self.running(&record.task_id) {
+            Some(running) => self.apply(&running, control).await,
+            None if !record.status.is_terminal() => self.store.forward(&record.task_id, control).await?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    async fn apply(&self, running: &Running, control: TaskControl) {
+        match control {
+            TaskControl::Update { input_responses } => self.answer(running, &input_responses).await,
+            TaskControl::Cancel => running.cancel.cancel(),
+        }
     }
 
     /// A task running in this process, by id.
@@ -98,10 +138,13 @@ impl Tasks {
         Some(r.clone())
     }
 
+    /// Stores a new version of a task and announces it to the listen streams following it.
     async fn persist(&self, record: TaskRecord) {
+        let task_id = record.task_id.clone();
         if let Err(e) = self.store.update(record).await {
             tracing::error!("the task store failed to record a task's change: {}", e.message());
         }
+        self.bus.publish(ServerEvent::TaskStatus { task_id });
     }
 
     /// Records how a task's handler ended; the task no longer runs here.

@@ -3,7 +3,7 @@
 //! other task id, unknown, expired or another caller's, is "not found", -32602).
 
 use super::protocol::{TaskMethod, negotiated, required_capability};
-use super::record::TaskRecord;
+use super::store::TaskControl;
 use crate::error::{Error, Result};
 use crate::jsonrpc::{Request, Response};
 use crate::server::Server;
@@ -66,21 +66,13 @@ impl Server {
         responses: &Map<String, Value>,
     ) -> Result<Map<String, Value>> {
         let tasks = &self.inner.tasks;
-        let record: TaskRecord =
-            tasks.store.get(task_id).await?.filter(|r| r.principal == principal).ok_or_else(|| not_found(task_id))?;
-        let running = tasks.running(task_id);
+        let record = tasks.get(task_id, &principal).await?.ok_or_else(|| not_found(task_id))?;
         match method {
             TaskMethod::Get => return Ok(record.detailed()),
             TaskMethod::Update => {
-                if let Some(running) = running {
-                    tasks.answer(&running, responses).await;
-                }
+                tasks.control(&record, TaskControl::Update { input_responses: responses.clone() }).await?;
             }
-            TaskMethod::Cancel => {
-                if let Some(running) = running {
-                    running.cancel.cancel();
-                }
-            }
+            TaskMethod::Cancel => tasks.control(&record, TaskControl::Cancel).await?,
         }
         Ok(Map::new())
     }

@@ -14,7 +14,11 @@
 //! cancellation token and drops its future. Its result (or JSON-RPC error) is inlined in
 //! `tasks/get` once it ends. Task state lives in a [`TaskStore`] (in memory by default,
 //! bounded, with the TTL of [`TaskOptions`]); task ids are 128 random bits, bound to the
-//! principal that created them.
+//! principal that created them. A fleet keeps them in Redis ([`RedisTaskStore`], by default
+//! when the server has a Redis notification bus): any instance answers `tasks/get`, forwards
+//! `tasks/update` and `tasks/cancel` to the instance running the task, and reports a task whose
+//! instance stopped as `failed`. Each change is announced as `notifications/tasks` to the
+//! `subscriptions/listen` streams that follow the task (`notifications.taskIds`).
 //!
 //! A tool that runs for a minute, reports progress, asks one question half-way and can be
 //! cancelled:
@@ -51,12 +55,14 @@ mod methods;
 mod options;
 mod protocol;
 mod record;
+mod redis_store;
 mod store;
 
 pub use options::{TaskOptions, TaskSupport};
 pub use protocol::TASKS_EXTENSION;
 pub use record::{TaskRecord, TaskStatus};
-pub use store::{MemoryTaskStore, TaskStore};
+pub use redis_store::{DEFAULT_LEASE, DEFAULT_NAMESPACE, RedisTaskStore, RedisTaskStoreOptions, TaskStoreOptions};
+pub use store::{ControlSink, MemoryTaskStore, TaskControl, TaskStore};
 
 pub(crate) use link::Tasks;
 pub(crate) use protocol::{TaskMethod, check_listen, negotiated, required_capability};

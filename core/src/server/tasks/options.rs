@@ -1,6 +1,7 @@
 //! What a tool and a server say about tasks: [`TaskSupport`] per tool, [`TaskOptions`] per
 //! server (TTL, polling interval, limits).
 
+use super::redis_store::TaskStoreOptions;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -27,7 +28,8 @@ impl TaskSupport {
 }
 
 /// How a server keeps its tasks (server option `tasks`): as data
-/// `{"ttlMs": 3600000, "pollIntervalMs": 1000, "maxTasks": 10000, "maxTasksPerPrincipal": 1000}`.
+/// `{"ttlMs": 3600000, "pollIntervalMs": 1000, "maxTasks": 10000, "maxTasksPerPrincipal": 1000,
+/// "store": "memory"}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct TaskOptions {
@@ -41,14 +43,19 @@ pub struct TaskOptions {
     #[serde(rename = "pollIntervalMs", with = "crate::options::positive_ms")]
     #[serde(alias = "poll_interval_ms")]
     pub poll_interval: Duration,
-    /// The most tasks the in-memory store keeps (default 10,000): when full, the oldest
-    /// finished task is forgotten; when every one is still running, a new task is refused.
+    /// The most tasks the store keeps (default 10,000): when full, the oldest finished task is
+    /// forgotten; when every one is still running, a new task is refused.
     #[serde(alias = "max_tasks")]
     pub max_tasks: usize,
     /// The most tasks one principal (or all unauthenticated callers together) may hold
     /// (default 1,000), so that one caller cannot fill the store for the others.
     #[serde(alias = "max_tasks_per_principal")]
     pub max_tasks_per_principal: usize,
+    /// Where tasks are kept (see [`TaskStoreOptions`]): `"memory"`, a Redis URL, or
+    /// `{"url": ..., "namespace": ..., "leaseMs": ...}`. Default: in the Redis of the server's
+    /// notification bus when it has one (so that every instance of a fleet answers for every
+    /// task), else in memory.
+    pub store: Option<TaskStoreOptions>,
 }
 
 impl Default for TaskOptions {
@@ -58,6 +65,7 @@ impl Default for TaskOptions {
             poll_interval: Duration::from_secs(1),
             max_tasks: 10_000,
             max_tasks_per_principal: 1_000,
+            store: None,
         }
     }
 }

@@ -4,8 +4,29 @@ use super::options::TaskOptions;
 use super::record::{TaskRecord, now_ms};
 use crate::error::{Error, Result};
 use futures_util::future::{BoxFuture, ready};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// What `tasks/update` or `tasks/cancel` asks of a task that runs on another instance of a
+/// fleet: a shared store hands it to that instance ([`TaskStore::forward`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "camelCase")]
+pub enum TaskControl {
+    /// The answers of a `tasks/update` (its `inputResponses`).
+    #[serde(rename_all = "camelCase")]
+    Update {
+        /// Input request key to its result.
+        input_responses: Map<String, Value>,
+    },
+    /// A `tasks/cancel`.
+    Cancel,
+}
+
+/// Where a store hands the controls other instances forward to tasks running in this
+/// process: the task's id and the control (see [`TaskStore::receive`]).
+pub type ControlSink = Arc<dyn Fn(String, TaskControl) + Send + Sync>;
 
 /// Keeps task records (see [`TaskRecord`]). A store shared by the instances of a fleet lets
 /// any of them answer `tasks/get` for a task another one runs. Every method may be called
@@ -19,8 +40,24 @@ pub trait TaskStore: Send + Sync + 'static {
     /// or a task no longer stored (expired), is ignored.
     fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<()>>;
 
-    /// The task's record, if it is stored and has not expired.
+    /// The task's record, if it is stored and has not expired. A shared store reports a task
+    /// whose instance stopped (without ending it) as `failed`, never `working` forever.
     fn get(&self, task_id: &str) -> BoxFuture<'_, Result<Option<TaskRecord>>>;
+
+    /// Hands `control` to the instance running the task, when that is another process (a
+    /// store shared by a fleet). Called for a stored task that does not run in this process.
+    /// Default: nothing (a store of one process holds only its own tasks: one not running
+    /// here has ended).
+    fn forward(&self, task_id: &str, control: TaskControl) -> BoxFuture<'_, Result<()>> {
+        let _ = (task_id, control);
+        Box::pin(ready(Ok(())))
+    }
+
+    /// Tells the store where to deliver what other instances [`forward`](TaskStore::forward)
+    /// to tasks of this process; the server calls it once, when it is built. Default: nothing.
+    fn receive(&self, sink: ControlSink) {
+        let _ = sink;
+    }
 }
 
 /// The default store: in this process's memory, bounded by [`TaskOptions::max_tasks`] and

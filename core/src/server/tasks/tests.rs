@@ -367,3 +367,59 @@ async fn mcp_name_carries_the_task_id() {
         assert_eq!(got, code, "Mcp-Name {name}");
     }
 }
+
+/// The next notification of a listen stream, as sent.
+async fn next_notification(ex: &mut crate::server::Exchange) -> Value {
+    let next = tokio::time::timeout(Duration::from_secs(10), ex.next()).await.expect("a notification in time");
+    match next {
+        Some(Outgoing::Notification(n)) => serde_json::to_value(n).unwrap(),
+        other => panic!("expected a notification, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn listen_streams_follow_their_callers_tasks_to_the_end() {
+    let s = server();
+    let id = call(&s, "ask_two", json!({})).await["taskId"].as_str().unwrap().to_owned();
+    let listen = |ids: Value| request("subscriptions/listen", json!({ "notifications": { "taskIds": ids } }), true);
+
+    // Another caller names the task: nothing is promised, nothing is sent.
+    let mut theirs = s.handle_request(listen(json!([id])), &tc("mallory"));
+    let ack = next_notification(&mut theirs).await;
+    assert_eq!(ack["params"]["notifications"], json!({}), "another caller's task is not followed");
+
+    let mut ex = s.handle_request(listen(json!([id, "unknown"])), &tc(PRINCIPAL));
+    let ack = next_notification(&mut ex).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]), "only the caller's known tasks");
+    // First the task as it is now, then every change: each a whole DetailedTask.
+    let mut seen = Vec::new();
+    loop {
+        let n = next_notification(&mut ex).await;
+        check("TaskStatusNotification", &n);
+        assert_eq!(n["params"]["taskId"], id.as_str());
+        let status = n["params"]["status"].as_str().unwrap().to_owned();
+        if status == "input_required" && n["params"]["inputRequests"].as_object().unwrap().len() == 2 {
+            let answer = |name: &str| json!({ "action": "accept", "content": { "name": name } });
+            let update =
+                json!({ "taskId": id, "inputResponses": { "first": answer("Ada"), "second": answer("Alan") } });
+            send_as(&s, PRINCIPAL, request("tasks/update", update, true), "UpdateTaskResult").await.unwrap();
+        }
+        seen.push(status.clone());
+        if status == "completed" {
+            assert_eq!(n["params"]["result"]["content"][0]["text"], "\"Ada\" and \"Alan\"");
+            break;
+        }
+    }
+    assert!(seen.contains(&"input_required".to_owned()), "{seen:?}");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), theirs.next()).await.is_err(),
+        "the other caller's stream heard nothing"
+    );
+
+    let e = send_as(&s, PRINCIPAL, listen(json!([1])), "Result").await.unwrap_err();
+    assert_eq!(e["code"], -32602);
+    let many: Vec<String> = (0..1001).map(|i| i.to_string()).collect();
+    let e = send_as(&s, PRINCIPAL, listen(json!(many)), "Result").await.unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("at most 1000"), "{e}");
+}

@@ -41,6 +41,8 @@ struct Issuer {
     keys: Mutex<Value>,
     introspection: Mutex<Vec<(String, Value)>>,
     introspection_down: std::sync::atomic::AtomicBool,
+    /// How long the key set takes to come (ms): an issuer that hangs.
+    jwks_delay_ms: std::sync::atomic::AtomicU64,
     jwks_fetches: AtomicUsize,
     introspections: AtomicUsize,
     credentials: Mutex<Vec<String>>,
@@ -54,6 +56,7 @@ async fn issuer() -> Arc<Issuer> {
         keys: Mutex::new(json!({ "keys": [jwk("a", PUB_A)] })),
         introspection: Mutex::new(Vec::new()),
         introspection_down: false.into(),
+        jwks_delay_ms: 0.into(),
         jwks_fetches: AtomicUsize::new(0),
         introspections: AtomicUsize::new(0),
         credentials: Mutex::new(Vec::new()),
@@ -92,6 +95,8 @@ async fn answer(
         ),
         "/jwks" => {
             issuer.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+            let delay = issuer.jwks_delay_ms.load(Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
             (StatusCode::OK, issuer.keys.lock().unwrap().clone())
         }
         "/introspect" => {
@@ -284,6 +289,54 @@ async fn opaque_tokens_are_introspected_and_the_answer_reused_until_it_expires()
     issuer.introspection_down.store(true, Ordering::SeqCst);
     let e = fresh.verify("other".into()).await.unwrap_err();
     assert!(e.message().contains("server_error: down"), "{e}");
+}
+
+#[tokio::test]
+async fn tokens_naming_held_keys_never_wait_for_a_key_set_fetch() {
+    let issuer = issuer().await;
+    let auth = Arc::new(auth(&issuer, json!({ "jwt": {} })));
+    assert!(auth.verify(sign(KEY_A, Some("a"), claims(&issuer))).await.unwrap().is_some());
+    // The issuer now hangs; a token naming an unknown key makes the verifier fetch the set.
+    issuer.jwks_delay_ms.store(3_000, Ordering::SeqCst);
+    let unknown = tokio::spawn({
+        let (auth, token) = (auth.clone(), sign(KEY_B, Some("b"), claims(&issuer)));
+        async move { auth.verify(token).await }
+    });
+    while issuer.jwks_fetches.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    for _ in 0..20 {
+        assert!(auth.verify(sign(KEY_A, Some("a"), claims(&issuer))).await.unwrap().is_some());
+    }
+    assert!(!unknown.is_finished(), "the held key answered while the fetch for the unknown one still hung");
+    assert_eq!(unknown.await.unwrap().unwrap(), None, "the fetched set has no key b");
+    assert_eq!(issuer.jwks_fetches.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_failing_issuer_is_asked_again_only_after_a_back_off_and_refusals_are_remembered() {
+    let issuer = issuer().await;
+    let auth = auth(&issuer, json!({ "introspection": { "clientId": "mcp-server", "cacheMs": 60000 } }));
+    let asked = || issuer.introspections.load(Ordering::SeqCst);
+    // A revoked (inactive) token replayed: the issuer is asked once.
+    for _ in 0..5 {
+        assert_eq!(auth.verify("revoked".into()).await.unwrap(), None);
+    }
+    assert_eq!(asked(), 1, "a refusal is remembered like an acceptance");
+    // The endpoint fails: the next requests fail at once, without asking, until the back-off.
+    issuer.introspection_down.store(true, Ordering::SeqCst);
+    let e = auth.verify("t1".into()).await.unwrap_err();
+    assert!(e.message().contains("server_error: down"), "{e}");
+    for token in ["t2", "t3", "t4"] {
+        let e = auth.verify(token.into()).await.unwrap_err();
+        assert!(e.message().contains("server_error: down") && e.message().contains("not asked again"), "{e}");
+    }
+    assert_eq!(asked(), 2, "one request asked the failing endpoint; the others failed at once");
+    issuer.introspection_down.store(false, Ordering::SeqCst);
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    issuer.introspection.lock().unwrap().push(("t5".into(), json!({ "active": true, "sub": "carol" })));
+    assert_eq!(auth.verify("t5".into()).await.unwrap().map(|i| i.subject).as_deref(), Some("carol"));
+    assert_eq!(asked(), 3, "asked again once the back-off had passed");
 }
 
 #[test]

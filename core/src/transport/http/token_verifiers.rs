@@ -21,6 +21,15 @@
 //! cannot be reached (no metadata, no keys, the introspection endpoint down) makes the request
 //! `503`, as a verifier that cannot decide does.
 //!
+//! What one client can do to the others: a token naming an unknown key waits for the one fetch
+//! of the key set in flight, while tokens naming held keys never wait for it (a stale set is
+//! fetched again by one request while the others use the keys held); an issuer endpoint that
+//! failed is asked again only after a back-off ([`FIRST_BACKOFF`] doubling to [`MAX_BACKOFF`]),
+//! so that requests fail at once meanwhile instead of queueing behind timeouts; a refused
+//! introspection answer is remembered like an active one (in a table of its own, so that
+//! refused tokens cannot push accepted ones out), so that replaying a revoked token does not
+//! make the server ask the issuer every time.
+//!
 //! What the claims grant is [`TokenInfo::from_claims`](super::auth::TokenInfo::from_claims)'s
 //! business.
 
@@ -35,17 +44,23 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::future::Future;
 use std::str::FromStr;
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::OnceCell;
 
 /// The shortest time between two fetches of the key set caused by an unknown key id.
 pub const MIN_REFETCH: Duration = Duration::from_secs(30);
 /// The claims of a verified token (a JWT's payload, an introspection answer).
 pub type Claims = Map<String, Value>;
 
-/// The most introspection answers kept at once.
+/// The most introspection answers kept at once (as many again of refused tokens).
 pub const MAX_CACHED_INTROSPECTIONS: usize = 10_000;
+/// How long an issuer endpoint that failed is not asked again, after its first failure in a row.
+pub const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest such wait (each failure in a row doubles it).
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// The `jwt` option of bearer auth: access tokens are JWTs signed by the issuer (RFC 9068).
 #[derive(Debug, Clone, Deserialize)]
@@ -189,8 +204,13 @@ pub(crate) struct BuiltInVerifier {
     introspection: Option<IntrospectionOptions>,
     http: OnceCell<HttpClient>,
     metadata: OnceCell<Value>,
-    keys: Mutex<KeyCache>,
-    introspected: std::sync::Mutex<HashMap<[u8; 32], (Claims, Instant)>>,
+    keys: RwLock<KeyCache>,
+    /// Held by the one request fetching the key set.
+    fetching_keys: tokio::sync::Mutex<()>,
+    introspected: Answers<Claims>,
+    refused: Answers<()>,
+    /// The issuer endpoints that failed last time they were asked, by what they serve.
+    unreachable: Mutex<HashMap<&'static str, Unreachable>>,
 }
 
 #[derive(Default)]
@@ -199,6 +219,52 @@ struct KeyCache {
     fetched: Option<Instant>,
     /// When a token naming a key the set lacked last made it fetch the set again.
     refetched_for_unknown: Option<Instant>,
+}
+
+/// What a key-set lookup found: the key, whether the set is fresh, whether a set is held.
+struct Lookup {
+    key: Option<Jwk>,
+    fresh: bool,
+    held: bool,
+}
+
+/// An issuer endpoint that failed: not asked again before `until`.
+struct Unreachable {
+    until: Instant,
+    wait: Duration,
+    message: String,
+}
+
+/// Introspection answers by the SHA-256 of their token, each until a deadline, at most
+/// [`MAX_CACHED_INTROSPECTIONS`]: when full, the expired ones go, then the soonest to expire.
+struct Answers<T>(Mutex<HashMap<[u8; 32], (T, Instant)>>);
+
+impl<T: Clone> Answers<T> {
+    fn new() -> Self {
+        Answers(Mutex::new(HashMap::new()))
+    }
+
+    fn get(&self, digest: &[u8; 32]) -> Option<T> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(digest).filter(|(_, until)| Instant::now() < *until).map(|(v, _)| v.clone())
+    }
+
+    fn insert(&self, digest: [u8; 32], value: T, keep: Duration) {
+        if keep.is_zero() {
+            return;
+        }
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if map.len() >= MAX_CACHED_INTROSPECTIONS {
+            map.retain(|_, (_, until)| *until > now);
+        }
+        if map.len() >= MAX_CACHED_INTROSPECTIONS
+            && let Some(soonest) = map.iter().min_by_key(|(_, (_, until))| *until).map(|(k, _)| *k)
+        {
+            map.remove(&soonest);
+        }
+        map.insert(digest, (value, now + keep));
+    }
 }
 
 impl BuiltInVerifier {
@@ -215,9 +281,34 @@ impl BuiltInVerifier {
             introspection,
             http: OnceCell::new(),
             metadata: OnceCell::new(),
-            keys: Mutex::new(KeyCache::default()),
-            introspected: std::sync::Mutex::new(HashMap::new()),
+            keys: RwLock::new(KeyCache::default()),
+            fetching_keys: tokio::sync::Mutex::new(()),
+            introspected: Answers::new(),
+            refused: Answers::new(),
+            unreachable: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Asks the issuer's `what` endpoint through `ask`, unless it failed a moment ago: then
+    /// fails at once with the same message until its back-off has passed.
+    async fn ask_issuer<T>(&self, what: &'static str, ask: impl Future<Output = Result<T>>) -> Result<T> {
+        let lock = || self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(u) = lock().get(what)
+            && Instant::now() < u.until
+        {
+            return Err(issuer_error(format!("{} (not asked again for {} ms)", u.message, u.wait.as_millis())));
+        }
+        let answer = ask.await;
+        match &answer {
+            Ok(_) => drop(lock().remove(what)),
+            Err(e) => {
+                let mut all = lock();
+                let wait = all.get(what).map_or(FIRST_BACKOFF, |u| (u.wait * 2).min(MAX_BACKOFF));
+                let message = e.message().strip_prefix("bearer auth: ").unwrap_or(e.message()).to_owned();
+                all.insert(what, Unreachable { until: Instant::now() + wait, wait, message });
+            }
+        }
+        answer
     }
 
     /// The verified claims of `token`; `Ok(None)`: the token is refused; `Err`: the issuer could
@@ -238,22 +329,24 @@ impl BuiltInVerifier {
     /// The issuer's metadata (RFC 8414, or OpenID Connect discovery), fetched once.
     async fn metadata(&self) -> Result<&Value> {
         self.metadata
-            .get_or_try_init(|| async {
-                let http = self.http().await?;
-                let urls = wire::authorization_server_metadata_urls(&self.issuer)?;
-                for url in &urls {
-                    if let Some(doc) = wire::get_json(http, url).await? {
-                        if doc.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
-                            return Err(issuer_error(format!(
-                                "the metadata at {url} names the issuer {}, not {}",
-                                doc.get("issuer").unwrap_or(&Value::Null),
-                                self.issuer
-                            )));
+            .get_or_try_init(|| {
+                self.ask_issuer("metadata", async {
+                    let http = self.http().await?;
+                    let urls = wire::authorization_server_metadata_urls(&self.issuer)?;
+                    for url in &urls {
+                        if let Some(doc) = wire::get_json(http, url).await? {
+                            if doc.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
+                                return Err(issuer_error(format!(
+                                    "the metadata at {url} names the issuer {}, not {}",
+                                    doc.get("issuer").unwrap_or(&Value::Null),
+                                    self.issuer
+                                )));
+                            }
+                            return Ok(doc);
                         }
-                        return Ok(doc);
                     }
-                }
-                Err(issuer_error(format!("no metadata for the issuer {} (tried {})", self.issuer, urls.join(", "))))
+                    Err(issuer_error(format!("no metadata for the issuer {} (tried {})", self.issuer, urls.join(", "))))
+                })
             })
             .await
     }
@@ -296,76 +389,116 @@ impl BuiltInVerifier {
     /// The key a token names (or, when it names none, the only key of the set usable with its
     /// algorithm), fetching the set when it is stale or lacks the key.
     async fn key_for(&self, options: &JwtOptions, kid: Option<&str>, alg: Algorithm) -> Result<Option<Jwk>> {
-        let mut cache = self.keys.lock().await;
-        let stale = cache.fetched.is_none_or(|at| at.elapsed() >= options.jwks_cache);
-        if stale {
-            self.refetch(options, &mut cache).await?;
+        // Most tokens: a key of a fresh set, found without waiting for anyone.
+        let found = self.look_up(options, kid, alg);
+        if found.key.is_some() {
+            if !found.fresh {
+                // Stale: one request fetches the set again; the others use the keys held.
+                if let Ok(_one) = self.fetching_keys.try_lock()
+                    && !self.look_up(options, kid, alg).fresh
+                {
+                    self.fetch_keys(options).await?;
+                    return Ok(self.look_up(options, kid, alg).key);
+                }
+            }
+            return Ok(found.key);
         }
-        if let Some(jwk) = cache.set.as_ref().and_then(|set| pick(set, kid, alg)) {
-            return Ok(Some(jwk));
+        // Not held: one fetch at a time; a key id the fresh set lacks (a rotation) fetches it
+        // again at most once every MIN_REFETCH.
+        let _one = self.fetching_keys.lock().await;
+        let found = self.look_up(options, kid, alg);
+        if found.key.is_some() {
+            return Ok(found.key);
         }
-        let may_refetch = cache.refetched_for_unknown.is_none_or(|at| at.elapsed() >= MIN_REFETCH);
-        if kid.is_some() && !stale && may_refetch {
-            cache.refetched_for_unknown = Some(Instant::now());
-            self.refetch(options, &mut cache).await?;
-            return Ok(cache.set.as_ref().and_then(|set| pick(set, kid, alg)));
+        if !found.held || !found.fresh {
+            self.fetch_keys(options).await?;
+            return Ok(self.look_up(options, kid, alg).key);
+        }
+        let may_refetch = {
+            let mut cache = self.keys.write().unwrap_or_else(|e| e.into_inner());
+            let may = cache.refetched_for_unknown.is_none_or(|at| at.elapsed() >= MIN_REFETCH);
+            if may && kid.is_some() {
+                cache.refetched_for_unknown = Some(Instant::now());
+            }
+            may && kid.is_some()
+        };
+        if may_refetch {
+            self.fetch_keys(options).await?;
+            return Ok(self.look_up(options, kid, alg).key);
         }
         Ok(None)
     }
 
-    async fn refetch(&self, options: &JwtOptions, cache: &mut KeyCache) -> Result<()> {
-        let url = self.endpoint(&options.jwks_uri, "jwks_uri").await?;
-        let fetched = async {
-            let doc = wire::get_json(self.http().await?, &url)
-                .await?
-                .ok_or_else(|| issuer_error(format!("the key set at {url} could not be fetched")))?;
-            serde_json::from_value::<JwkSet>(doc)
-                .map_err(|e| issuer_error(format!("the key set at {url} is not a JWK set: {e}")))
+    fn look_up(&self, options: &JwtOptions, kid: Option<&str>, alg: Algorithm) -> Lookup {
+        let cache = self.keys.read().unwrap_or_else(|e| e.into_inner());
+        Lookup {
+            key: cache.set.as_ref().and_then(|set| pick(set, kid, alg)),
+            fresh: cache.fetched.is_some_and(|at| at.elapsed() < options.jwks_cache),
+            held: cache.set.is_some(),
         }
-        .await;
-        match (fetched, &cache.set) {
+    }
+
+    /// Fetches the key set (the caller holds `fetching_keys`). While the issuer cannot be
+    /// reached, the keys held go on serving, and are asked for again after `jwksCacheMs`.
+    async fn fetch_keys(&self, options: &JwtOptions) -> Result<()> {
+        let fetched = self
+            .ask_issuer("jwks", async {
+                let url = self.endpoint(&options.jwks_uri, "jwks_uri").await?;
+                let doc = wire::get_json(self.http().await?, &url)
+                    .await?
+                    .ok_or_else(|| issuer_error(format!("the key set at {url} could not be fetched")))?;
+                serde_json::from_value::<JwkSet>(doc)
+                    .map_err(|e| issuer_error(format!("the key set at {url} is not a JWK set: {e}")))
+            })
+            .await;
+        let mut cache = self.keys.write().unwrap_or_else(|e| e.into_inner());
+        match (fetched, cache.set.is_some()) {
             (Ok(set), _) => {
                 cache.set = Some(set);
                 cache.fetched = Some(Instant::now());
                 Ok(())
             }
-            // Keys held go on serving while the issuer is unreachable; asked again after a while.
-            (Err(e), Some(_)) => {
+            (Err(e), true) => {
                 tracing::warn!(error = %e, "cannot refresh the issuer's keys; using those held");
                 cache.fetched = Some(Instant::now());
                 Ok(())
             }
-            (Err(e), None) => Err(e),
+            (Err(e), false) => Err(e),
         }
     }
 
     async fn introspect(&self, options: &IntrospectionOptions, token: &str) -> Result<Option<Claims>> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((info, until)) = self.introspected.lock().unwrap_or_else(|e| e.into_inner()).get(&digest)
-            && Instant::now() < *until
-        {
-            return Ok(Some(info.clone()));
+        if let Some(claims) = self.introspected.get(&digest) {
+            return Ok(Some(claims));
         }
-        let endpoint = self.endpoint(&options.endpoint, "introspection_endpoint").await?;
-        let mut form = vec![("token", token), ("token_type_hint", "access_token")];
-        let basic = options.client_secret.as_deref().map(|s| wire::basic_credentials(&options.client_id, s));
-        if basic.is_none() {
-            form.push(("client_id", &options.client_id));
-        }
-        let body = Some(("application/x-www-form-urlencoded", wire::form_encode(&form)));
-        let answer = wire::send(self.http().await?, Method::POST, &endpoint, body, basic.as_deref()).await?;
-        if !answer.status.is_success() {
-            return Err(issuer_error(format!(
-                "the introspection endpoint {endpoint} answered {}",
-                answer.oauth_error()
-            )));
-        }
-        let Some(Value::Object(claims)) = answer.json() else {
-            return Err(issuer_error(format!("the introspection endpoint {endpoint} did not answer a JSON object")));
-        };
-        if claims.get("active") != Some(&Value::Bool(true)) {
+        if self.refused.get(&digest).is_some() {
             return Ok(None);
         }
+        let claims = self
+            .ask_issuer("introspection", async {
+                let endpoint = self.endpoint(&options.endpoint, "introspection_endpoint").await?;
+                let mut form = vec![("token", token), ("token_type_hint", "access_token")];
+                let basic = options.client_secret.as_deref().map(|s| wire::basic_credentials(&options.client_id, s));
+                if basic.is_none() {
+                    form.push(("client_id", &options.client_id));
+                }
+                let body = Some(("application/x-www-form-urlencoded", wire::form_encode(&form)));
+                let answer = wire::send(self.http().await?, Method::POST, &endpoint, body, basic.as_deref()).await?;
+                if !answer.status.is_success() {
+                    return Err(issuer_error(format!(
+                        "the introspection endpoint {endpoint} answered {}",
+                        answer.oauth_error()
+                    )));
+                }
+                match answer.json() {
+                    Some(Value::Object(claims)) => Ok(claims),
+                    _ => {
+                        Err(issuer_error(format!("the introspection endpoint {endpoint} did not answer a JSON object")))
+                    }
+                }
+            })
+            .await?;
         let now = unix_now();
         let exp = claims.get("exp").and_then(Value::as_u64);
         let audience_ok = match claims.get("aud") {
@@ -373,23 +506,14 @@ impl BuiltInVerifier {
             Some(aud) => audiences(aud).contains(&self.resource.as_str()),
         };
         let issuer_ok = claims.get("iss").is_none_or(|iss| iss.as_str() == Some(self.issuer.as_str()));
-        if !audience_ok || !issuer_ok || exp.is_some_and(|exp| exp <= now) {
+        let active = claims.get("active") == Some(&Value::Bool(true));
+        if !active || !audience_ok || !issuer_ok || exp.is_some_and(|exp| exp <= now) {
+            // Refused tokens stay refused: an inactive one does not come back to life.
+            self.refused.insert(digest, (), options.cache);
             return Ok(None);
         }
         let left = exp.map_or(options.cache, |exp| options.cache.min(Duration::from_secs(exp - now)));
-        if !left.is_zero() {
-            let mut cache = self.introspected.lock().unwrap_or_else(|e| e.into_inner());
-            let at = Instant::now();
-            if cache.len() >= MAX_CACHED_INTROSPECTIONS {
-                cache.retain(|_, (_, until)| *until > at);
-            }
-            if cache.len() >= MAX_CACHED_INTROSPECTIONS
-                && let Some(soonest) = cache.iter().min_by_key(|(_, (_, until))| *until).map(|(k, _)| *k)
-            {
-                cache.remove(&soonest);
-            }
-            cache.insert(digest, (claims.clone(), at + left));
-        }
+        self.introspected.insert(digest, claims.clone(), left);
         Ok(Some(claims))
     }
 }

@@ -12,9 +12,12 @@ legacy ones sticky by client address (see the README's deployment guide). Checks
 1. a listen stream on each instance hears a change made through each other instance (Redis);
 2. an MRTR call's round 2 completes on another instance than its round 1 (one shared state
    secret), for every pair; elicitation calls through nginx complete;
-3. the conformance server sets pass through nginx: 2026-07-28 37/37, 2025-11-25 30/30;
+3. the conformance server sets pass through nginx: 2026-07-28 37/37 with the tasks-* scenarios
+   of the Tasks extension (each tasks/get, tasks/update, tasks/cancel lands on any instance:
+   the tasks live in the bus's Redis), 2025-11-25 30/30;
 4. killing one instance under load: no call is answered wrongly, calls after it all succeed,
-   a listen stream it carried ends and a new one (elsewhere) hears changes.
+   a listen stream it carried ends and a new one (elsewhere) hears changes, and a task it was
+   running reads `failed` through nginx once its lease (15 s) has passed.
 
 Everything is started and stopped here, on 127.0.0.1; exits 1 on the first failed check.
 """
@@ -207,14 +210,21 @@ META = {
 }
 
 
-def call(url: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One tools/call of `test_input_required_result_request_state`, by hand."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "test_input_required_result_request_state", "arguments": {}, "_meta": META, **params}}
+TASKS_META = {**META, "io.modelcontextprotocol/clientCapabilities": {
+    "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}
+
+
+def call(url: str, params: dict[str, Any], method: str = "tools/call", meta: dict[str, Any] = META,
+         name: str = "test_input_required_result_request_state") -> dict[str, Any]:
+    """One request by hand: a tools/call of `name` (by default
+    `test_input_required_result_request_state`), or `method` with `params` as they are."""
+    if method == "tools/call":
+        params = {"name": name, "arguments": {}, **params}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
     req = urllib.request.Request(url, json.dumps(body).encode(), method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
-        "Mcp-Name": "test_input_required_result_request_state",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method,
+        "Mcp-Name": params.get("taskId", name),
     })
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
@@ -258,7 +268,7 @@ async def mrtr_rounds_spread(fleet: Fleet) -> None:
 def conformance(fleet: Fleet) -> None:
     run = [sys.executable, str(ROOT / "tests" / "conformance" / "run.py"), "server", "--url", fleet.url]
     for args in (
-        ["--requirements", "2026-07-28"],
+        ["--requirements", "2026-07-28", "--extra", "@extension"],
         ["--requirements", "2025-11-25"],
     ):
         r = subprocess.run([*run, *args])
@@ -266,6 +276,31 @@ def conformance(fleet: Fleet) -> None:
         if r.returncode != 0:
             sys.exit(f"fleet: conformance {args[1]} through nginx failed")
         ok(f"conformance {args[1]} through nginx")
+
+
+def start_task_on(fleet: Fleet, name: str) -> str:
+    """A ten-minute task started on instance `name` directly; its id."""
+    created = call(fleet.url_of(name), {"arguments": {"seconds": 600, "label": "doomed"}}, meta=TASKS_META,
+                   name="slow_compute")["result"]
+    assert created["resultType"] == "task" and created["status"] == "working", created
+    status = call(fleet.url, {"taskId": created["taskId"]}, "tasks/get", TASKS_META)["result"]["status"]
+    assert status == "working", status
+    return str(created["taskId"])
+
+
+async def task_of_dead_instance_fails(fleet: Fleet, task_id: str) -> None:
+    """Through nginx (any live instance), the dead instance's task reads failed within its lease."""
+    deadline = time.monotonic() + 30
+    while True:
+        task = call(fleet.url, {"taskId": task_id}, "tasks/get", TASKS_META)["result"]
+        if task["status"] == "failed":
+            assert "stopped before the task ended" in task["statusMessage"], task
+            assert task["error"]["code"] == -32603, task
+            ok("a task of the killed instance reads failed on the others once its lease passed")
+            return
+        assert task["status"] == "working", task
+        assert time.monotonic() < deadline, f"the dead instance's task still reads {task['status']} after 30 s"
+        await asyncio.sleep(0.5)
 
 
 async def kill_one_under_load(fleet: Fleet) -> None:
@@ -288,6 +323,7 @@ async def kill_one_under_load(fleet: Fleet) -> None:
                 answered["right"] += 1
 
     # A listen stream on the instance about to die (directly), and one through nginx.
+    doomed_task = start_task_on(fleet, "c")
     doomed = await Client.connect_http(fleet.url_of("c")).__aenter__()
     doomed_sub = doomed.subscribe(tools_list_changed=True)
     await doomed_sub
@@ -323,6 +359,7 @@ async def kill_one_under_load(fleet: Fleet) -> None:
                 assert (await next_change(sub))["method"] == "notifications/tools/list_changed"
                 await m.call_tool("test_trigger_tool_change")
     ok("the dead instance's listen stream ended; a new one through nginx hears changes")
+    await task_of_dead_instance_fails(fleet, doomed_task)
 
 
 async def main(commands: list[str]) -> None:

@@ -18,8 +18,10 @@ import type {
   ElicitRequestFormParams,
   ElicitRequestParams,
   ElicitResult,
+  Error as JsonRpcErrorObject,
   GetPromptResult,
   Implementation,
+  InputRequests,
   ListPromptsResult,
   ListResourcesResult,
   ListResourceTemplatesResult,
@@ -266,6 +268,48 @@ export interface ToolCallOptions extends CallOptions {
   onLog?: (params: LoggingMessageNotificationParams) => void
 }
 
+/** A task's status (the Tasks extension's `TaskStatus`). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
+
+/**
+ * A task with what its status carries (the Tasks extension's `DetailedTask`, the result of
+ * `tasks/get`): `inputRequests` while `input_required`, `result` once `completed`, `error` once
+ * `failed`.
+ */
+export interface DetailedTask {
+  taskId: string
+  status: TaskStatus
+  statusMessage?: string
+  /** ISO 8601. */
+  createdAt: string
+  /** ISO 8601. */
+  lastUpdatedAt: string
+  /** How long the server keeps the task from its creation; `null` for no limit. */
+  ttlMs: number | null
+  pollIntervalMs?: number
+  inputRequests?: InputRequests
+  result?: CallToolResult
+  error?: JsonRpcErrorObject
+  _meta?: MetaObject
+}
+
+/**
+ * A `tools/call` held as a task (`client.callToolAsTask`, `client.task`). The task outlives
+ * this object: dropping it, or aborting a `result()` with its signal, does not cancel the task;
+ * `cancel()` does.
+ */
+export declare class ToolTask {
+  private constructor()
+  /** The task's id (keep it to pick the task up later), `undefined` when the server answered with the result at once. */
+  readonly taskId: string | undefined
+  /** `tasks/get`: the task's status and what it carries. Rejects with kind `usage` when there is no task. */
+  status(options?: SignalOptions): Promise<DetailedTask>
+  /** The call's result: follows the task to its end as `callTool` does; the signal stops waiting, not the task. */
+  result(options?: SignalOptions): Promise<CallToolResult>
+  /** `tasks/cancel`: the server acknowledges; without a task, nothing to do. */
+  cancel(): Promise<void>
+}
+
 /** An MCP client connected to one server, modern or legacy, over Streamable HTTP or stdio. */
 export declare class Client {
   private constructor()
@@ -323,6 +367,15 @@ export declare class Client {
   listAllPrompts(options?: SignalOptions): Promise<Prompt[]>
   /** `tools/call`; input requests of the server are answered by the input handlers. */
   callTool(name: string, args?: JsonObject, options?: ToolCallOptions): Promise<CallToolResult>
+  /**
+   * `tools/call`, holding the task the server may run it as (the Tasks extension) instead of
+   * following it. When the server answers with the result itself, the handle is already
+   * complete. The callbacks and the signal serve this `tools/call` only; `timeoutMs`, `meta` and
+   * `logLevel` the handle's requests too.
+   */
+  callToolAsTask(name: string, args?: JsonObject, options?: ToolCallOptions): Promise<ToolTask>
+  /** The `ToolTask` of a task created earlier, from its id alone (e.g. after a restart); sends nothing. */
+  task(taskId: string): ToolTask
   /** `resources/read`. */
   readResource(uri: string, options?: CallOptions): Promise<ReadResourceResult>
   /** `prompts/get`. */

@@ -47,6 +47,10 @@ export declare class NativeClient {
   listAll(what: string, cancel?: CancelToken | undefined | null): Promise<string>
   /** `tools/call`. */
   callTool(name: string, argumentsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
+  /** `tools/call` held as a task (the core's `Client::call_tool_as_task`): the handle. */
+  callToolAsTask(name: string, argumentsJson?: string | undefined | null, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, onLog?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<NativeToolTask>
+  /** The handle of a task created earlier (the core's `Client::task`); sends nothing. */
+  task(taskId: string): NativeToolTask
   /** `resources/read`. */
   readResource(uri: string, config?: CallConfig | undefined | null, onProgress?: ((json: string) => void) | undefined | null, cancel?: CancelToken | undefined | null): Promise<string>
   /** `prompts/get` (arguments a JSON object of strings). */
@@ -191,6 +195,21 @@ export declare class NativeSubscription {
   get acknowledged(): string
   /** Ends the subscription; nothing is delivered after this returns. */
   close(): void
+}
+
+/**
+ * A `tools/call` held as a task (the core's `ToolTask`; the JavaScript `ToolTask` wraps it).
+ * Dropping it does not cancel the task; a `cancel` token stops a wait, not the task.
+ */
+export declare class NativeToolTask {
+  /** The task's id, none when the server answered with the result at once. */
+  get taskId(): string | null
+  /** `tasks/get`: the `DetailedTask` as JSON. */
+  status(cancel?: CancelToken | undefined | null): Promise<string>
+  /** The call's result as JSON, the task followed to its end. */
+  result(cancel?: CancelToken | undefined | null): Promise<string>
+  /** `tasks/cancel`. */
+  cancel(): Promise<void>
 }
 
 /** The context of one request being handled by a JavaScript handler. */

@@ -843,6 +843,7 @@ module.exports.NativeMount = nativeBinding.NativeMount
 module.exports.NativeResponse = nativeBinding.NativeResponse
 module.exports.NativeServer = nativeBinding.NativeServer
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.NativeToolTask = nativeBinding.NativeToolTask
 module.exports.RequestCtx = nativeBinding.RequestCtx
 module.exports.applySchemaDefaults = nativeBinding.applySchemaDefaults
 module.exports.completeCall = nativeBinding.completeCall

@@ -251,6 +251,14 @@ typedef struct mcpaxle_server mcpaxle_server;
 typedef struct mcpaxle_subscription mcpaxle_subscription;
 
 /**
+ * A `tools/call` held as a task, from `mcpaxle_client_call_tool_as_task` or
+ * `mcpaxle_client_task`. The task outlives the handle: **`mcpaxle_tool_task_free` does not
+ * cancel the task** (`mcpaxle_tool_task_cancel` does); keep its id to pick it up again, even
+ * from another process, with `mcpaxle_client_task`.
+ */
+typedef struct mcpaxle_tool_task mcpaxle_tool_task;
+
+/**
  * Receives one notification as JSON, borrowed for the duration of the callback: the params of
  * `notifications/message` (log callbacks), of `notifications/progress` (progress callbacks),
  * or a whole notification `{"method": ..., "params": ...}` (subscriptions; NULL marks the end
@@ -298,6 +306,20 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
 typedef void (*mcpaxle_authorization_handler)(void *user_data,
                                               const char *authorization_url,
                                               struct mcpaxle_reply *reply);
+
+/**
+ * Receives the outcome of `mcpaxle_client_call_tool_as_task_async`, exactly once: `code` is
+ * `MCPAXLE_OK` and `task` the new handle (the caller's: `mcpaxle_tool_task_free`), or an error
+ * code, `task` NULL and `error_json` the error as `{"code": <JSON-RPC code>, "message": "...",
+ * "data": ...}` (borrowed for the duration of the callback; NULL on success).
+ *
+ * Thread: a thread of the runtime's blocking pool (blocking is allowed, including blocking
+ * mcpaxle calls).
+ */
+typedef void (*mcpaxle_tool_task_handler)(void *user_data,
+                                          enum mcpaxle_result code,
+                                          struct mcpaxle_tool_task *task,
+                                          const char *error_json);
 
 /**
  * A middleware: called once per request (see `mcpaxle_server_use_middleware`).
@@ -1078,6 +1100,130 @@ enum mcpaxle_result mcpaxle_client_options_set_oauth(struct mcpaxle_client_optio
                                                      const char *oauth_json,
                                                      mcpaxle_authorization_handler authorize,
                                                      void *user_data);
+
+/**
+ * `tools/call` of tool `name` with `arguments_json` (an object, or NULL for none), holding the
+ * task the server may run it as instead of following it. When the server answers with the
+ * result itself (the tool does not run as a task), the handle is already complete:
+ * `mcpaxle_tool_task_id` gives NULL and `mcpaxle_tool_task_result` that result. The call's
+ * progress and log callbacks and cancel token serve this `tools/call` only; its `timeoutMs`,
+ * `meta` and `logLevel` the handle's requests too.
+ *
+ * Blocking. Ownership: the arguments are borrowed; `*out` is the caller's
+ * (`mcpaxle_tool_task_free`, before the client's). Thread: any thread that is not an async
+ * runtime worker.
+ */
+enum mcpaxle_result mcpaxle_client_call_tool_as_task(struct mcpaxle_client *client,
+                                                     const char *name,
+                                                     const char *arguments_json,
+                                                     const struct mcpaxle_call_options *options,
+                                                     struct mcpaxle_tool_task **out);
+
+/**
+ * `mcpaxle_client_call_tool_as_task`, async: returns at once (or with an error code, and no
+ * callback, when the arguments are bad); `callback` then runs exactly once with the handle or
+ * the error, also when the client is freed first (`MCPAXLE_ERR_CANCELLED`). `user_data` must
+ * stay valid until it ran. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_client_call_tool_as_task_async(struct mcpaxle_client *client,
+                                                           const char *name,
+                                                           const char *arguments_json,
+                                                           const struct mcpaxle_call_options *options,
+                                                           void *user_data,
+                                                           mcpaxle_tool_task_handler callback);
+
+/**
+ * The handle of the task `task_id`, created earlier by a `tools/call` (by this client, or by
+ * another with the same credentials, e.g. before the program restarted). Sends nothing: an
+ * unknown id fails at the handle's first request.
+ *
+ * Ownership: `task_id` is borrowed; `*out` is the caller's (`mcpaxle_tool_task_free`, before
+ * the client's). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_client_task(struct mcpaxle_client *client,
+                                        const char *task_id,
+                                        struct mcpaxle_tool_task **out);
+
+/**
+ * The task's id: `*task_id` is a new string (the caller's: `mcpaxle_string_free`), or NULL
+ * when the server answered with the result at once (there is no task). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_tool_task_id(struct mcpaxle_tool_task *task, char **task_id);
+
+/**
+ * `tasks/get`: the task's `DetailedTask` (`taskId`, `status` — "working", "input_required",
+ * "completed", "failed" or "cancelled" —, `statusMessage`, and `inputRequests`, `result` or
+ * `error` as the status has them). `MCPAXLE_ERR_USAGE` when there is no task (the server
+ * answered with the result: see `mcpaxle_tool_task_result`). Of `options` (may be NULL), only
+ * the cancel token applies.
+ *
+ * Blocking: `*result_json` receives the object (the caller's: `mcpaxle_string_free`).
+ * Thread: any thread that is not an async runtime worker.
+ */
+enum mcpaxle_result mcpaxle_tool_task_status(struct mcpaxle_tool_task *task,
+                                             const struct mcpaxle_call_options *options,
+                                             char **result_json);
+
+/**
+ * `mcpaxle_tool_task_status`, async: returns at once (or with an error code, and no callback,
+ * when the arguments are bad); `callback` then runs exactly once with the outcome, also when
+ * the handle or its client is freed first (`MCPAXLE_ERR_CANCELLED`). `user_data` must stay
+ * valid until it ran. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_tool_task_status_async(struct mcpaxle_tool_task *task,
+                                                   const struct mcpaxle_call_options *options,
+                                                   void *user_data,
+                                                   mcpaxle_result_handler callback);
+
+/**
+ * The call's result (a `CallToolResult`): follows the task to its end as
+ * `mcpaxle_client_call_tool` does (polling at the server's `pollIntervalMs`, answering its
+ * input requests with the client's input handlers). A failed task is its error code, a
+ * cancelled one `MCPAXLE_ERR_CANCELLED`. The cancel token of `options` (may be NULL; nothing
+ * else of it applies) stops the wait, not the task. Without a task, the result the server
+ * answered with.
+ *
+ * Blocking: `*result_json` receives the object (the caller's: `mcpaxle_string_free`).
+ * Thread: any thread that is not an async runtime worker.
+ */
+enum mcpaxle_result mcpaxle_tool_task_result(struct mcpaxle_tool_task *task,
+                                             const struct mcpaxle_call_options *options,
+                                             char **result_json);
+
+/**
+ * `mcpaxle_tool_task_result`, async; the callback as `mcpaxle_tool_task_status_async`'s.
+ */
+enum mcpaxle_result mcpaxle_tool_task_result_async(struct mcpaxle_tool_task *task,
+                                                   const struct mcpaxle_call_options *options,
+                                                   void *user_data,
+                                                   mcpaxle_result_handler callback);
+
+/**
+ * `tasks/cancel`: asks the server to cancel the task. The server only acknowledges it: the
+ * task may still end otherwise if its work finished first (`mcpaxle_tool_task_status` tells).
+ * Without a task there is nothing to cancel: `MCPAXLE_OK` at once. Blocking. Thread: any
+ * thread that is not an async runtime worker.
+ */
+enum mcpaxle_result mcpaxle_tool_task_cancel(struct mcpaxle_tool_task *task);
+
+/**
+ * `mcpaxle_tool_task_cancel`, async: `callback` runs exactly once, with `{}` on success; as
+ * `mcpaxle_tool_task_status_async`'s otherwise.
+ */
+enum mcpaxle_result mcpaxle_tool_task_cancel_async(struct mcpaxle_tool_task *task,
+                                                   void *user_data,
+                                                   mcpaxle_result_handler callback);
+
+/**
+ * Frees a task handle; **the task itself goes on** (cancel it first with
+ * `mcpaxle_tool_task_cancel` if that is what you want). NULL is a no-op. Pending `_async`
+ * calls of the handle end with `MCPAXLE_ERR_CANCELLED`; their callbacks have run before this
+ * returns, and no callback of the handle runs after it returns.
+ *
+ * Ownership: takes the handle. Thread: any thread that is not an async runtime worker; not
+ * while another thread is inside a function taking this handle.
+ */
+void mcpaxle_tool_task_free(struct mcpaxle_tool_task *task);
 
 /**
  * Asks the client for input through elicitation (`elicitation/create`; `params_json` is an

@@ -236,7 +236,7 @@ pub unsafe extern "C" fn mcpaxle_call_options_free(options: *mut mcpaxle_call_op
 #[derive(Clone, Default)]
 pub(crate) struct CallSpec {
     json: CallOptions,
-    cancel: Option<CancellationToken>,
+    pub(crate) cancel: Option<CancellationToken>,
     on_progress: Option<Target<NotifyFn>>,
     on_log: Option<Target<NotifyFn>>,
 }
@@ -414,15 +414,15 @@ fn input_handler(owner: &Arc<Owner>, target: Target<InputFn>) -> InputHandler {
 
 /// A connected MCP client, from `mcpaxle_client_connect_http` or `_stdio`.
 pub struct mcpaxle_client {
-    client: Client,
-    owner: Arc<Owner>,
+    pub(crate) client: Client,
+    pub(crate) owner: Arc<Owner>,
     /// Cancelled by `mcpaxle_client_free`: pending `_async` calls end with MCPAXLE_ERR_CANCELLED.
-    freed: CancellationToken,
+    pub(crate) freed: CancellationToken,
     /// Keeps the log notifier alive as long as the client.
     _log: Option<mpsc::UnboundedSender<Note>>,
 }
 
-fn client_ref<'a>(p: *const mcpaxle_client) -> FfiResult<&'a mcpaxle_client> {
+pub(crate) fn client_ref<'a>(p: *const mcpaxle_client) -> FfiResult<&'a mcpaxle_client> {
     // SAFETY: callers pass NULL or a live handle, per their contract.
     unsafe { p.as_ref() }.ok_or_else(|| FfiError::null("client"))
 }
@@ -601,12 +601,15 @@ pub unsafe extern "C" fn mcpaxle_client_clear_cache(client: *mut mcpaxle_client)
 }
 
 /// A client method: the core call, made with the call's options.
-pub(crate) type Method =
-    Box<dyn FnOnce(Client, CallOptions) -> futures_util::future::BoxFuture<'static, Result<Value, Error>> + Send>;
+pub(crate) type Method = MethodOf<Value>;
+
+/// A client method whose outcome is a `T` (a [`Method`]'s is JSON).
+pub(crate) type MethodOf<T> =
+    Box<dyn FnOnce(Client, CallOptions) -> futures_util::future::BoxFuture<'static, Result<T, Error>> + Send>;
 
 /// Runs a method with the call's options: progress and log callbacks are delivered (all of
 /// them) before this completes.
-async fn run(client: Client, owner: Arc<Owner>, spec: CallSpec, method: Method) -> Result<Value, Error> {
+pub(crate) async fn run<T>(client: Client, owner: Arc<Owner>, spec: CallSpec, method: MethodOf<T>) -> Result<T, Error> {
     let mut options = spec.json;
     options.cancel = spec.cancel;
     let mut queues = Vec::new();
@@ -635,6 +638,12 @@ async fn run(client: Client, owner: Arc<Owner>, spec: CallSpec, method: Method) 
         }
     }
     result
+}
+
+/// An error as an `_async` callback gets it: `{"code": <JSON-RPC code>, "message": ..., "data": ...}`.
+pub(crate) fn error_json(e: &Error) -> String {
+    let o = e.to_error_object();
+    json!({ "code": o.code, "message": o.message, "data": o.data }).to_string()
 }
 
 pub(crate) fn to_value<T: serde::Serialize>(r: Result<T, Error>) -> Result<Value, Error> {
@@ -679,13 +688,7 @@ pub(crate) fn call_async(
         };
         let (code, json) = match outcome {
             Ok(v) => (mcpaxle_result::MCPAXLE_OK, v.to_string()),
-            Err(e) => {
-                let o = e.to_error_object();
-                (
-                    mcpaxle_result::of_kind(e.kind()),
-                    json!({ "code": o.code, "message": o.message, "data": o.data }).to_string(),
-                )
-            }
+            Err(e) => (mcpaxle_result::of_kind(e.kind()), error_json(&e)),
         };
         let json = CString::new(json).unwrap_or_default();
         let _ = tokio::task::spawn_blocking(move || {

@@ -20,6 +20,7 @@ pub mod client;
 pub mod client_methods;
 pub mod client_methods_ffi;
 pub mod client_oauth;
+pub mod client_tasks;
 pub mod context;
 pub mod ffi;
 pub mod json;

@@ -342,6 +342,35 @@ class Client {
     }
   }
 
+  /**
+   * `tools/call`, holding the task the server may run it as (the Tasks extension) instead of
+   * following it: resolves with a `ToolTask` (`taskId`, `status()`, `result()`, `cancel()`).
+   * When the server answers with the result itself, the handle is already complete (`taskId`
+   * is `undefined`, `result()` resolves with it). Options as `callTool`'s: the callbacks and
+   * the signal serve this `tools/call` only, `timeoutMs`, `meta` and `logLevel` the handle's
+   * requests too. Dropping the handle does not cancel the task; `cancel()` does.
+   */
+  callToolAsTask(name, args, options) {
+    return attempt(() => {
+      const argsJson = args == null ? undefined : JSON.stringify(args)
+      const config = callConfig(options)
+      const onProgress = eventCallback(options?.onProgress)
+      const onLog = eventCallback(options?.onLog)
+      return withSignal(options?.signal, (token) =>
+        this.#native.callToolAsTask(String(name), argsJson, config, onProgress, onLog, token).then((n) => new ToolTask(n), rethrow),
+      )
+    })
+  }
+
+  /**
+   * The `ToolTask` of a task created earlier, from its id alone (by this client or another one
+   * with the same credentials, e.g. before the application restarted). Sends nothing: an
+   * unknown id fails at the first request.
+   */
+  task(taskId) {
+    return sync(() => new ToolTask(this.#native.task(String(taskId))))
+  }
+
   /** `resources/read`; options: `onProgress`, `signal`, `timeoutMs`, `meta`, `bypassCache`. */
   readResource(uri, options = {}) {
     return attempt(() => {
@@ -424,7 +453,45 @@ class Client {
   }
 }
 
-module.exports = { Client }
+/**
+ * A `tools/call` held as a task (`client.callToolAsTask`, `client.task`). The task outlives this
+ * object: dropping it, or aborting a `result()` with its signal, does not cancel the task;
+ * `cancel()` does.
+ */
+class ToolTask {
+  #native
+
+  /** @private use client.callToolAsTask() / client.task() */
+  constructor(nativeTask) {
+    if (!(nativeTask instanceof native.NativeToolTask)) throw usage('use client.callToolAsTask() or client.task()')
+    this.#native = nativeTask
+  }
+
+  /** The task's id (keep it to pick the task up later), `undefined` when the server answered with the result at once. */
+  get taskId() {
+    return this.#native.taskId ?? undefined
+  }
+
+  /** `tasks/get`: the task's status and what it carries; options: `signal`. Rejects with kind `usage` when there is no task. */
+  status(options) {
+    return attempt(() => withSignal(options?.signal, (token) => this.#native.status(token).then(parse, rethrow)))
+  }
+
+  /**
+   * The call's result: follows the task to its end as `callTool` does (answering its input
+   * requests with the client's input handlers); options: `signal` (stops waiting, not the task).
+   */
+  result(options) {
+    return attempt(() => withSignal(options?.signal, (token) => this.#native.result(token).then(parse, rethrow)))
+  }
+
+  /** `tasks/cancel`: the server acknowledges; without a task, nothing to do. */
+  cancel() {
+    return attempt(() => this.#native.cancel().catch(rethrow))
+  }
+}
+
+module.exports = { Client, ToolTask }
 
 /**
  * Fills the members of an elicitation answer's `content` that `requestedSchema` gives a

@@ -8,7 +8,7 @@ use crate::errors::{self, parse_json, to_text, usage};
 use crate::runtime;
 use crate::server::NativeServer;
 use crate::subscription::NativeSubscription;
-use mcpaxle::client::{CallOptions, Client, ClientOptions};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, ToolTask};
 use mcpaxle::schema::{CompleteRequestArgument, CompleteRequestContext, CompletionReference, SubscriptionFilter};
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
@@ -244,6 +244,34 @@ impl NativeClient {
         runtime::promise(env, async move { to_text(&c.call_tool(&name, args, options).await?) })
     }
 
+    /// `tools/call` held as a task (the core's `Client::call_tool_as_task`): the handle.
+    #[napi]
+    #[allow(clippy::too_many_arguments)] // the native layer takes each option as it is
+    pub fn call_tool_as_task<'env>(
+        &self,
+        env: &'env Env,
+        name: String,
+        arguments_json: Option<String>,
+        config: Option<CallConfig>,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_progress: Option<EventFn>,
+        #[napi(ts_arg_type = "((json: string) => void) | undefined | null")] on_log: Option<EventFn>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, NativeToolTask>> {
+        let c = self.client.clone();
+        let args = parse_json(arguments_json.as_deref(), "the tool arguments")?;
+        let options = call_options(config, on_progress, on_log, cancel)?;
+        runtime::promise(
+            env,
+            async move { Ok(NativeToolTask { task: c.call_tool_as_task(&name, args, options).await? }) },
+        )
+    }
+
+    /// The handle of a task created earlier (the core's `Client::task`); sends nothing.
+    #[napi]
+    pub fn task(&self, task_id: String) -> NativeToolTask {
+        NativeToolTask { task: self.client.task(&task_id) }
+    }
+
     /// `resources/read`.
     #[napi]
     pub fn read_resource<'env>(
@@ -356,6 +384,45 @@ impl NativeClient {
             c.close().await;
             Ok(())
         })
+    }
+}
+
+/// A `tools/call` held as a task (the core's `ToolTask`; the JavaScript `ToolTask` wraps it).
+/// Dropping it does not cancel the task; a `cancel` token stops a wait, not the task.
+#[napi]
+pub struct NativeToolTask {
+    task: ToolTask,
+}
+
+#[napi]
+impl NativeToolTask {
+    /// The task's id, none when the server answered with the result at once.
+    #[napi(getter)]
+    pub fn task_id(&self) -> Option<String> {
+        self.task.task_id().map(str::to_owned)
+    }
+
+    /// `tasks/get`: the `DetailedTask` as JSON.
+    #[napi]
+    pub fn status<'env>(&self, env: &'env Env, cancel: Option<&CancelToken>) -> Result<PromiseRaw<'env, String>> {
+        let t = self.task.clone();
+        let cancel = cancel.map(CancelToken::token);
+        runtime::promise(env, async move { to_text(&until_cancelled(cancel, "tasks/get", t.status()).await?) })
+    }
+
+    /// The call's result as JSON, the task followed to its end.
+    #[napi]
+    pub fn result<'env>(&self, env: &'env Env, cancel: Option<&CancelToken>) -> Result<PromiseRaw<'env, String>> {
+        let t = self.task.clone();
+        let cancel = cancel.map(CancelToken::token);
+        runtime::promise(env, async move { to_text(&until_cancelled(cancel, "tasks/get", t.result()).await?) })
+    }
+
+    /// `tasks/cancel`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn cancel<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let t = self.task.clone();
+        runtime::promise(env, async move { t.cancel().await })
     }
 }
 

@@ -3,6 +3,7 @@
 // (polling `tasks/get`, answering input requests through `tasks/update`), the handler sees its
 // task id, its asks are answered by the client's input handlers, `tasks/cancel` aborts its
 // `ctx.signal`, a protocol error fails the task, and `deferTask` starts the task on request.
+// The explicit handle (`callToolAsTask`, `task`) polls, follows and cancels such a task.
 
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -14,7 +15,7 @@ const NO_ARGS = { type: 'object', properties: {} }
 describe('tasks (taskSupport) in a JavaScript server', () => {
   let handle
   let client
-  const seen = { taskIds: {}, aborted: false, started: null }
+  const seen = { taskIds: {}, aborted: false, started: null, waitsAborted: false }
   const h = handlers()
   before(async () => {
     const server = new Server({ name: 'tasks', version: '1.0.0', tasks: { pollIntervalMs: 20 } })
@@ -66,6 +67,15 @@ describe('tasks (taskSupport) in a JavaScript server', () => {
         },
         { taskSupport: 'optional', deferTask: true },
       )
+      .tool(
+        { name: 'waits', inputSchema: NO_ARGS },
+        async (_a, ctx) => {
+          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+          seen.waitsAborted = true
+          return 'stopped'
+        },
+        { taskSupport: 'optional' },
+      )
     handle = await server.serveHttp({ host: '127.0.0.1', port: 0 })
     client = await Client.connectHttp(handle.url, { cache: false, onElicitation: h.onElicitation })
   })
@@ -105,6 +115,66 @@ describe('tasks (taskSupport) in a JavaScript server', () => {
   test('deferTask: the call becomes a task when the handler starts it', async () => {
     assert.equal(text(await client.callTool('deferred', {})), 'before: none, after: a task')
     assert.equal(seen.started, true)
+  })
+
+  async function statusUntil(task, status) {
+    const end = Date.now() + 10000
+    for (;;) {
+      const current = await task.status()
+      if (current.status === status) return current
+      assert.ok(Date.now() < end, `task ${task.taskId} stayed ${current.status}, never ${status}`)
+      await sleep(20)
+    }
+  }
+
+  test('callToolAsTask: the handle shows the input request, result() answers it and follows the task', async () => {
+    const task = await client.callToolAsTask('ask', {})
+    assert.match(task.taskId, /^[A-Za-z0-9_-]{16,}$/)
+    const waiting = await statusUntil(task, 'input_required')
+    assert.equal(waiting.taskId, task.taskId)
+    assert.equal(waiting.inputRequests.name.method, 'elicitation/create')
+    assert.equal(text(await task.result()), 'Hello, Ada!')
+    const done = await task.status()
+    assert.equal(done.status, 'completed')
+    assert.equal(text(done.result), 'Hello, Ada!')
+    // Picked up again from its id alone, by another client (as after a restart).
+    const other = await Client.connectHttp(handle.url, { cache: false })
+    try {
+      assert.equal(text(await other.task(task.taskId).result()), 'Hello, Ada!')
+    } finally {
+      await other.close()
+    }
+  })
+
+  test('callToolAsTask: a failed task, and a tool that answers at once', async () => {
+    const failing = await client.callToolAsTask('broken', {})
+    await assert.rejects(failing.result(), (e) => e.kind === 'invalid_params' && /bad input for the job/.test(e.message))
+    assert.equal((await failing.status()).error.code, -32602)
+    const atOnce = await client.callToolAsTask('plain', {})
+    assert.equal(atOnce.taskId, undefined)
+    assert.equal(text(await atOnce.result()), 'plain')
+    await assert.rejects(atOnce.status(), (e) => e.kind === 'usage')
+    await atOnce.cancel()
+  })
+
+  test('callToolAsTask: aborting a wait leaves the task running; cancel() cancels it', async () => {
+    const task = await client.callToolAsTask('waits', {})
+    const controller = new AbortController()
+    const waiting = task.result({ signal: controller.signal })
+    await sleep(100)
+    controller.abort()
+    await assert.rejects(waiting, (e) => e.kind === 'cancelled')
+    await sleep(100)
+    assert.equal(seen.waitsAborted, false)
+    const again = client.task(task.taskId)
+    assert.equal((await again.status()).status, 'working')
+    await again.cancel()
+    await statusUntil(again, 'cancelled')
+    await assert.rejects(again.result(), (e) => e.kind === 'cancelled')
+    const end = Date.now() + 5000
+    while (!seen.waitsAborted && Date.now() < end) await sleep(20)
+    assert.ok(seen.waitsAborted, "tasks/cancel did not reach the handler's signal")
+    await assert.rejects(client.task('not-a-task').status(), (e) => e.kind === 'invalid_params')
   })
 
   test('bad task options are usage errors naming the option', () => {

@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type ContentBlock, type FetchHandler, type MountOptions, type NodeHandler, type OAuthOptions, type ServerNotification, type Tool } from '../index'
+import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type DetailedTask, type TaskStatus, type ToolTask, type ContentBlock, type FetchHandler, type MountOptions, type NodeHandler, type OAuthOptions, type ServerNotification, type Tool } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -22,6 +22,15 @@ async function client(): Promise<void> {
     timeoutMs: 1000,
     onProgress: (p) => console.log(p.progress, p.total),
   })
+  // The explicit task handle (the Tasks extension).
+  const job: ToolTask = await c.callToolAsTask('rebuild_index', {}, { timeoutMs: 1000 })
+  const jobId: string | undefined = job.taskId
+  const state: DetailedTask = await job.status({ signal: controller.signal })
+  const status: TaskStatus = state.status
+  if (state.status === 'failed') console.log(state.error?.code)
+  const done: CallToolResult = await (jobId ? c.task(jobId) : job).result()
+  await job.cancel()
+  console.log(status, done.content.length)
   await c.readResource('test://x')
   await c.getPrompt('p', { a: 'b' })
   await c.complete({ type: 'ref/prompt', name: 'p' }, { name: 'a', value: 'x' })

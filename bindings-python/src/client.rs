@@ -8,7 +8,9 @@
 use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::{convert, runtime};
 use futures_util::future::BoxFuture;
-use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, InputHandler, LogCallback, OAuthOptions, Subscription};
+use mcpaxle::client::{
+    CallOptions, Client, ClientOptions, Era, InputHandler, LogCallback, OAuthOptions, Subscription, ToolTask,
+};
 use mcpaxle::schema::{Implementation, SubscriptionFilter};
 use mcpaxle::{Error, Result};
 use pyo3::exceptions::PyTypeError;
@@ -212,6 +214,10 @@ fn make_subscription(s: (Subscription, Value)) -> Make {
     })
 }
 
+fn make_tool_task(task: ToolTask) -> Make {
+    Box::new(move |py| Ok(Py::new(py, PyToolTask { task })?.into_bound(py).into_any()))
+}
+
 fn make_option(v: Option<Value>) -> Make {
     Box::new(move |py| match v {
         Some(v) => convert::to_py(py, &v),
@@ -375,6 +381,34 @@ impl PyClient {
         )
     }
 
+    /// `tools/call` held as a task: an awaitable of a `ToolTask` (the core's
+    /// `Client::call_tool_as_task`).
+    #[pyo3(signature = (bridge, name, arguments=None, options=None))]
+    fn call_tool_as_task<'py>(
+        &self,
+        py: Python<'py>,
+        bridge: &Bound<'py, Bridge>,
+        name: String,
+        arguments: Option<&Bound<'py, PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let b = &bridge.get().inner;
+        let args = arguments.map(convert::from_py).transpose()?.unwrap_or(Value::Null);
+        let (o, forwarder) = call_options(b, options)?;
+        let c = self.client.clone();
+        bridge::awaitable(
+            py,
+            b,
+            async move { delivered(c.call_tool_as_task(&name, args, o), forwarder).await },
+            make_tool_task,
+        )
+    }
+
+    /// The handle of a task created earlier (the core's `Client::task`); sends nothing.
+    fn task(&self, task_id: &str) -> PyToolTask {
+        PyToolTask { task: self.client.task(task_id) }
+    }
+
     /// Every resource (all pages).
     fn list_resources<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
         let c = self.client.clone();
@@ -512,6 +546,40 @@ impl PyClient {
             },
             bridge::make_none,
         )
+    }
+}
+
+/// A `tools/call` held as a task (the core's `ToolTask`). Dropping it does not cancel the
+/// task.
+#[pyclass(frozen, name = "ToolTask", module = "mcpaxle._native")]
+pub struct PyToolTask {
+    task: ToolTask,
+}
+
+#[pymethods]
+impl PyToolTask {
+    /// The task's id, `None` when the server answered with the result at once.
+    #[getter]
+    fn task_id(&self) -> Option<&str> {
+        self.task.task_id()
+    }
+
+    /// `tasks/get`: the `DetailedTask`.
+    fn status<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.task.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(t.status().await?) }, bridge::make_value)
+    }
+
+    /// The call's result, the task followed to its end.
+    fn result<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.task.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { to_json(t.result().await?) }, bridge::make_value)
+    }
+
+    /// `tasks/cancel`.
+    fn cancel<'py>(&self, py: Python<'py>, bridge: &Bound<'py, Bridge>) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.task.clone();
+        bridge::awaitable(py, &bridge.get().inner, async move { t.cancel().await }, bridge::make_none)
     }
 }
 

@@ -85,6 +85,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<middleware::CallNext>()?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<client::PySubscription>()?;
+    m.add_class::<client::PyToolTask>()?;
     m.add_function(wrap_pyfunction!(client::connect_http, m)?)?;
     m.add_function(wrap_pyfunction!(client::connect_stdio, m)?)?;
     m.add_function(wrap_pyfunction!(client::connect_in_memory, m)?)?;

@@ -1,6 +1,8 @@
 """The Tasks extension from Python: ``@server.tool(task_support=...)`` runs an unchanged handler
 as a task for a client that declares ``io.modelcontextprotocol/tasks``; its asks become the
-task's input requests (answered with ``tasks/update``), ``tasks/cancel`` cancels it."""
+task's input requests (answered with ``tasks/update``), ``tasks/cancel`` cancels it. The
+client's explicit handle (``Client.call_tool_as_task``, ``Client.task``) polls, follows and
+cancels such a task."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ from typing import Any
 from conftest import threaded
 from mcpclient import ALL_CAPS
 
-from mcpaxle import Context, Server, ToolError
+import pytest
+
+from mcpaxle import Client, Context, Server, ToolError, ToolTask
+from mcpaxle.errors import Cancelled, InvalidParams, UsageError
 
 TASKS = "io.modelcontextprotocol/tasks"
 CAPS = {**ALL_CAPS, "extensions": {TASKS: {}}}
@@ -134,3 +139,91 @@ async def test_a_deferred_task_asks_through_mrtr_first(serve: Any) -> None:
     assert created["resultType"] == "task" and "requestState" not in created
     done = await threaded(poll)(client, created["taskId"], "completed")
     assert done["result"]["content"][0]["text"] == "Hello, Alice!"
+
+
+async def status_until(task: ToolTask, status: str, timeout: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        current = dict(await task.status())
+        if current["status"] == status:
+            return current
+        assert time.monotonic() < deadline, f"task {task.task_id} stayed {current['status']}, never {status}"
+        await asyncio.sleep(0.02)
+
+
+async def test_call_tool_as_task_returns_a_handle_to_poll_follow_and_cancel() -> None:
+    server = Server("handles", tasks={"poll_interval_ms": 20})
+    cancelled = asyncio.Event()
+
+    @server.tool(task_support="required")
+    async def deploy(ctx: Context) -> str:
+        answer = await ctx.elicit("Deploy to production?", {"confirm": bool}, key="confirm")
+        return f"deployed: {answer.content['confirm']}"
+
+    @server.tool(task_support="optional")
+    async def broken() -> str:
+        raise InvalidParams("bad input for the job")
+
+    @server.tool(task_support="optional")
+    async def forever() -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    @server.tool()
+    def plain() -> str:
+        return "at once"
+
+    def confirm(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async with Client.connect_in_memory(server, on_elicitation=confirm) as client:
+        # The task's question shows in its status; result() answers it and follows to the end.
+        task = await client.call_tool_as_task("deploy")
+        assert task.task_id is not None
+        waiting = await status_until(task, "input_required")
+        assert waiting["taskId"] == task.task_id
+        assert waiting["inputRequests"]["confirm"]["method"] == "elicitation/create"
+        result = await task.result()
+        assert result["content"][0]["text"] == "deployed: True"
+        done = await task.status()
+        assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "deployed: True"
+        # Picked up again from its id alone.
+        assert (await client.task(task.task_id).result())["content"] == result["content"]
+
+        # A failed task: the error in its status, raised by result().
+        failing = await client.call_tool_as_task("broken")
+        with pytest.raises(InvalidParams, match="bad input for the job"):
+            await failing.result()
+        assert (await failing.status())["error"]["code"] == -32602
+
+        # An ordinary tool: the handle is complete at once.
+        at_once = await client.call_tool_as_task("plain")
+        assert at_once.task_id is None
+        assert (await at_once.result())["content"][0]["text"] == "at once"
+        with pytest.raises(UsageError):
+            await at_once.status()
+        await at_once.cancel()
+
+        # Neither dropping the handle nor cancelling a wait cancels the task; cancel() does.
+        running = await client.call_tool_as_task("forever")
+        task_id = running.task_id
+        assert task_id is not None
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(running.result(), 0.1)
+        del running
+        await asyncio.sleep(0.1)
+        assert not cancelled.is_set()
+        again = client.task(task_id)
+        assert (await again.status())["status"] == "working"
+        await again.cancel()
+        await asyncio.wait_for(cancelled.wait(), 5)
+        await status_until(again, "cancelled")
+        with pytest.raises(Cancelled):
+            await again.result()
+
+        with pytest.raises(InvalidParams):
+            await client.task("not-a-task").status()

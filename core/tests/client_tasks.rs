@@ -1,14 +1,15 @@
 //! The client follows a task to its result (the Tasks extension) against mcpaxle's own server
 //! over Streamable HTTP: `call_tool` polls `tasks/get`, answers the task's input requests with
 //! the elicitation handler through `tasks/update`, surfaces a failed task's error, and sends
-//! `tasks/cancel` when the call is cancelled.
+//! `tasks/cancel` when the call is cancelled; and the explicit handle of
+//! `call_tool_as_task`/`task`: its id, `status` (`tasks/get`), `result`, `cancel`.
 
 mod client_common;
 
 use client_common::*;
 use mcpaxle::ErrorKind;
 use mcpaxle::client::{CallOptions, Client};
-use mcpaxle::schema::{CallToolResult, Tool};
+use mcpaxle::schema::{CallToolResult, TaskStatus, Tool};
 use mcpaxle::server::tasks::{TaskOptions, TaskSupport};
 use mcpaxle::server::{RequestContext, Server, ToolOptions};
 use serde_json::{Value, json};
@@ -91,4 +92,104 @@ async fn call_tool_follows_a_task_answers_its_questions_and_cancels_it() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("tasks/cancel did not reach the handler");
+}
+
+/// A server with a task that asks a question, a task that fails, a task that runs until it
+/// is cancelled (setting the flag when its handler is dropped) and an ordinary tool.
+fn handle_server(dropped: Arc<AtomicBool>) -> Server {
+    let poll = TaskOptions { poll_interval: Duration::from_millis(20), ..TaskOptions::default() };
+    let server = Server::builder("tasks", "1").tasks(poll).build();
+    server
+        .add_tool_with(tool("ask_in_task"), task(TaskSupport::Required), |_a: Value, ctx: RequestContext| async move {
+            let form = json!({ "mode": "form", "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } });
+            let answer = ctx.elicit("name", form).await?;
+            Ok(CallToolResult::text(format!("Hello, {}!", answer["content"]["name"].as_str().unwrap_or("?"))))
+        })
+        .unwrap();
+    server
+        .add_tool_with(tool("broken"), task(TaskSupport::Optional), |_a: Value, _c| async {
+            Err::<CallToolResult, _>(mcpaxle::Error::invalid_params("bad input for the job"))
+        })
+        .unwrap();
+    server
+        .add_tool_with(tool("forever"), task(TaskSupport::Optional), move |_a: Value, ctx: RequestContext| {
+            let flag = Flag(dropped.clone());
+            async move {
+                let _flag = flag;
+                ctx.cancelled().await;
+                Ok("never")
+            }
+        })
+        .unwrap();
+    server.add_tool(tool("plain"), |_a: Value, _c| async { Ok("at once") }).unwrap();
+    server
+}
+
+async fn status_until(task: &mcpaxle::client::ToolTask, wanted: TaskStatus) -> mcpaxle::schema::DetailedTask {
+    for _ in 0..300 {
+        let s = task.status().await.unwrap();
+        if s.status == wanted {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the task never became {wanted:?}");
+}
+
+#[tokio::test]
+async fn call_tool_as_task_returns_a_handle_to_poll_follow_and_cancel() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let (_http, url) = serve_http(handle_server(dropped.clone())).await;
+    let client = Client::connect_http(&url, options()).await.unwrap();
+
+    // A task that asks a question: its status shows the input request, its result answers it.
+    let asking = client.call_tool_as_task("ask_in_task", json!({}), CallOptions::new()).await.unwrap();
+    let id = asking.task_id().expect("the server ran the call as a task").to_owned();
+    let waiting = status_until(&asking, TaskStatus::InputRequired).await;
+    assert_eq!(waiting.task_id, id);
+    assert!(waiting.input_requests.unwrap().contains_key("name"));
+    assert_eq!(text_of(&asking.result().await.unwrap()), "Hello, Ada!");
+    let done = asking.status().await.unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.result.unwrap()["content"][0]["text"], "Hello, Ada!");
+
+    // Picked up from its id alone, by another client (as after a restart).
+    let other = Client::connect_http(&url, options()).await.unwrap();
+    assert_eq!(text_of(&other.task(&id).result().await.unwrap()), "Hello, Ada!");
+
+    // A failed task: its status carries the error, its result is that error.
+    let broken = client.call_tool_as_task("broken", json!({}), CallOptions::new()).await.unwrap();
+    let e = broken.result().await.unwrap_err();
+    assert_eq!((e.code(), e.message()), (-32602, "bad input for the job"));
+    assert_eq!(broken.status().await.unwrap().error.unwrap().code, -32602);
+
+    // An ordinary tool: the handle is already complete.
+    let plain = client.call_tool_as_task("plain", json!({}), CallOptions::new()).await.unwrap();
+    assert_eq!(plain.task_id(), None);
+    assert_eq!(text_of(&plain.result().await.unwrap()), "at once");
+    assert_eq!(plain.status().await.unwrap_err().kind(), ErrorKind::Usage);
+    plain.cancel().await.unwrap();
+
+    // Dropping a handle, or a result future, does not cancel the task; cancel does.
+    let forever = client.call_tool_as_task("forever", json!({}), CallOptions::new()).await.unwrap();
+    let id = forever.task_id().unwrap().to_owned();
+    let _ = tokio::time::timeout(Duration::from_millis(100), forever.result()).await.unwrap_err();
+    drop(forever);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!dropped.load(Ordering::SeqCst), "dropping the handle cancelled the task");
+    let again = client.task(&id);
+    assert_eq!(again.status().await.unwrap().status, TaskStatus::Working);
+    again.cancel().await.unwrap();
+    status_until(&again, TaskStatus::Cancelled).await;
+    assert_eq!(again.result().await.unwrap_err().kind(), ErrorKind::Cancelled);
+    for _ in 0..200 {
+        if dropped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(dropped.load(Ordering::SeqCst), "tasks/cancel did not reach the handler");
+
+    // An unknown task id fails at its first request.
+    assert!(client.task("no-such-task").status().await.is_err());
 }

@@ -39,7 +39,7 @@ after that cannot use it and gets :class:`~mcpaxle.errors.ForkError`.
 from __future__ import annotations
 
 from ._auth import BearerAuth, TokenInfo
-from ._client import Client, Subscription
+from ._client import Client, DetailedTask, Subscription, TaskStatus, ToolTask
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
 from ._middleware import CallNext, Item, Request
@@ -61,6 +61,7 @@ __all__ = [
     "ConnectionLimits",
     "Context",
     "Cors",
+    "DetailedTask",
     "ElicitResult",
     "EmbeddedResource",
     "Field",
@@ -78,9 +79,11 @@ __all__ = [
     "SampleResult",
     "Server",
     "Subscription",
+    "TaskStatus",
     "TokenInfo",
     "ToolError",
     "ToolResult",
+    "ToolTask",
     "assistant",
     "user",
 ]

@@ -26,7 +26,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import inspect
-from typing import Any, AsyncIterator, Awaitable, Callable, Generator, Literal, Mapping, Sequence
+import sys
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Generator, Literal, Mapping, Sequence, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+elif TYPE_CHECKING:
+    from typing_extensions import NotRequired
 
 from . import _bridge, _native
 from ._durations import ms_options
@@ -39,8 +45,10 @@ from .types import (
     CompleteRequestParamsContext,
     CompleteResult,
     DiscoverResult,
+    Error,
     GetPromptResult,
     Implementation,
+    InputRequests,
     LoggingLevel,
     LoggingMessageNotificationParams,
     ProgressNotificationParams,
@@ -56,10 +64,30 @@ from .types import (
     Tool,
 )
 
-__all__ = ["Client", "Subscription"]
+__all__ = ["Client", "DetailedTask", "Subscription", "TaskStatus", "ToolTask"]
 
 JsonObject = dict[str, Any]
 InputHandler = Callable[[JsonObject], "JsonObject | Awaitable[JsonObject]"]
+
+#: A task's status (the Tasks extension's ``TaskStatus``).
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+
+
+class DetailedTask(TypedDict):
+    """A task with what its status carries (the Tasks extension's ``DetailedTask``, the result
+    of ``tasks/get``): ``inputRequests`` while ``input_required``, ``result`` (the
+    ``CallToolResult``) once ``completed``, ``error`` once ``failed``."""
+
+    taskId: str
+    status: TaskStatus
+    statusMessage: NotRequired[str]
+    createdAt: str
+    lastUpdatedAt: str
+    ttlMs: int | None
+    pollIntervalMs: NotRequired[int]
+    inputRequests: NotRequired[InputRequests]
+    result: NotRequired[CallToolResult]
+    error: NotRequired[Error]
 
 
 def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
@@ -410,6 +438,41 @@ class Client:
         o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress, on_log)
         return await self._native.call_tool(self._bridge, name, args, o)
 
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout_ms: int | datetime.timedelta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        log_level: LoggingLevel | None = None,
+        bypass_cache: bool | None = None,
+        on_progress: Callable[[ProgressNotificationParams], Any] | None = None,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+    ) -> ToolTask:
+        """``tools/call``, holding the task the server may run it as (the Tasks extension)
+        instead of following it: a :class:`ToolTask` with its ``task_id``, ``status()``,
+        ``result()`` and ``cancel()``. When the server answers with the result itself (the tool
+        does not run as a task), the handle is already complete: ``task_id`` is ``None`` and
+        ``result()`` returns it. The options as :meth:`call_tool`'s; the callbacks serve this
+        ``tools/call`` only, ``timeout_ms``, ``meta`` and ``log_level`` the handle's requests
+        too. The task outlives the handle: dropping the handle (or cancelling an awaited
+        ``result()``) does not cancel the task, only ``cancel()`` does.
+
+        >>> task = await client.call_tool_as_task("rebuild_index")  # doctest: +SKIP
+        >>> save(task.task_id)  # doctest: +SKIP
+        >>> result = await task.result()  # doctest: +SKIP
+        """
+        args = dict(arguments) if arguments is not None else None
+        o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress, on_log)
+        return ToolTask(self, await self._native.call_tool_as_task(self._bridge, name, args, o))
+
+    def task(self, task_id: str) -> ToolTask:
+        """The :class:`ToolTask` of a task created earlier, from its id alone (by this client or
+        another one with the same credentials: e.g. before the application restarted). Sends
+        nothing: an unknown id fails at the first request."""
+        return ToolTask(self, self._native.task(task_id))
+
     async def list_resources(self) -> list[Resource]:
         return await self._native.list_resources(self._bridge)
 
@@ -555,3 +618,40 @@ class Subscription:
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
+
+
+class ToolTask:
+    """A ``tools/call`` held as a task (:meth:`Client.call_tool_as_task`, :meth:`Client.task`).
+    The task outlives this object: dropping it does not cancel the task."""
+
+    def __init__(self, client: Client, native: _native.ToolTask) -> None:
+        self._client = client
+        self._native = native
+
+    @property
+    def task_id(self) -> str | None:
+        """The task's id (keep it to pick the task up later with :meth:`Client.task`), or
+        ``None`` when the server answered with the result at once."""
+        return self._native.task_id
+
+    async def status(self) -> DetailedTask:
+        """``tasks/get``: the task's status and what it carries (its input requests, its result
+        or its error). Raises :class:`~mcpaxle.errors.UsageError` when there is no task (the
+        server answered with the result: see :meth:`result`)."""
+        return await self._native.status(self._client._bridge)
+
+    async def result(self) -> CallToolResult:
+        """The call's result: follows the task to its end as :meth:`Client.call_tool` does
+        (polling at the server's ``pollIntervalMs``, answering its input requests with the
+        client's input handlers). A failed task raises its error, a cancelled one
+        :class:`~mcpaxle.errors.Cancelled`. Cancelling the awaiting task stops following,
+        not the task."""
+        return await self._native.result(self._client._bridge)
+
+    async def cancel(self) -> None:
+        """``tasks/cancel``: the server acknowledges; the task may still end otherwise if its
+        work finished first (:meth:`status` tells). Without a task, does nothing."""
+        await self._native.cancel(self._client._bridge)
+
+    def __repr__(self) -> str:
+        return f"ToolTask(task_id={self.task_id!r})"

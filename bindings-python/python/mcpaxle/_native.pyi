@@ -7,6 +7,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, Literal, Mapping, final
 
 from . import types
+from ._client import DetailedTask
 
 __version__: str
 
@@ -259,6 +260,15 @@ class Client:
         arguments: JsonObject | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> Awaitable[types.CallToolResult]: ...
+    def call_tool_as_task(
+        self,
+        bridge: Bridge,
+        name: str,
+        arguments: JsonObject | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Awaitable[ToolTask]: ...
+    def task(self, task_id: str) -> ToolTask:
+        """The handle of a task created earlier; sends nothing."""
     def list_resources(self, bridge: Bridge) -> Awaitable[list[types.Resource]]: ...
     def list_resource_templates(self, bridge: Bridge) -> Awaitable[list[types.ResourceTemplate]]: ...
     def read_resource(self, bridge: Bridge, uri: str, options: Mapping[str, Any] | None = None) -> Awaitable[types.ReadResourceResult]: ...
@@ -287,3 +297,17 @@ class Subscription:
     def next(self, bridge: Bridge) -> Awaitable[types.ServerNotification | None]:
         """The next notification, None once ended."""
     def close(self) -> None: ...
+
+@final
+class ToolTask:
+    """A ``tools/call`` held as a task (the core's ``ToolTask``); dropping it does not cancel
+    the task."""
+
+    @property
+    def task_id(self) -> str | None: ...
+    def status(self, bridge: Bridge) -> Awaitable[DetailedTask]:
+        """``tasks/get``: the ``DetailedTask``."""
+    def result(self, bridge: Bridge) -> Awaitable[types.CallToolResult]:
+        """The call's result, the task followed to its end."""
+    def cancel(self, bridge: Bridge) -> Awaitable[None]:
+        """``tasks/cancel``."""

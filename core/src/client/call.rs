@@ -106,13 +106,25 @@ impl Inner {
         })
     }
 
-    /// A request with everything: cache, retries, and the MRTR loop (answers to
-    /// `inputRequests` and the `requestState` go into a retry with a new id).
+    /// A request with everything: cache, retries, the MRTR loop (answers to `inputRequests`
+    /// and the `requestState` go into a retry with a new id), and a task followed to its end.
     pub fn request<'a>(
         self: &'a Arc<Self>,
         method: &'a str,
         params: Map<String, Value>,
         opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Value>> {
+        self.request_or_task(method, params, opts, true)
+    }
+
+    /// [`Inner::request`], which returns a `CreateTaskResult` as it came when `follow_tasks`
+    /// is false (an explicit task handle follows it later).
+    pub(super) fn request_or_task<'a>(
+        self: &'a Arc<Self>,
+        method: &'a str,
+        params: Map<String, Value>,
+        opts: &'a CallOptions,
+        follow_tasks: bool,
     ) -> BoxFuture<'a, Result<Value>> {
         Box::pin(async move {
             let modern = self.state().era == Era::Modern;
@@ -131,7 +143,7 @@ impl Inner {
                 p.extend(retry.clone());
                 let result = self.round_trip(method, &p, opts).await?;
                 if method == "tools/call" && result.get("resultType").and_then(Value::as_str) == Some("task") {
-                    return self.follow_task(result, opts).await;
+                    return if follow_tasks { self.follow_task(result, opts).await } else { Ok(result) };
                 }
                 if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                     if let (Some(k), 0) = (&key, rounds) {

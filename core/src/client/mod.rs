@@ -40,6 +40,7 @@ mod mrtr;
 pub(crate) mod options;
 mod subscriptions;
 mod tasks;
+mod tool_task;
 pub(crate) mod transport;
 mod wire;
 
@@ -52,13 +53,14 @@ pub use options::{
     is_legacy_version,
 };
 pub use subscriptions::Subscription;
+pub use tool_task::ToolTask;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{
     CallToolResult, CompleteRequestArgument, CompleteRequestContext, CompleteResult, CompletionReference,
     DiscoverResult, GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, ResultType,
-    ServerCapabilities, SubscriptionFilter, Tool,
+    ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    SubscriptionFilter, Tool,
 };
 use call::filter_tools;
 use conn::Inner;
@@ -69,6 +71,7 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
+use tool_task::parse_tool_result;
 use wire::Wire;
 
 /// An MCP client connected to one server. Cheap to clone: clones share the connection.
@@ -281,9 +284,7 @@ impl Client {
         self.list_all("tools/list", "tools").await
     }
 
-    /// `tools/call`. On HTTP the arguments of `x-mcp-header` parameters (as last listed) are
-    /// mirrored into `Mcp-Param-*` headers. Input requests are answered by the input handlers.
-    pub async fn call_tool(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult> {
+    fn tool_call_params(name: &str, arguments: Value) -> Result<Map<String, Value>> {
         let mut params = Map::new();
         params.insert("name".into(), json!(name));
         match arguments {
@@ -293,10 +294,50 @@ impl Client {
             }
             _ => return Err(Error::usage("tool arguments must be a JSON object")),
         }
-        let v = self.inner.request("tools/call", params, &options).await?;
-        let mut r: CallToolResult = parse("tools/call", v)?;
-        r.result_type.get_or_insert(ResultType::Complete);
-        Ok(r)
+        Ok(params)
+    }
+
+    /// `tools/call`. On HTTP the arguments of `x-mcp-header` parameters (as last listed) are
+    /// mirrored into `Mcp-Param-*` headers. Input requests are answered by the input handlers.
+    /// A call the server runs as a task (the Tasks extension) is followed to its result; see
+    /// [`Client::call_tool_as_task`] to hold the task instead.
+    pub async fn call_tool(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult> {
+        let params = Client::tool_call_params(name, arguments)?;
+        parse_tool_result(self.inner.request("tools/call", params, &options).await?)
+    }
+
+    /// `tools/call`, returning a [`ToolTask`] handle instead of following a task: its
+    /// `task_id`, `status` (`tasks/get`), `result` (follows the task to its end) and `cancel`
+    /// (`tasks/cancel`). When the server answers with the result itself (the tool does not
+    /// run as a task), the handle is already complete with it. Dropping the handle does not
+    /// cancel the task. The timeout, `_meta` and log level of `options` also serve the
+    /// handle's later requests; its callbacks and cancellation token serve this `tools/call`
+    /// only.
+    ///
+    /// ```no_run
+    /// # use mcpaxle::client::{CallOptions, Client};
+    /// # use serde_json::json;
+    /// # async fn run(client: Client) -> mcpaxle::Result<()> {
+    /// let task = client.call_tool_as_task("rebuild_index", json!({}), CallOptions::new()).await?;
+    /// let saved = task.task_id().map(str::to_owned); // e.g. written to disk
+    /// // ... later, perhaps after a restart:
+    /// if let Some(id) = saved {
+    ///     let result = client.task(&id).result().await?;
+    /// #   let _ = result;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool_as_task(&self, name: &str, arguments: Value, options: CallOptions) -> Result<ToolTask> {
+        let params = Client::tool_call_params(name, arguments)?;
+        let answer = self.inner.request_or_task("tools/call", params, &options, false).await?;
+        ToolTask::from_answer(self.inner.clone(), answer, &options)
+    }
+
+    /// The handle of a task created earlier by a `tools/call` (by this client, or by another
+    /// one with the same credentials, e.g. before the application restarted). Sends nothing:
+    /// an unknown id fails at the handle's first request.
+    pub fn task(&self, task_id: &str) -> ToolTask {
+        ToolTask::from_id(self.inner.clone(), task_id)
     }
 
     /// One page of `resources/list`.

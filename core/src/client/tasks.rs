@@ -91,6 +91,17 @@ impl Inner {
         }
     }
 
+    /// `tasks/get`: the task's `DetailedTask`, as JSON.
+    pub(super) async fn get_task(self: &Arc<Self>, task_id: &str, opts: &CallOptions) -> Result<Value> {
+        self.round_trip("tasks/get", &task_params(task_id), opts).await
+    }
+
+    /// `tasks/cancel`: the server's acknowledgement (cancellation itself is cooperative and
+    /// eventually consistent).
+    pub(super) async fn send_task_cancel(self: &Arc<Self>, task_id: &str, opts: &CallOptions) -> Result<()> {
+        self.round_trip("tasks/cancel", &task_params(task_id), opts).await.map(drop)
+    }
+
     /// Sends `tasks/cancel` (best effort) and ends the call as cancelled.
     async fn cancel_task(self: &Arc<Self>, task_id: &str) -> Result<Value> {
         let _ = self.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;

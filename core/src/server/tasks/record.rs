@@ -5,28 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A task's status (`TaskStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// The request is being processed.
-    Working,
-    /// The task waits for the client's answers to its `inputRequests`.
-    InputRequired,
-    /// The request completed; the result (even an `isError` one) is inlined.
-    Completed,
-    /// The request ended with a JSON-RPC error, inlined.
-    Failed,
-    /// The request was cancelled.
-    Cancelled,
-}
-
-impl TaskStatus {
-    /// Whether the task has ended (`completed`, `failed` or `cancelled`).
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
-    }
-}
+pub use crate::schema::TaskStatus;
 
 /// What a [`TaskStore`](super::TaskStore) keeps of one task. Serializable, so that a shared
 /// store can hold it for every instance of a fleet.

@@ -162,7 +162,7 @@ export interface ClientOptions {
  * A `401` from the server starts the flow (metadata discovery, a client id, PKCE, the
  * user-agent step, the token request), then the request is sent again with the access token;
  * a later `401` refreshes the token, a `403 insufficient_scope` re-authorizes with the scopes
- * added (step-up). Tokens live in memory, per client.
+ * added (step-up). Tokens live in memory, per client, or in the file of `tokenStore`.
  *
  * ```js
  * const client = await Client.connectHttp(url, {
@@ -208,6 +208,14 @@ export interface OAuthOptions {
   clientName?: string
   /** How many authorization flows one request may trigger before its error is returned (default 3, at least 1). */
   maxAuthorizations?: number
+  /**
+   * Where tokens are kept: `'memory'` (the default: for as long as the client) or
+   * `{ file: '/path/tokens.json' }`, a JSON file (mode 0600, replaced atomically) that a restarted
+   * client reads, so it uses the stored token, or refreshes it, without asking the user or
+   * registering again. A token the server rejects is dropped from it; a file that is not a token
+   * store is an error naming it, never overwritten.
+   */
+  tokenStore?: 'memory' | { file: string }
 }
 
 export interface HttpClientOptions extends ClientOptions {

@@ -57,7 +57,7 @@ fn authorization_handler(
 
 /// The core's OAuth options from the dict `mcpaxle.OAuth` passes: the core's `OAuthOptions` by
 /// their Python names (`redirect_uri`, `client_id`, `client_secret`, `issuer`,
-/// `client_metadata_url`, `client_name`, `max_authorizations`), read by the core, and
+/// `client_metadata_url`, `client_name`, `max_authorizations`, `token_store`), read by the core, and
 /// `authorize` (a coroutine function; absent: the authorization server's redirect is followed
 /// without a user).
 fn oauth_options(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<OAuthOptions> {

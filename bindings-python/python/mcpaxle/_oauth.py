@@ -31,7 +31,8 @@ AuthorizeCallback = Callable[[str], "str | Awaitable[str]"]
 class OAuth:
     """How :meth:`Client.connect_http <mcpaxle.Client.connect_http>` obtains access tokens
     from a server that answers ``401``. Nothing happens until the server asks for
-    authorization; tokens and client registrations live in memory, per client.
+    authorization; tokens and client registrations live in memory, per client, unless
+    ``token_store`` says otherwise.
 
     ``redirect_uri``
         Where the authorization server sends the user back (a loopback URL for a native
@@ -72,6 +73,12 @@ class OAuth:
     ``max_authorizations``
         How many authorization flows one request may start before its error is returned (at
         least 1).
+    ``token_store``
+        Where tokens are kept: ``None`` or ``"memory"`` (in memory, for as long as the client),
+        or ``{"file": "/path/tokens.json"}``: a JSON file (mode 0600, replaced atomically) that
+        a restarted client reads, so it uses the stored token, or refreshes it, without asking
+        the user again or registering again. A token the server rejects is dropped from it. A
+        file that is not a token store is an error naming it, never overwritten.
 
     The core checks the values when it is built, by the rules of every binding
     (``redirect_uri`` an absolute URI without a fragment, ``issuer`` an issuer URL,
@@ -91,6 +98,7 @@ class OAuth:
     client_metadata_url: str | None = None
     client_name: str | None = None
     max_authorizations: int = 3
+    token_store: str | dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.authorize is not None and not callable(self.authorize):
@@ -104,7 +112,7 @@ class OAuth:
         """The options the core reads, by their Python names, as given (``None``: absent)."""
         names = (
             "grant_type", "redirect_uri", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "issuer",
-            "client_metadata_url", "client_name", "max_authorizations",
+            "client_metadata_url", "client_name", "max_authorizations", "token_store",
         )
         return {name: getattr(self, name) for name in names}
 

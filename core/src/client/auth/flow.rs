@@ -157,13 +157,15 @@ impl Authorizer {
             resource: prm.resource.clone(),
             client: self.client_key(&server),
         };
-        if !step_up && state.current.as_ref().is_none_or(|c| c.key != key) {
-            self.load(&mut state, key, &server).await?;
-            let current = state.current.as_ref().map(|c| &c.token);
-            if let Some(access) = current.and_then(StoredToken::usable_access_token) {
-                if Some(&bearer(access)?) != sent {
-                    self.set_token(access)?;
-                    return Ok(());
+        if !step_up {
+            if state.current.as_ref().is_none_or(|c| c.key != key) {
+                self.load(&mut state, key, &server).await?;
+                let current = state.current.as_ref().map(|c| &c.token);
+                if let Some(access) = current.and_then(StoredToken::usable_access_token) {
+                    if Some(&bearer(access)?) != sent {
+                        self.set_token(access)?;
+                        return Ok(());
+                    }
                 }
             }
             if !attempt.refreshed && self.try_refresh(&mut state, attempt).await? {

@@ -46,8 +46,8 @@ mod wire;
 pub use crate::era::Era;
 pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
 pub use auth::{
-    AuthorizationHandler, FileTokenStore, Grant, MemoryTokenStore, OAuthOptions, PreRegisteredClient, PrivateKey,
-    StoredClient, StoredToken, TokenKey, TokenStore,
+    AuthorizationHandler, CallbackTokenStore, FileTokenStore, Grant, MemoryTokenStore, OAuthOptions,
+    PreRegisteredClient, PrivateKey, StoredClient, StoredToken, TokenKey, TokenStore, TokenStoreCallback,
 };
 pub use mrtr::apply_schema_defaults;
 pub use options::{

@@ -44,4 +44,7 @@ mod store;
 pub use assertion::PrivateKey;
 pub(crate) use flow::{Attempt, Authorizer};
 pub use options::{AuthorizationHandler, Grant, OAuthOptions, PreRegisteredClient};
-pub use store::{FileTokenStore, MemoryTokenStore, StoredClient, StoredToken, TokenKey, TokenStore};
+pub use store::{
+    CallbackTokenStore, FileTokenStore, MemoryTokenStore, StoredClient, StoredToken, TokenKey, TokenStore,
+    TokenStoreCallback,
+};

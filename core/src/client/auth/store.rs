@@ -292,6 +292,61 @@ fn write_file(path: &Path, contents: &FileContents) -> Result<()> {
     Ok(())
 }
 
+/// The host's operation behind a [`CallbackTokenStore`]: takes the request as JSON, answers JSON.
+pub type TokenStoreCallback = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value>> + Send + Sync>;
+
+/// A token store the host writes in its own language (a Python object with `load`, `save` and
+/// `clear`, a Node object with async methods), reached through one callback that takes each
+/// operation as JSON: `{"op": "load", "key": KEY}` answered with the token or `null`,
+/// `{"op": "save", "key": KEY, "token": TOKEN}` and `{"op": "clear", "key": KEY}` (answers
+/// ignored). `KEY` is a [`TokenKey`] (`issuer`, `resource`, `client`), `TOKEN` a [`StoredToken`]
+/// (`accessToken`, `expiresAt`, `refreshToken`, `scopes`, `registration`), as the file store
+/// writes them. What the callback fails with fails the request that needed the token.
+pub struct CallbackTokenStore {
+    call: TokenStoreCallback,
+}
+
+impl CallbackTokenStore {
+    /// The store behind `call`.
+    pub fn new(call: TokenStoreCallback) -> CallbackTokenStore {
+        CallbackTokenStore { call }
+    }
+
+    fn request(&self, op: &str, key: &TokenKey, token: Option<&StoredToken>) -> BoxFuture<'static, Result<Value>> {
+        let mut request = serde_json::json!({ "op": op, "key": key });
+        if let Some(t) = token {
+            request["token"] = serde_json::to_value(t).unwrap_or(Value::Null);
+        }
+        (self.call)(request)
+    }
+}
+
+impl TokenStore for CallbackTokenStore {
+    fn load<'a>(&'a self, key: &'a TokenKey) -> BoxFuture<'a, Result<Option<StoredToken>>> {
+        let answer = self.request("load", key, None);
+        Box::pin(async move {
+            match answer.await? {
+                Value::Null => Ok(None),
+                v => serde_json::from_value(v).map(Some).map_err(|e| {
+                    Error::usage(format!(
+                        "the token store's load answered what is not a stored token ({e}); answer what save was given, or None/null"
+                    ))
+                }),
+            }
+        })
+    }
+
+    fn save<'a>(&'a self, key: &'a TokenKey, token: &'a StoredToken) -> BoxFuture<'a, Result<()>> {
+        let answer = self.request("save", key, Some(token));
+        Box::pin(async move { answer.await.map(drop) })
+    }
+
+    fn clear<'a>(&'a self, key: &'a TokenKey) -> BoxFuture<'a, Result<()>> {
+        let answer = self.request("clear", key, None);
+        Box::pin(async move { answer.await.map(drop) })
+    }
+}
+
 /// The data form of a token store (the `oauth` option `tokenStore`): `"memory"` (the default)
 /// or `{"file": "/path/tokens.json"}`.
 #[derive(Deserialize)]
@@ -435,6 +490,47 @@ mod tests {
         let e = store.save(&k, &token("t")).await.unwrap_err();
         assert!(e.message().starts_with(&format!("the token store file {} is not writable: ", path.display())), "{e}");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_callback_store_gets_each_operation_as_json() {
+        let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let saved: Arc<Mutex<Value>> = Arc::new(Mutex::new(Value::Null));
+        let (s, v) = (seen.clone(), saved.clone());
+        let store = CallbackTokenStore::new(Arc::new(move |request: Value| {
+            s.lock().unwrap().push(request.clone());
+            let answer = match request["op"].as_str() {
+                Some("save") => {
+                    *v.lock().unwrap() = request["token"].clone();
+                    Value::Null
+                }
+                Some("load") => v.lock().unwrap().clone(),
+                _ => {
+                    *v.lock().unwrap() = Value::Null;
+                    Value::Null
+                }
+            };
+            Box::pin(async move { Ok(answer) })
+        }));
+        let k = key("https://as", "https://mcp", "app");
+        assert_eq!(store.load(&k).await.unwrap(), None);
+        store.save(&k, &token("t")).await.unwrap();
+        assert_eq!(store.load(&k).await.unwrap(), Some(token("t")));
+        store.clear(&k).await.unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen[1]["key"],
+            serde_json::json!({ "issuer": "https://as", "resource": "https://mcp", "client": "app" })
+        );
+        assert_eq!(seen[1]["token"]["accessToken"], "t");
+        assert_eq!(
+            seen.iter().map(|r| r["op"].as_str().unwrap()).collect::<Vec<_>>(),
+            ["load", "save", "load", "clear"]
+        );
+        // A load answering something else says so.
+        let odd = CallbackTokenStore::new(Arc::new(|_| Box::pin(async { Ok(serde_json::json!("a token")) })));
+        let e = odd.load(&k).await.unwrap_err();
+        assert!(e.message().contains("not a stored token"), "{e}");
     }
 
     #[test]

@@ -517,7 +517,7 @@ mod tests {
         store.save(&k, &token("t")).await.unwrap();
         assert_eq!(store.load(&k).await.unwrap(), Some(token("t")));
         store.clear(&k).await.unwrap();
-        let seen = seen.lock().unwrap();
+        let seen = seen.lock().unwrap().clone();
         assert_eq!(
             seen[1]["key"],
             serde_json::json!({ "issuer": "https://as", "resource": "https://mcp", "client": "app" })

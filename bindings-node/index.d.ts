@@ -213,9 +213,32 @@ export interface OAuthOptions {
    * `{ file: '/path/tokens.json' }`, a JSON file (mode 0600, replaced atomically) that a restarted
    * client reads, so it uses the stored token, or refreshes it, without asking the user or
    * registering again. A token the server rejects is dropped from it; a file that is not a token
-   * store is an error naming it, never overwritten.
+   * store is an error naming it, never overwritten. Or an object of the application's own with
+   * `load`, `save` and `clear` ({@link TokenStore}).
    */
-  tokenStore?: 'memory' | { file: string }
+  tokenStore?: 'memory' | { file: string } | TokenStore
+}
+
+/**
+ * A token store of the application's own (a keychain, a secrets manager) for `oauth.tokenStore`.
+ * `key` is `{issuer, resource, client}`; `token` an object (`accessToken`, `expiresAt`,
+ * `refreshToken`, `scopes`, `registration`) to keep as it is and give back from `load`. What a
+ * method throws fails the request that needed the token.
+ */
+export interface TokenStore {
+  /** The token saved under `key`, or null. */
+  load(key: TokenKey): Promise<object | null | undefined> | object | null | undefined
+  /** Keeps `token` under `key`, replacing what was there. */
+  save(key: TokenKey, token: object): Promise<void> | void
+  /** Forgets what is under `key`. */
+  clear(key: TokenKey): Promise<void> | void
+}
+
+/** What a stored token is for: the authorization server, the protected resource, the client. */
+export interface TokenKey {
+  issuer: string
+  resource: string
+  client: string
 }
 
 export interface HttpClientOptions extends ClientOptions {

@@ -164,7 +164,7 @@ export interface ClientOptions {
  * A `401` from the server starts the flow (metadata discovery, a client id, PKCE, the
  * user-agent step, the token request), then the request is sent again with the access token;
  * a later `401` refreshes the token, a `403 insufficient_scope` re-authorizes with the scopes
- * added (step-up). Tokens live in memory, per client.
+ * added (step-up). Tokens live in memory, per client, or in the file of `tokenStore`.
  *
  * ```js
  * const client = await Client.connectHttp(url, {
@@ -210,6 +210,37 @@ export interface OAuthOptions {
   clientName?: string
   /** How many authorization flows one request may trigger before its error is returned (default 3, at least 1). */
   maxAuthorizations?: number
+  /**
+   * Where tokens are kept: `'memory'` (the default: for as long as the client) or
+   * `{ file: '/path/tokens.json' }`, a JSON file (mode 0600, replaced atomically) that a restarted
+   * client reads, so it uses the stored token, or refreshes it, without asking the user or
+   * registering again. A token the server rejects is dropped from it; a file that is not a token
+   * store is an error naming it, never overwritten. Or an object of the application's own with
+   * `load`, `save` and `clear` ({@link TokenStore}).
+   */
+  tokenStore?: 'memory' | { file: string } | TokenStore
+}
+
+/**
+ * A token store of the application's own (a keychain, a secrets manager) for `oauth.tokenStore`.
+ * `key` is `{issuer, resource, client}`; `token` an object (`accessToken`, `expiresAt`,
+ * `refreshToken`, `scopes`, `registration`) to keep as it is and give back from `load`. What a
+ * method throws fails the request that needed the token.
+ */
+export interface TokenStore {
+  /** The token saved under `key`, or null. */
+  load(key: TokenKey): Promise<object | null | undefined> | object | null | undefined
+  /** Keeps `token` under `key`, replacing what was there. */
+  save(key: TokenKey, token: object): Promise<void> | void
+  /** Forgets what is under `key`. */
+  clear(key: TokenKey): Promise<void> | void
+}
+
+/** What a stored token is for: the authorization server, the protected resource, the client. */
+export interface TokenKey {
+  issuer: string
+  resource: string
+  client: string
 }
 
 export interface HttpClientOptions extends ClientOptions {

@@ -302,6 +302,12 @@ export interface ClientConfig {
    * the authorization URL is fetched and its redirect followed, without a user.
    */
   authorize?: (authorizationUrl: string) => Promise<string>
+  /**
+   * A token store of the application's own (with the `oauth` option): `(requestJson) =>
+   * Promise<envelope>`, each of the core's store operations as JSON (`{"op": "load" | "save"
+   * | "clear", "key", "token"?}`), the envelope's `ok` the loaded token or null.
+   */
+  tokenStore?: (requestJson: string) => Promise<string>
 }
 
 /**

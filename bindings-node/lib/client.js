@@ -55,8 +55,12 @@ function clientConfig(options, handlers, http) {
   if (o.onLog != null) config.onLog = eventCallback(o.onLog)
   if (o.oauth != null) {
     if (!http) throw usage('oauth applies to Streamable HTTP: pass it to Client.connectHttp()')
-    const { authorize, ...oauth } = oauthConfig(o.oauth)
+    const { authorize, tokenStoreCallback, ...oauth } = oauthConfig(o.oauth)
     if (authorize) config.authorize = authorize
+    if (tokenStoreCallback) {
+      config.tokenStore = tokenStoreCallback
+      delete oauth.tokenStore
+    }
     data.oauth = oauth
   }
   config.optionsJson = optionsJson(data, 'the client options', CLIENT_CALLBACKS)
@@ -75,7 +79,30 @@ function oauthConfig(o) {
     if (typeof authorize !== 'function') throw usage(`oauth.authorize must be a function, async (authorizationUrl) => redirectUrl, not ${typeName(authorize)}`)
     config.authorize = (url) => answerAuthorize(authorize, url)
   }
+  // A store object of the application's own ({load, save, clear}); data ('memory', {file}) is
+  // the core's to read.
+  const store = data.tokenStore
+  if (store != null && typeof store === 'object' && ['load', 'save', 'clear'].every((m) => typeof store[m] === 'function')) {
+    config.tokenStoreCallback = (requestJson) => answerStore(store, requestJson)
+  }
   return config
+}
+
+/**
+ * Runs one of the core's token store operations on the application's store object: `load(key)`
+ * resolves with the token it saved or null, `save(key, token)` and `clear(key)` with anything.
+ * What it throws fails the request that needed the token, as a TRANSPORT error naming the
+ * operation.
+ */
+async function answerStore(store, requestJson) {
+  const { op, key, token } = JSON.parse(requestJson)
+  try {
+    const answer = await (op === 'load' ? store.load(key) : op === 'save' ? store.save(key, token) : store.clear(key))
+    return okEnvelope(op === 'load' ? (answer ?? null) : null)
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof McpError)) e.message = `the token store's ${op} failed: ${e.message}`
+    return errorEnvelope(e, ErrorKind.TRANSPORT)
+  }
 }
 
 /**

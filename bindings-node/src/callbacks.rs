@@ -75,6 +75,16 @@ pub fn authorization_handler(f: AuthorizeFn) -> AuthorizationHandler {
     })
 }
 
+/// A token store of the application's own: each of the core's store operations, as JSON, answered
+/// by a JavaScript function (`lib/client.js` calls the store object's async methods).
+pub fn token_store(f: AuthorizeFn) -> Arc<dyn mcpaxle::client::TokenStore> {
+    let f = Arc::new(f);
+    Arc::new(mcpaxle::client::CallbackTokenStore::new(Arc::new(move |request: Value| {
+        let f = f.clone();
+        Box::pin(async move { answer(&f, request.to_string()).await })
+    })))
+}
+
 /// A progress callback delivering each `notifications/progress` params object as JSON.
 pub fn progress(f: EventFn) -> ProgressCallback {
     Arc::new(move |p| {

@@ -37,6 +37,11 @@ pub struct ClientConfig {
     /// the authorization URL is fetched and its redirect followed, without a user.
     #[napi(ts_type = "(authorizationUrl: string) => Promise<string>")]
     pub authorize: Option<AuthorizeFn>,
+    /// A token store of the application's own (with the `oauth` option): `(requestJson) =>
+    /// Promise<envelope>`, each of the core's store operations as JSON (`{"op": "load" | "save"
+    /// | "clear", "key", "token"?}`), the envelope's `ok` the loaded token or null.
+    #[napi(ts_type = "(requestJson: string) => Promise<string>")]
+    pub token_store: Option<AuthorizeFn>,
 }
 
 /// Options of one call.
@@ -70,6 +75,9 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions> {
     if let (Some(oauth), Some(f)) = (o.oauth.as_mut(), c.authorize) {
         let handler = callbacks::authorization_handler(f);
         oauth.authorize = Arc::new(move |url| handler(url));
+    }
+    if let (Some(oauth), Some(f)) = (o.oauth.as_mut(), c.token_store) {
+        oauth.token_store = Some(callbacks::token_store(f));
     }
     Ok(o)
 }

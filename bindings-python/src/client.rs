@@ -9,7 +9,8 @@ use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::{convert, runtime};
 use futures_util::future::BoxFuture;
 use mcpaxle::client::{
-    CallOptions, Client, ClientOptions, Era, InputHandler, LogCallback, OAuthOptions, Subscription, ToolTask,
+    CallOptions, CallbackTokenStore, Client, ClientOptions, Era, InputHandler, LogCallback, OAuthOptions, Subscription,
+    ToolTask,
 };
 use mcpaxle::schema::{Implementation, SubscriptionFilter};
 use mcpaxle::{Error, Result};
@@ -59,18 +60,27 @@ fn authorization_handler(
 
 /// The core's OAuth options from the dict `mcpaxle.OAuth` passes: the core's `OAuthOptions` by
 /// their Python names (`redirect_uri`, `client_id`, `client_secret`, `issuer`,
-/// `client_metadata_url`, `client_name`, `max_authorizations`), read by the core, and
+/// `client_metadata_url`, `client_name`, `max_authorizations`, `token_store`), read by the core, and
 /// `authorize` (a coroutine function; absent: the authorization server's redirect is followed
-/// without a user).
+/// without a user), and `token_store_callback` (a coroutine function taking the core's token
+/// store requests, made by `mcpaxle.OAuth` from a store object with load/save/clear).
 fn oauth_options(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<OAuthOptions> {
     let d = d
         .cast::<PyDict>()
         .map_err(|_| usage("the oauth option must be a dict (build it with mcpaxle.OAuth)"))?
         .copy()?;
     let authorize = take(&d, "authorize")?;
+    let store = take(&d, "token_store_callback")?;
     let mut o: OAuthOptions = crate::server::from_dict(&d, "OAuth")?;
     if let Some(authorize) = authorize {
         o.authorize = Arc::new(authorization_handler(bridge, authorize.unbind()));
+    }
+    if let Some(store) = store {
+        let (bridge, store) = (bridge.clone(), Arc::new(store.unbind()));
+        let call = move |request: Value| -> BoxFuture<'static, Result<Value>> {
+            Box::pin(bridge::call_client(bridge.clone(), store.clone(), request))
+        };
+        o.token_store = Some(Arc::new(CallbackTokenStore::new(Arc::new(call))));
     }
     Ok(o)
 }

@@ -6,15 +6,25 @@ tokens. Shown: a valid token reaches the tool with its claims, a token for anoth
 a tampered one are refused, a revoked opaque token is refused, and the provider rotating its
 signing key is picked up without restarting the MCP server. And the client side: machine
 clients get their own tokens from the provider with the client credentials grant, with a secret
-or with private_key_jwt, and a wrong secret fails with the provider's error."""
+or with private_key_jwt, and a wrong secret fails with the provider's error. And the token store:
+a second client with the same token file calls without a token request, a user authorizes once
+(the provider's login and consent pages answered over HTTP by the authorize callback) and an
+expired token is refreshed with the refresh token rotated in the file, a revoked token is dropped
+from the file and replaced, and a server that rejects every token costs one token request per
+call, never a loop."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import http.cookiejar
 import json
+import os
 import shutil
 import socket
+import stat
 import subprocess
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -91,6 +101,11 @@ class Provider:
 
     def revoke(self, token: str) -> None:
         self.form("/token/revocation", ("ci-job", "ci-secret"), token=token)
+
+    def stats(self) -> dict[str, int]:
+        """How many token and registration requests the provider has had (tests/oidc/provider.mjs)."""
+        with urllib.request.urlopen(f"{self.issuer}/test/stats", timeout=10) as r:
+            return dict(json.loads(r.read()))
 
 
 @pytest.fixture
@@ -198,5 +213,213 @@ async def test_machine_clients_get_their_own_tokens_from_a_real_provider(provide
             async with Client.connect_http(url, oauth=wrong) as client:
                 await client.call_tool("whoami")
         assert "invalid_client" in str(e.value), str(e.value)
+    finally:
+        await running.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def whoami(client: Client) -> str:
+    r = await client.call_tool("whoami")
+    return str(r["content"][0]["text"])
+
+
+def stored(path: Path) -> dict[str, Any]:
+    """The one entry's token of a token store file."""
+    doc = json.loads(path.read_text())
+    assert len(doc["entries"]) == 1, doc
+    return dict(doc["entries"][0]["token"])
+
+
+def edit_stored(path: Path, **token: Any) -> None:
+    """Sets members of the one entry's token of a token store file."""
+    doc = json.loads(path.read_text())
+    doc["entries"][0]["token"].update(token)
+    path.write_text(json.dumps(doc))
+
+
+REDIRECT_URI = "http://127.0.0.1:8765/callback"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class Browser:
+    """The user's side of the authorization code flow, as an ``OAuth.authorize`` callback: it
+    follows the provider's redirects with a cookie jar, logs in as ``account`` and approves the
+    consent on the provider's pages (tests/oidc/provider.mjs), and returns the redirect to
+    ``REDIRECT_URI`` (which nobody serves). ``visits``: how often the user was asked."""
+
+    def __init__(self, account: str = "alice") -> None:
+        self.account = account
+        self.visits = 0
+
+    async def __call__(self, authorization_url: str) -> str:
+        self.visits += 1
+        return await asyncio.to_thread(self._walk, authorization_url)
+
+    def _walk(self, url: str) -> str:
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect())
+        data: bytes | None = None
+        for _ in range(12):
+            try:
+                with opener.open(urllib.request.Request(url, data=data), timeout=10) as r:
+                    page = json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                if e.code not in (302, 303):
+                    raise
+                location = urllib.parse.urljoin(url, e.headers["Location"])
+                if location.startswith(REDIRECT_URI):
+                    return location
+                url, data = location, None
+                continue
+            answer = {"login": self.account} if page["prompt"] == "login" else {"consent": "approve"}
+            data = urllib.parse.urlencode(answer).encode()
+        raise AssertionError(f"the provider never redirected back (last at {url})")
+
+
+async def test_a_token_file_serves_a_second_client_and_drops_a_revoked_token(provider: Provider, tmp_path: Path) -> None:
+    # Opaque tokens checked by introspection (uncached), so a revocation is seen at once.
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/opaque"
+    introspection = {"client_id": "mcp-server", "client_secret": "mcp-server-secret", "cache_ms": 0}
+    auth = BearerAuth(resource=url, authorization_servers=[provider.issuer], introspection=introspection, required_scopes=["mcp:tools"])
+    running: Running = await whoami_server().start_http("127.0.0.1", port, path="/opaque", auth=auth)
+    path = tmp_path / "tokens.json"
+    oauth = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="ci-secret", token_store={"file": str(path)})
+    try:
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == f"ci-job via ci-job for {url}"
+        assert provider.stats()["tokenRequests"] == 1
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        first = stored(path)["accessToken"]
+
+        # Another client (a restart) with the same file: the stored token, no token request.
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == f"ci-job via ci-job for {url}"
+            assert (await whoami(client)).startswith("ci-job")
+        assert provider.stats()["tokenRequests"] == 1, "the second client did not ask for a token"
+
+        # Revoked at the provider: the server (introspecting) rejects it; the client drops it
+        # from the file and gets a new one, once.
+        provider.revoke(first)
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert (await whoami(client)).startswith("ci-job")
+        assert provider.stats()["tokenRequests"] == 2
+        assert stored(path)["accessToken"] not in (first, None)
+    finally:
+        await running.stop()
+
+
+async def test_a_server_that_rejects_every_token_is_not_asked_in_a_loop(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = BearerAuth(resource=url, authorization_servers=[provider.issuer], verify=lambda token: None)
+    running: Running = await whoami_server().start_http("127.0.0.1", port, auth=auth)
+    path = tmp_path / "tokens.json"
+    oauth = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="ci-secret", token_store={"file": str(path)})
+    try:
+        for calls in (1, 2, 3):
+            with pytest.raises(McpError, match="rejected the access token just issued by"):
+                async with Client.connect_http(url, oauth=oauth):
+                    pass
+            assert provider.stats()["tokenRequests"] == calls, "one token request per call"
+            assert json.loads(path.read_text())["entries"] == [], "the rejected token is not kept"
+    finally:
+        await running.stop()
+
+
+async def test_a_user_authorizes_once_and_the_rotated_refresh_token_is_kept(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = BearerAuth(resource=url, authorization_servers=[provider.issuer], jwt={}, required_scopes=["mcp:tools"])
+    running: Running = await whoami_server().start_http("127.0.0.1", port, auth=auth)
+    path = tmp_path / "tokens.json"
+    browser = Browser("alice")
+    # No client id: the client registers itself (dynamic registration) and keeps it in the file.
+    oauth = OAuth(redirect_uri=REDIRECT_URI, authorize=browser, client_name="oidc-test", token_store={"file": str(path)})
+    try:
+        async with Client.connect_http(url, oauth=oauth) as client:
+            me = await whoami(client)
+        entry = stored(path)
+        client_id = entry["registration"]["clientId"]
+        assert me == f"alice via {client_id} for {url}"
+        assert (browser.visits, provider.stats()) == (1, {"tokenRequests": 1, "registrations": 1})
+        assert entry["refreshToken"] and entry["expiresAt"] > 0, entry
+
+        # Expired in the file: a new client refreshes it, and the provider rotates the refresh
+        # token; the new one replaces the old in the file. No user, no registration.
+        edit_stored(path, expiresAt=1)
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == me
+        refreshed = stored(path)
+        assert (browser.visits, provider.stats()) == (1, {"tokenRequests": 2, "registrations": 1})
+        assert refreshed["refreshToken"] != entry["refreshToken"], "rotated"
+        assert refreshed["accessToken"] != entry["accessToken"]
+
+        # The old refresh token, used up: the provider refuses it (invalid_grant); the client
+        # drops it and asks the user again, with the registration it kept.
+        edit_stored(path, expiresAt=1, refreshToken=entry["refreshToken"])
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == me
+        assert (browser.visits, provider.stats()) == (2, {"tokenRequests": 4, "registrations": 1})
+        assert stored(path)["refreshToken"] not in (entry["refreshToken"], refreshed["refreshToken"])
+    finally:
+        await running.stop()
+
+
+class DictStore:
+    """A token store of the application's own (here a dict; a keychain in real life), with an
+    async load and plain save and clear, recording each call."""
+
+    def __init__(self) -> None:
+        self.tokens: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.calls: list[str] = []
+
+    async def load(self, key: dict[str, str]) -> dict[str, Any] | None:
+        self.calls.append("load")
+        return self.tokens.get((key["issuer"], key["resource"], key["client"]))
+
+    def save(self, key: dict[str, str], token: dict[str, Any]) -> None:
+        self.calls.append("save")
+        self.tokens[(key["issuer"], key["resource"], key["client"])] = token
+
+    def clear(self, key: dict[str, str]) -> None:
+        self.calls.append("clear")
+        self.tokens.pop((key["issuer"], key["resource"], key["client"]), None)
+
+
+async def test_a_token_store_of_the_applications_own(provider: Provider) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = BearerAuth(resource=url, authorization_servers=[provider.issuer], jwt={}, required_scopes=["mcp:tools"])
+    running: Running = await whoami_server().start_http("127.0.0.1", port, auth=auth)
+    store = DictStore()
+    oauth = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="ci-secret", token_store=store)
+    try:
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == f"ci-job via ci-job for {url}"
+        assert store.calls == ["load", "save"]
+        assert list(store.tokens) == [(provider.issuer, url, "ci-job")]
+        assert provider.stats()["tokenRequests"] == 1
+        async with Client.connect_http(url, oauth=oauth) as client:
+            assert await whoami(client) == f"ci-job via ci-job for {url}"
+        assert (store.calls, provider.stats()["tokenRequests"]) == (["load", "save", "load"], 1)
+
+        # A store that fails: the call fails with its message.
+        class Broken(DictStore):
+            async def load(self, key: dict[str, str]) -> dict[str, Any] | None:
+                raise OSError("the keychain is locked")
+
+        broken = OAuth(grant_type="client_credentials", client_id="ci-job", client_secret="ci-secret", token_store=Broken())
+        with pytest.raises(McpError, match="the token store's load failed: the keychain is locked"):
+            async with Client.connect_http(url, oauth=broken):
+                pass
     finally:
         await running.stop()

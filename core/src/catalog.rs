@@ -148,7 +148,8 @@ pub fn examples() -> Value {
         "oauth": {
             "grantType": "authorization_code", "redirectUri": "http://127.0.0.1:8765/callback",
             "clientId": "example", "clientSecret": null, "privateKeyPem": null, "signingAlgorithm": null,
-            "issuer": null, "clientMetadataUrl": null, "clientName": "Example", "maxAuthorizations": 3
+            "issuer": null, "clientMetadataUrl": null, "clientName": "Example", "maxAuthorizations": 3,
+            "tokenStore": { "file": "/home/me/.config/example/tokens.json" }
         },
         "call": { "timeoutMs": 5000, "meta": { "example": true }, "logLevel": "info", "bypassCache": false }
     })

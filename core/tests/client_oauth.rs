@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mcpaxle::client::{CallOptions, Client, ClientOptions, OAuthOptions};
+use mcpaxle::client::{CallOptions, Client, ClientOptions, FileTokenStore, OAuthOptions};
 use mcpaxle::{Error, ErrorKind};
 use oauth_server::OAuthServer;
 use serde_json::{Value, json};
@@ -489,4 +489,211 @@ async fn the_server_enforces_the_oauth_rules() {
     .await;
     assert_eq!(r.json()["error"], json!("invalid_grant"), "authenticated; the refresh token is what is wrong");
     server.shutdown().await;
+}
+
+// ─── Token stores ───────────────────────────────────────────────────────────────────────
+
+/// A fresh directory for a test's token store file.
+fn store_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpaxle-client-oauth-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn with_file(oauth: OAuthOptions, path: &std::path::Path) -> OAuthOptions {
+    oauth.token_store(Arc::new(FileTokenStore::new(path)))
+}
+
+/// The one entry's token of a store file.
+fn stored(path: &std::path::Path) -> Value {
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(doc["entries"].as_array().map(Vec::len), Some(1), "{doc}");
+    doc["entries"][0]["token"].clone()
+}
+
+/// Changes the one entry's token of a store file.
+fn edit_stored(path: &std::path::Path, edit: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    edit(&mut doc["entries"][0]["token"]);
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn a_file_store_serves_a_new_client_without_any_flow() {
+    let server = start_default().await;
+    let dir = store_dir("restart");
+    let path = dir.join("tokens.json");
+    let seen = Arc::default();
+    let first = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    let me = whoami(&first).await;
+    first.close().await;
+    assert_eq!(stats(&server).await, [1, 1, 0, 1]);
+    let entry = stored(&path);
+    assert!(entry["accessToken"].is_string() && entry["refreshToken"].is_string(), "{entry}");
+    assert!(entry["expiresAt"].as_u64().is_some(), "{entry}");
+    assert_eq!(entry["registration"]["redirectUri"], REDIRECT, "the registration is kept: {entry}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // A second client (a restart): the stored token, no registration, no token request, no user.
+    let second = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    assert_eq!(whoami(&second).await, me);
+    assert_eq!(stats(&server).await, [1, 1, 0, 1], "nothing asked of the authorization server");
+    assert_eq!(seen.lock().unwrap().len(), 1, "the user was asked once");
+    second.close().await;
+    server.shutdown().await;
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn an_expired_stored_token_is_refreshed_and_the_rotated_refresh_token_kept() {
+    let server = start_default().await;
+    let dir = store_dir("rotate");
+    let path = dir.join("tokens.json");
+    let seen = Arc::default();
+    let first = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    let me = whoami(&first).await;
+    first.close().await;
+    let before = stored(&path);
+    let expired = |t: &mut Value| t["expiresAt"] = json!(1);
+    edit_stored(&path, expired);
+
+    // Expired in the store: refreshed before it is ever sent; the server rotated the refresh token.
+    let second = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    assert_eq!(whoami(&second).await, me);
+    assert_eq!(stats(&server).await, [1, 2, 1, 1], "one refresh, no authorization, no registration");
+    let after = stored(&path);
+    assert_ne!(after["refreshToken"], before["refreshToken"], "the rotated refresh token replaced the old one");
+    assert_ne!(after["accessToken"], before["accessToken"]);
+    second.close().await;
+
+    // The old refresh token (used up) is refused with invalid_grant: it is dropped and the
+    // client authorizes again, with the registration it kept.
+    std::fs::write(&path, serde_json::to_vec(&json!({ "version": 1, "entries": [] })).unwrap()).unwrap();
+    let doc: Value = json!({ "version": 1, "entries": [{
+        "issuer": server.issuer(), "resource": server.mcp_url(), "client": "oauth-test",
+        "token": { "expiresAt": 1, "accessToken": before["accessToken"], "refreshToken": before["refreshToken"],
+                   "scopes": before["scopes"], "registration": before["registration"] } }] });
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let third = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    assert_eq!(whoami(&third).await, me);
+    assert_eq!(stats(&server).await, [2, 4, 2, 1], "a refused refresh, then one authorization, no registration");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let now = stored(&path);
+    assert!(now["refreshToken"].is_string() && now["refreshToken"] != before["refreshToken"], "{now}");
+    third.close().await;
+    server.shutdown().await;
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_stored_token_the_server_rejects_is_dropped() {
+    let server = start_default().await;
+    let dir = store_dir("rejected");
+    let path = dir.join("tokens.json");
+    let seen = Arc::default();
+    let first = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    whoami(&first).await;
+    first.close().await;
+    // A token the server does not know (revoked, say), not expired as far as the client knows.
+    edit_stored(&path, |t| t["accessToken"] = json!("revoked"));
+
+    let second = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    whoami(&second).await;
+    // Sent once, rejected, dropped; the refresh token gets a new one.
+    assert_eq!(stats(&server).await, [1, 2, 1, 1]);
+    assert_ne!(stored(&path)["accessToken"], "revoked");
+    second.close().await;
+
+    // Without a refresh token: dropped, and the client authorizes again (once).
+    edit_stored(&path, |t| {
+        t["accessToken"] = json!("revoked");
+        t.as_object_mut().unwrap().remove("refreshToken");
+    });
+    let third = Client::connect_http(&server.mcp_url(), options(with_file(recording(&seen), &path))).await.unwrap();
+    whoami(&third).await;
+    assert_eq!(stats(&server).await, [2, 3, 1, 1], "one authorization, no new registration");
+    assert_ne!(stored(&path)["accessToken"], "revoked");
+    third.close().await;
+    server.shutdown().await;
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A resource server that rejects every token, with an authorization server of its own that
+/// issues client credentials tokens and counts its token requests.
+async fn rejecting_server() -> (String, Arc<AtomicUsize>) {
+    use hyper::service::service_fn;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let tokens = Arc::new(AtomicUsize::new(0));
+    let (b, t) = (base.clone(), tokens.clone());
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let (base, tokens) = (b.clone(), t.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let (base, tokens) = (base.clone(), tokens.clone());
+                    async move {
+                        let json = |status: StatusCode, v: Value| {
+                            http::Response::builder()
+                                .status(status)
+                                .header("content-type", "application/json")
+                                .body(Full::new(Bytes::from(v.to_string())))
+                                .unwrap()
+                        };
+                        let resp = match req.uri().path() {
+                            "/.well-known/oauth-protected-resource/mcp" => json(
+                                StatusCode::OK,
+                                json!({ "resource": format!("{base}/mcp"), "authorization_servers": [base] }),
+                            ),
+                            "/.well-known/oauth-authorization-server" => json(
+                                StatusCode::OK,
+                                json!({ "issuer": base, "token_endpoint": format!("{base}/token"),
+                                        "token_endpoint_auth_methods_supported": ["client_secret_post"] }),
+                            ),
+                            "/token" => {
+                                let n = tokens.fetch_add(1, Ordering::SeqCst);
+                                json(
+                                    StatusCode::OK,
+                                    json!({ "access_token": format!("t{n}"), "token_type": "Bearer", "expires_in": 300 }),
+                                )
+                            }
+                            _ => http::Response::builder()
+                                .status(StatusCode::UNAUTHORIZED)
+                                .header("www-authenticate", r#"Bearer error="invalid_token""#)
+                                .body(Full::new(Bytes::new()))
+                                .unwrap(),
+                        };
+                        Ok::<_, std::convert::Infallible>(resp)
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    });
+    (base, tokens)
+}
+
+#[tokio::test]
+async fn a_server_that_rejects_every_token_costs_one_token_request_per_request() {
+    let (base, tokens) = rejecting_server().await;
+    let dir = store_dir("reject-all");
+    let path = dir.join("tokens.json");
+    let oauth = OAuthOptions::client_credentials("ci", Some("secret".into()), None).unwrap();
+    for round in 1..=3 {
+        let e =
+            Client::connect_http(&format!("{base}/mcp"), options(with_file(oauth.clone(), &path))).await.unwrap_err();
+        assert!(e.message().contains("rejected the access token just issued by"), "{e}");
+        assert_eq!(tokens.load(Ordering::SeqCst), round, "one token request per request, never a loop");
+        // The rejected token is not kept.
+        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(doc["entries"], json!([]), "{doc}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -43,7 +43,7 @@ from ._client import Client, DetailedTask, Subscription, TaskStatus, ToolTask
 from ._content import Audio, EmbeddedResource, Image, Message, ResourceContents, ResourceLink, ToolResult, assistant, user
 from ._context import Context, ElicitResult, Root, SampleResult
 from ._middleware import CallNext, Item, Request
-from ._oauth import OAuth
+from ._oauth import OAuth, TokenStore
 from ._schema import Field
 from ._asgi import AsgiApp
 from ._server import CacheHint, ConnectionLimits, Cors, Running, Server
@@ -81,6 +81,7 @@ __all__ = [
     "Subscription",
     "TaskStatus",
     "TokenInfo",
+    "TokenStore",
     "ToolError",
     "ToolResult",
     "ToolTask",

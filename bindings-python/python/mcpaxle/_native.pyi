@@ -216,7 +216,7 @@ def connect_http(bridge: Bridge, url: str, options: dict[str, Any] | None = None
     ``options["oauth"]`` is ``mcpaxle.OAuth._native()``: ``redirect_uri``, ``authorize``
     (``async def (authorization_url: str) -> str``; absent: the redirect is followed without
     a user), ``client_id``/``client_secret``/``issuer``, ``client_metadata_url``,
-    ``client_name``, ``max_authorizations``."""
+    ``client_name``, ``max_authorizations``, ``token_store`` (``"memory"`` or ``{"file": path}``)."""
 
 def connect_stdio(bridge: Bridge, command: list[str], options: dict[str, Any] | None = None) -> Awaitable[Client]:
     """Spawns ``command[0]`` with the rest as arguments and connects over stdio."""

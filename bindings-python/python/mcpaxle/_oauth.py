@@ -16,22 +16,43 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, Protocol
 
 from . import _native
 from .errors import McpError, TransportError, UsageError
 
-__all__ = ["AuthorizeCallback", "OAuth"]
+__all__ = ["AuthorizeCallback", "OAuth", "TokenStore"]
 
 #: The user-agent step: takes the authorization URL, returns the redirect URL (sync or async).
 AuthorizeCallback = Callable[[str], "str | Awaitable[str]"]
+
+
+class TokenStore(Protocol):
+    """A token store of the application's own (a keychain, a secrets manager), for
+    ``OAuth(token_store=...)``. ``key`` is a dict ``{"issuer", "resource", "client"}``; ``token``
+    a dict (``accessToken``, ``expiresAt``, ``refreshToken``, ``scopes``, ``registration``) to
+    keep as it is and give back from ``load``. Each method may be a plain function or an ``async
+    def``; what one raises fails the call that needed the token."""
+
+    def load(self, key: dict[str, str]) -> "dict[str, Any] | None | Awaitable[dict[str, Any] | None]":
+        """The token saved under ``key``, or ``None``."""
+        ...
+
+    def save(self, key: dict[str, str], token: dict[str, Any]) -> "None | Awaitable[None]":
+        """Keeps ``token`` under ``key`` (replacing what was there)."""
+        ...
+
+    def clear(self, key: dict[str, str]) -> "None | Awaitable[None]":
+        """Forgets what is under ``key``."""
+        ...
 
 
 @dataclass(frozen=True)
 class OAuth:
     """How :meth:`Client.connect_http <mcpaxle.Client.connect_http>` obtains access tokens
     from a server that answers ``401``. Nothing happens until the server asks for
-    authorization; tokens and client registrations live in memory, per client.
+    authorization; tokens and client registrations live in memory, per client, unless
+    ``token_store`` says otherwise.
 
     ``redirect_uri``
         Where the authorization server sends the user back (a loopback URL for a native
@@ -72,6 +93,13 @@ class OAuth:
     ``max_authorizations``
         How many authorization flows one request may start before its error is returned (at
         least 1).
+    ``token_store``
+        Where tokens are kept: ``None`` or ``"memory"`` (in memory, for as long as the client),
+        or ``{"file": "/path/tokens.json"}``: a JSON file (mode 0600, replaced atomically) that
+        a restarted client reads, so it uses the stored token, or refreshes it, without asking
+        the user again or registering again. A token the server rejects is dropped from it. A
+        file that is not a token store is an error naming it, never overwritten. Or an object
+        of the application's own with ``load``, ``save`` and ``clear`` (:class:`TokenStore`).
 
     The core checks the values when it is built, by the rules of every binding
     (``redirect_uri`` an absolute URI without a fragment, ``issuer`` an issuer URL,
@@ -91,6 +119,7 @@ class OAuth:
     client_metadata_url: str | None = None
     client_name: str | None = None
     max_authorizations: int = 3
+    token_store: str | dict[str, str] | TokenStore | None = None
 
     def __post_init__(self) -> None:
         if self.authorize is not None and not callable(self.authorize):
@@ -100,19 +129,29 @@ class OAuth:
             )
         _native.check_options("oauth", "OAuth", self._data())
 
+    def _host_store(self) -> bool:
+        """Whether ``token_store`` is the application's own object (not data for the core)."""
+        s = self.token_store
+        return not isinstance(s, (str, dict, type(None))) and all(callable(getattr(s, m, None)) for m in ("load", "save", "clear"))
+
     def _data(self) -> dict[str, Any]:
         """The options the core reads, by their Python names, as given (``None``: absent)."""
         names = (
             "grant_type", "redirect_uri", "client_id", "client_secret", "private_key_pem", "signing_algorithm", "issuer",
-            "client_metadata_url", "client_name", "max_authorizations",
+            "client_metadata_url", "client_name", "max_authorizations", "token_store",
         )
-        return {name: getattr(self, name) for name in names}
+        data = {name: getattr(self, name) for name in names}
+        if self._host_store():
+            data["token_store"] = None
+        return data
 
     def _native(self) -> dict[str, Any]:
         """The options dict of the native module."""
         o = {k: v for k, v in self._data().items() if v is not None}
         if self.authorize is not None:
             o["authorize"] = _authorize(self.authorize)
+        if self._host_store():
+            o["token_store_callback"] = _token_store(self.token_store)
         return o
 
 
@@ -132,5 +171,29 @@ def _authorize(fn: AuthorizeCallback) -> Callable[[str], Awaitable[str]]:
         if not isinstance(redirect, str):
             raise UsageError(f"the OAuth authorize callback must return the redirect URL as a str, not {type(redirect).__name__}")
         return redirect
+
+    return invoke
+
+
+def _token_store(store: Any) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """A :class:`TokenStore` object as the one coroutine function the core calls with each
+    operation (``{"op": "load" | "save" | "clear", "key": ..., "token": ...}``)."""
+
+    async def invoke(request: dict[str, Any]) -> Any:
+        op = request["op"]
+        try:
+            if op == "load":
+                answer = store.load(request["key"])
+            elif op == "save":
+                answer = store.save(request["key"], request["token"])
+            else:
+                answer = store.clear(request["key"])
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except McpError:
+            raise
+        except Exception as e:
+            raise TransportError(f"the token store's {op} failed: {e or type(e).__name__}") from e
+        return answer if op == "load" else None
 
     return invoke

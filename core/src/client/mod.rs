@@ -46,7 +46,10 @@ mod wire;
 
 pub use crate::era::Era;
 pub use crate::transport::stdio::client::{DEFAULT_INHERITED_ENV_VARS, default_environment};
-pub use auth::{AuthorizationHandler, Grant, OAuthOptions, PreRegisteredClient, PrivateKey};
+pub use auth::{
+    AuthorizationHandler, CallbackTokenStore, FileTokenStore, Grant, MemoryTokenStore, OAuthOptions,
+    PreRegisteredClient, PrivateKey, StoredClient, StoredToken, TokenKey, TokenStore, TokenStoreCallback,
+};
 pub use mrtr::apply_schema_defaults;
 pub use options::{
     CallOptions, ClientOptions, InputHandler, LogCallback, ProgressCallback, SUPPORTED_VERSIONS, StderrMode,

@@ -14,7 +14,7 @@
 use super::hyper_client::{HttpClient, new_http_client};
 use super::sse::SseParser;
 use crate::client::ClientOptions;
-use crate::client::auth::Authorizer;
+use crate::client::auth::{Attempt, Authorizer};
 use crate::client::transport::{Inbound, Outbound, Pending};
 use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
@@ -205,7 +205,7 @@ impl HttpTransport {
         let id = out.request.id.clone();
         shared.routes.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx.clone());
         let mut guard = RequestGuard { shared: shared.clone(), id: id.clone(), task: None };
-        let mut authorizations = 0;
+        let mut attempt = Attempt::default();
         let resp = loop {
             let sent = shared.auth.as_ref().and_then(Authorizer::header);
             let req = shared.post(body.clone(), out.protocol_version.as_deref(), extra.clone())?;
@@ -213,11 +213,10 @@ impl HttpTransport {
             // A challenge: authorize (or re-authorize), then send the request again.
             match &shared.auth {
                 Some(auth)
-                    if authorizations < auth.max_authorizations()
+                    if attempt.challenges < auth.max_authorizations()
                         && Authorizer::is_challenge(resp.status(), resp.headers()) =>
                 {
-                    auth.authorize(resp.status(), resp.headers(), sent.as_ref(), authorizations == 0).await?;
-                    authorizations += 1;
+                    auth.authorize(resp.status(), resp.headers(), sent.as_ref(), &mut attempt).await?;
                 }
                 _ => break resp,
             }

@@ -420,10 +420,20 @@ export declare class Client {
    * `options.signal` cancels the request while it waits for the acknowledgment, and closes the
    * subscription once it is open.
    */
-  subscribe(filter?: SubscriptionFilter, options?: SignalOptions): Promise<Subscription>
+  subscribe(filter?: ListenFilter, options?: SignalOptions): Promise<Subscription>
   /** Closes the connection: pending calls fail, a stdio server is shut down. */
   close(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
+}
+
+/**
+ * What `subscriptions/listen` asks for: the protocol's `SubscriptionFilter`, and the Tasks
+ * extension's `taskIds` (tasks to follow: the server sends each one's state at once, then a
+ * `notifications/tasks` whose params are a `DetailedTask` at every change; the acknowledgement
+ * names those it agreed to follow, the caller's own).
+ */
+export interface ListenFilter extends SubscriptionFilter {
+  taskIds?: string[]
 }
 
 /**
@@ -433,7 +443,7 @@ export declare class Client {
 export declare class Subscription implements AsyncIterableIterator<ServerNotification> {
   private constructor()
   /** The notification types the server agreed to send. */
-  readonly acknowledged: SubscriptionFilter
+  readonly acknowledged: ListenFilter
   /** The next notification; rejects once if the connection failed. */
   next(): Promise<IteratorResult<ServerNotification, undefined>>
   /** Closes the subscription (called by `break` in a `for await` loop). */

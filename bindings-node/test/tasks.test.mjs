@@ -146,6 +146,32 @@ describe('tasks (taskSupport) in a JavaScript server', () => {
     }
   })
 
+  test('subscribe({ taskIds }): the caller\'s task on a listen stream, each change a notifications/tasks', async () => {
+    const task = await client.callToolAsTask('ask', {})
+    const sub = await client.subscribe({ taskIds: [task.taskId, 'someone-elses'] })
+    try {
+      assert.deepEqual(sub.acknowledged, { taskIds: [task.taskId] })
+      const seen = []
+      for await (const n of sub) {
+        assert.equal(n.method, 'notifications/tasks')
+        assert.equal(n.params.taskId, task.taskId)
+        assert.notEqual(n.params.status, 'failed', JSON.stringify(n.params))
+        seen.push(n.params.status)
+        if (n.params.status === 'input_required') {
+          const answer = { action: 'accept', content: { name: 'Grace' } }
+          await client.request('tasks/update', { taskId: task.taskId, inputResponses: { name: answer } })
+        }
+        if (n.params.status === 'completed') {
+          assert.equal(text(n.params.result), 'Hello, Grace!')
+          break
+        }
+      }
+      assert.ok(seen.includes('input_required'), seen.join())
+    } finally {
+      await sub.close()
+    }
+  })
+
   test('callToolAsTask: a failed task, and a tool that answers at once', async () => {
     const failing = await client.callToolAsTask('broken', {})
     await assert.rejects(failing.result(), (e) => e.kind === 'invalid_params' && /bad input for the job/.test(e.message))

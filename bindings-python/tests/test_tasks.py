@@ -227,3 +227,35 @@ async def test_call_tool_as_task_returns_a_handle_to_poll_follow_and_cancel() ->
 
         with pytest.raises(InvalidParams):
             await client.task("not-a-task").status()
+
+
+async def test_a_listen_stream_follows_the_callers_tasks() -> None:
+    server = Server("followed", tasks={"poll_interval_ms": 20})
+
+    @server.tool(task_support="required")
+    async def deploy(ctx: Context) -> str:
+        answer = await ctx.elicit("Deploy to production?", {"confirm": bool}, key="confirm")
+        return f"deployed: {answer.content['confirm']}"
+
+    def unused(params: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("the test answers the task's question itself, with tasks/update")
+
+    # on_elicitation declares the capability the task's question needs.
+    async with Client.connect_in_memory(server, on_elicitation=unused) as client:
+        task = await client.call_tool_as_task("deploy")
+        assert task.task_id is not None
+        async with client.subscribe(task_ids=[task.task_id, "someone-elses"]) as sub:
+            assert sub.acknowledged == {"taskIds": [task.task_id]}
+            seen = []
+            while "completed" not in seen:
+                n = await asyncio.wait_for(sub.next(), 10)
+                assert n is not None and n["method"] == "notifications/tasks", n
+                params = n["params"]
+                assert params["taskId"] == task.task_id and params["status"] != "failed", params
+                seen.append(params["status"])
+                if params["status"] == "input_required":
+                    answer = {"action": "accept", "content": {"confirm": True}}
+                    update = {"taskId": task.task_id, "inputResponses": {"confirm": answer}}
+                    await client.request("tasks/update", update)
+            assert params["result"]["content"][0]["text"] == "deployed: True"
+            assert "input_required" in seen, seen

@@ -27,7 +27,19 @@ import asyncio
 import datetime
 import inspect
 import sys
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Generator, Literal, Mapping, Sequence, TypedDict
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Literal,
+    Mapping,
+    Sequence,
+    TypedDict,
+    cast,
+)
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired
@@ -88,6 +100,13 @@ class DetailedTask(TypedDict):
     inputRequests: NotRequired[InputRequests]
     result: NotRequired[CallToolResult]
     error: NotRequired[Error]
+
+
+class ListenFilter(SubscriptionFilter, total=False):
+    """What ``subscriptions/listen`` asks for: the protocol's ``SubscriptionFilter`` and the
+    Tasks extension's ``taskIds``."""
+
+    taskIds: list[str]
 
 
 def _async(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
@@ -528,12 +547,18 @@ class Client:
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
         resources: Sequence[str] | None = None,
+        task_ids: Sequence[str] | None = None,
     ) -> Subscription:
         """A subscription to change notifications: ``async for n in client.subscribe(...)``
         (or ``sub = await client.subscribe(...)``, or ``async with``); each ``n`` is
         a :class:`~mcpaxle.types.ServerNotification` (``{"jsonrpc": "2.0", "method": ...,
-        "params": ...}``). Close it with :meth:`Subscription.close`."""
-        f: SubscriptionFilter = {}
+        "params": ...}``). Close it with :meth:`Subscription.close`.
+
+        ``task_ids`` follows tasks of the Tasks extension (``ToolTask.task_id``): the server
+        sends each one's state at once, then a ``notifications/tasks`` (its params a
+        :class:`DetailedTask`) at every change; ``acknowledged["taskIds"]`` names those it
+        agreed to follow (the caller's own)."""
+        f: ListenFilter = {}
         if tools_list_changed:
             f["toolsListChanged"] = True
         if prompts_list_changed:
@@ -542,6 +567,8 @@ class Client:
             f["resourcesListChanged"] = True
         if resources:
             f["resourceSubscriptions"] = list(resources)
+        if task_ids:
+            f["taskIds"] = list(task_ids)
         return Subscription(self, f)
 
     async def close(self) -> None:
@@ -564,7 +591,7 @@ class Client:
 class Subscription:
     """An open (or opening) subscription; iterate it with ``async for``."""
 
-    def __init__(self, client: Client, filter: SubscriptionFilter) -> None:
+    def __init__(self, client: Client, filter: ListenFilter) -> None:
         self._client = client
         self._filter = filter
         self._native: _native.Subscription | None = None
@@ -588,9 +615,9 @@ class Subscription:
         return opened().__await__()
 
     @property
-    def acknowledged(self) -> SubscriptionFilter | None:
+    def acknowledged(self) -> ListenFilter | None:
         """The notification types the server agreed to send (once open)."""
-        return self._native.acknowledged if self._native is not None else None
+        return cast(ListenFilter, self._native.acknowledged) if self._native is not None else None
 
     async def next(self) -> ServerNotification | None:
         """The next notification, ``None`` once the subscription ended."""

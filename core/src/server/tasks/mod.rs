@@ -58,10 +58,12 @@ mod record;
 mod redis_store;
 mod store;
 
-pub use options::{TaskOptions, TaskSupport};
+pub use options::{
+    DEFAULT_LEASE, DEFAULT_NAMESPACE, RedisTaskStoreOptions, TaskOptions, TaskStoreOptions, TaskSupport,
+};
 pub use protocol::TASKS_EXTENSION;
 pub use record::{TaskRecord, TaskStatus};
-pub use redis_store::{DEFAULT_LEASE, DEFAULT_NAMESPACE, RedisTaskStore, RedisTaskStoreOptions, TaskStoreOptions};
+pub use redis_store::RedisTaskStore;
 pub use store::{ControlSink, MemoryTaskStore, TaskControl, TaskStore};
 
 pub(crate) use link::Tasks;

@@ -1,7 +1,8 @@
 //! What a tool and a server say about tasks: [`TaskSupport`] per tool, [`TaskOptions`] per
 //! server (TTL, polling interval, limits).
 
-use super::redis_store::TaskStoreOptions;
+use crate::error::{Error, Result};
+use crate::server::redis_bus::{BusOptions, redacted};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -70,6 +71,129 @@ impl Default for TaskOptions {
     }
 }
 
+/// The namespace of the keys when none is named.
+pub const DEFAULT_NAMESPACE: &str = "mcpaxle:tasks";
+/// How long an instance is taken to be alive after it last said so, when not configured.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+
+/// Where a server keeps its tasks (task option `store`): `"memory"` (this process, bounded by
+/// the task options' limits), a Redis URL, or `{"url": ..., "namespace": ..., "leaseMs": ...}`.
+/// Absent: in the Redis of the server's notification bus when it has one (a fleet shares its
+/// tasks as it shares its changes), else in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStoreOptions {
+    /// In this process's memory ([`MemoryTaskStore`](super::MemoryTaskStore)).
+    Memory,
+    /// In Redis, shared by a fleet ([`RedisTaskStore`]).
+    Redis(RedisTaskStoreOptions),
+}
+
+/// Where and how a [`RedisTaskStore`] keeps tasks.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisTaskStoreOptions {
+    url: String,
+    namespace: String,
+    lease: Duration,
+}
+
+impl std::fmt::Debug for RedisTaskStoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisTaskStoreOptions")
+            .field("url", &redacted(&self.url))
+            .field("namespace", &self.namespace)
+            .field("lease", &self.lease)
+            .finish()
+    }
+}
+
+impl RedisTaskStoreOptions {
+    /// Tasks in the Redis at `url`, under the default namespace and lease.
+    ///
+    /// # Errors
+    /// A usage error if `url` is not a Redis URL (the same rule as the bus's).
+    pub fn new(url: impl Into<String>) -> Result<Self> {
+        let url = BusOptions::redis(url)?.url().to_owned();
+        Ok(RedisTaskStoreOptions { url, namespace: DEFAULT_NAMESPACE.into(), lease: DEFAULT_LEASE })
+    }
+
+    /// Tasks in the Redis of a notification bus.
+    pub fn on_bus(bus: &BusOptions) -> Self {
+        RedisTaskStoreOptions { url: bus.url().to_owned(), namespace: DEFAULT_NAMESPACE.into(), lease: DEFAULT_LEASE }
+    }
+
+    /// The same store under another key namespace (fleets sharing one Redis keep theirs apart).
+    ///
+    /// # Errors
+    /// A usage error if `namespace` is empty.
+    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Result<Self> {
+        self.namespace = namespace.into();
+        if self.namespace.is_empty() {
+            return Err(Error::usage("the task store's namespace must not be empty"));
+        }
+        Ok(self)
+    }
+
+    /// The same store with another lease: how long after an instance last renewed it (every
+    /// third of the lease) its unfinished tasks are reported `failed`. At least 1 ms.
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The Redis URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The key namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The lease of an instance.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStoreOptions {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Object {
+            url: String,
+            #[serde(default)]
+            namespace: Option<String>,
+            #[serde(default, rename = "leaseMs", alias = "lease_ms", with = "crate::options::opt_positive_ms")]
+            lease: Option<Duration>,
+        }
+        #[derive(Deserialize)]
+        #[serde(
+            untagged,
+            expecting = "\"memory\", a Redis URL, or an object {\"url\": ..., \"namespace\": ..., \"leaseMs\": ...}"
+        )]
+        enum Either {
+            Name(String),
+            Object(Object),
+        }
+        let err = |e: Error| serde::de::Error::custom(e.message());
+        match Either::deserialize(d)? {
+            Either::Name(name) if name == "memory" => Ok(TaskStoreOptions::Memory),
+            Either::Name(url) => RedisTaskStoreOptions::new(url).map(TaskStoreOptions::Redis).map_err(err),
+            Either::Object(o) => {
+                let mut options = RedisTaskStoreOptions::new(o.url).map_err(err)?;
+                if let Some(ns) = o.namespace {
+                    options = options.with_namespace(ns).map_err(err)?;
+                }
+                if let Some(lease) = o.lease {
+                    options = options.with_lease(lease);
+                }
+                Ok(TaskStoreOptions::Redis(options))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +212,32 @@ mod tests {
         let t: TaskSupport = serde_json::from_value(json!("required")).unwrap();
         assert_eq!(t, TaskSupport::Required);
         assert!(!TaskSupport::default().allows_tasks());
+    }
+
+    #[test]
+    fn options_from_a_name_a_url_or_an_object() {
+        let o: TaskStoreOptions = serde_json::from_value(json!("memory")).unwrap();
+        assert_eq!(o, TaskStoreOptions::Memory);
+        let TaskStoreOptions::Redis(o) = serde_json::from_value(json!("redis://127.0.0.1:6379/1")).unwrap() else {
+            panic!("a URL is a Redis store")
+        };
+        assert_eq!((o.url(), o.namespace(), o.lease()), ("redis://127.0.0.1:6379/1", DEFAULT_NAMESPACE, DEFAULT_LEASE));
+        let TaskStoreOptions::Redis(o) =
+            serde_json::from_value(json!({ "url": "redis://h/0", "namespace": "app", "leaseMs": 3000 })).unwrap()
+        else {
+            panic!("an object is a Redis store")
+        };
+        assert_eq!((o.namespace(), o.lease()), ("app", Duration::from_secs(3)));
+        for (bad, says) in [
+            (json!("mem"), "is not a Redis URL"),
+            (json!({ "url": "redis://h", "namespace": "" }), "must not be empty"),
+            (json!({ "url": "redis://h", "leaseMs": 0 }), "memory"),
+            (json!(7), "memory"),
+        ] {
+            let e = serde_json::from_value::<TaskStoreOptions>(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let o = RedisTaskStoreOptions::new("redis://:s3cret@h/0").unwrap();
+        assert!(!format!("{o:?}").contains("s3cret"));
     }
 }

@@ -20,11 +20,11 @@
 //! Every change is one Lua script, so instances never interleave halfway. Redis Cluster is
 //! not supported (the scripts touch keys of several slots).
 
-use super::options::TaskOptions;
+use super::options::{RedisTaskStoreOptions, TaskOptions};
 use super::record::{TaskRecord, TaskStatus, now_ms};
 use super::store::{ControlSink, TaskControl, TaskStore};
 use crate::error::{Error, Result};
-use crate::server::redis_bus::{BusOptions, redacted};
+use crate::server::redis_bus::redacted;
 use crate::server::seal::fill_random;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -33,132 +33,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// The namespace of the keys when none is named.
-pub const DEFAULT_NAMESPACE: &str = "mcpaxle:tasks";
-/// How long an instance is taken to be alive after it last said so, when not configured.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How long one attempt to reach Redis may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one `BLPOP` of the inbox waits before it is sent again.
 const INBOX_WAIT_SECS: u64 = 5;
-
-/// Where a server keeps its tasks (task option `store`): `"memory"` (this process, bounded by
-/// the task options' limits), a Redis URL, or `{"url": ..., "namespace": ..., "leaseMs": ...}`.
-/// Absent: in the Redis of the server's notification bus when it has one (a fleet shares its
-/// tasks as it shares its changes), else in memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskStoreOptions {
-    /// In this process's memory ([`MemoryTaskStore`](super::MemoryTaskStore)).
-    Memory,
-    /// In Redis, shared by a fleet ([`RedisTaskStore`]).
-    Redis(RedisTaskStoreOptions),
-}
-
-/// Where and how a [`RedisTaskStore`] keeps tasks.
-#[derive(Clone, PartialEq, Eq)]
-pub struct RedisTaskStoreOptions {
-    url: String,
-    namespace: String,
-    lease: Duration,
-}
-
-impl std::fmt::Debug for RedisTaskStoreOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisTaskStoreOptions")
-            .field("url", &redacted(&self.url))
-            .field("namespace", &self.namespace)
-            .field("lease", &self.lease)
-            .finish()
-    }
-}
-
-impl RedisTaskStoreOptions {
-    /// Tasks in the Redis at `url`, under the default namespace and lease.
-    ///
-    /// # Errors
-    /// A usage error if `url` is not a Redis URL (the same rule as the bus's).
-    pub fn new(url: impl Into<String>) -> Result<Self> {
-        let url = BusOptions::redis(url)?.url().to_owned();
-        Ok(RedisTaskStoreOptions { url, namespace: DEFAULT_NAMESPACE.into(), lease: DEFAULT_LEASE })
-    }
-
-    /// Tasks in the Redis of a notification bus.
-    pub fn on_bus(bus: &BusOptions) -> Self {
-        RedisTaskStoreOptions { url: bus.url().to_owned(), namespace: DEFAULT_NAMESPACE.into(), lease: DEFAULT_LEASE }
-    }
-
-    /// The same store under another key namespace (fleets sharing one Redis keep theirs apart).
-    ///
-    /// # Errors
-    /// A usage error if `namespace` is empty.
-    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Result<Self> {
-        self.namespace = namespace.into();
-        if self.namespace.is_empty() {
-            return Err(Error::usage("the task store's namespace must not be empty"));
-        }
-        Ok(self)
-    }
-
-    /// The same store with another lease: how long after an instance last renewed it (every
-    /// third of the lease) its unfinished tasks are reported `failed`. At least 1 ms.
-    pub fn with_lease(mut self, lease: Duration) -> Self {
-        self.lease = lease.max(Duration::from_millis(1));
-        self
-    }
-
-    /// The Redis URL.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The key namespace.
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
-
-    /// The lease of an instance.
-    pub fn lease(&self) -> Duration {
-        self.lease
-    }
-}
-
-impl<'de> Deserialize<'de> for TaskStoreOptions {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Object {
-            url: String,
-            #[serde(default)]
-            namespace: Option<String>,
-            #[serde(default, rename = "leaseMs", alias = "lease_ms", with = "crate::options::opt_positive_ms")]
-            lease: Option<Duration>,
-        }
-        #[derive(Deserialize)]
-        #[serde(
-            untagged,
-            expecting = "\"memory\", a Redis URL, or an object {\"url\": ..., \"namespace\": ..., \"leaseMs\": ...}"
-        )]
-        enum Either {
-            Name(String),
-            Object(Object),
-        }
-        let err = |e: Error| serde::de::Error::custom(e.message());
-        match Either::deserialize(d)? {
-            Either::Name(name) if name == "memory" => Ok(TaskStoreOptions::Memory),
-            Either::Name(url) => RedisTaskStoreOptions::new(url).map(TaskStoreOptions::Redis).map_err(err),
-            Either::Object(o) => {
-                let mut options = RedisTaskStoreOptions::new(o.url).map_err(err)?;
-                if let Some(ns) = o.namespace {
-                    options = options.with_namespace(ns).map_err(err)?;
-                }
-                if let Some(lease) = o.lease {
-                    options = options.with_lease(lease);
-                }
-                Ok(TaskStoreOptions::Redis(options))
-            }
-        }
-    }
-}
 
 /// Stores a new task, making room in the full sets by forgetting their oldest ended task, and
 /// says this instance is alive. KEYS: task, all, principal's set, instance. ARGV: record,
@@ -259,8 +137,8 @@ impl RedisTaskStore {
         fill_random(&mut id);
         Arc::new_cyclic(|me| RedisTaskStore {
             // Opening a client only reads the URL, which the options have checked.
-            client: redis::Client::open(options.url.as_str()).expect("a RedisTaskStoreOptions URL is valid"),
-            shown: redacted(&options.url),
+            client: redis::Client::open(options.url()).expect("a RedisTaskStoreOptions URL is valid"),
+            shown: redacted(options.url()),
             limits: (tasks.max_tasks.max(1), tasks.max_tasks_per_principal.max(1)),
             options,
             instance: id.iter().map(|b| format!("{b:02x}")).collect(),
@@ -278,13 +156,13 @@ impl RedisTaskStore {
     }
 
     fn key(&self, kind: &str, id: &str) -> String {
-        format!("{}:{kind}:{id}", self.options.namespace)
+        format!("{}:{kind}:{id}", self.options.namespace())
     }
 
     fn principal_set(&self, principal: &Option<String>) -> String {
         match principal {
             Some(p) => self.key("principal", p),
-            None => format!("{}:anonymous", self.options.namespace),
+            None => format!("{}:anonymous", self.options.namespace()),
         }
     }
 
@@ -342,10 +220,10 @@ async fn renew_lease(store: std::sync::Weak<RedisTaskStore>) {
     {
         loop {
             let Some(store) = weak.upgrade() else { return };
-            let (every, stop) = (store.options.lease / 3, store.stop.clone());
+            let (every, stop) = (store.options.lease() / 3, store.stop.clone());
             let key = store.key("instance", &store.instance);
             let mut cmd = redis::cmd("SET");
-            cmd.arg(&key).arg("1").arg("PX").arg(store.options.lease.as_millis().max(1) as u64);
+            cmd.arg(&key).arg("1").arg("PX").arg(store.options.lease().as_millis().max(1) as u64);
             if let Err(e) = store.query::<()>(&cmd).await {
                 tracing::warn!("task store: renewing this instance's lease: {}", e.message());
             }
@@ -443,7 +321,7 @@ fn orphaned(mut record: TaskRecord) -> TaskRecord {
 impl RedisTaskStore {
     async fn create_task(&self, record: TaskRecord) -> Result<()> {
         self.start();
-        let (task, all) = (self.key("task", &record.task_id), format!("{}:all", self.options.namespace));
+        let (task, all) = (self.key("task", &record.task_id), format!("{}:all", self.options.namespace()));
         let (set, instance) = (self.principal_set(&record.principal), self.key("instance", &self.instance));
         let mut cmd = Self::script(CREATE, &[&task, &all, &set, &instance]);
         cmd.arg(Self::encode(&record)?)
@@ -455,7 +333,7 @@ impl RedisTaskStore {
             .arg(self.limits.1)
             .arg(&record.task_id)
             .arg(self.key("task", ""))
-            .arg(self.options.lease.as_millis().max(1) as u64);
+            .arg(self.options.lease().as_millis().max(1) as u64);
         match self.query::<i64>(&cmd).await? {
             0 => Ok(()),
             1 => Err(Error::internal(format!(
@@ -494,7 +372,7 @@ impl RedisTaskStore {
     async fn forward_control(&self, task_id: String, control: TaskControl) -> Result<()> {
         let message = json!({ "taskId": task_id, "control": control }).to_string();
         let mut cmd = Self::script(FORWARD, &[&self.key("task", &task_id)]);
-        let keep = (self.options.lease * 4).as_millis().max(1) as u64;
+        let keep = (self.options.lease() * 4).as_millis().max(1) as u64;
         cmd.arg(self.key("inbox", "")).arg(message).arg(keep);
         self.query::<i64>(&cmd).await.map(drop)
     }
@@ -525,33 +403,6 @@ impl TaskStore for RedisTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn options_from_a_name_a_url_or_an_object() {
-        let o: TaskStoreOptions = serde_json::from_value(json!("memory")).unwrap();
-        assert_eq!(o, TaskStoreOptions::Memory);
-        let TaskStoreOptions::Redis(o) = serde_json::from_value(json!("redis://127.0.0.1:6379/1")).unwrap() else {
-            panic!("a URL is a Redis store")
-        };
-        assert_eq!((o.url(), o.namespace(), o.lease()), ("redis://127.0.0.1:6379/1", DEFAULT_NAMESPACE, DEFAULT_LEASE));
-        let TaskStoreOptions::Redis(o) =
-            serde_json::from_value(json!({ "url": "redis://h/0", "namespace": "app", "leaseMs": 3000 })).unwrap()
-        else {
-            panic!("an object is a Redis store")
-        };
-        assert_eq!((o.namespace(), o.lease()), ("app", Duration::from_secs(3)));
-        for (bad, says) in [
-            (json!("mem"), "is not a Redis URL"),
-            (json!({ "url": "redis://h", "namespace": "" }), "must not be empty"),
-            (json!({ "url": "redis://h", "leaseMs": 0 }), "memory"),
-            (json!(7), "memory"),
-        ] {
-            let e = serde_json::from_value::<TaskStoreOptions>(bad.clone()).unwrap_err().to_string();
-            assert!(e.contains(says), "{bad}: {e}");
-        }
-        let o = RedisTaskStoreOptions::new("redis://:s3cret@h/0").unwrap();
-        assert!(!format!("{o:?}").contains("s3cret"));
-    }
 
     #[test]
     fn an_orphaned_task_fails_saying_why() {

@@ -93,7 +93,7 @@ pub fn examples() -> Value {
             "bus": { "url": "redis://127.0.0.1:6379/0", "channel": "mcpaxle:example" },
             "tasks": {
                 "ttlMs": 600000, "pollIntervalMs": 500, "maxTasks": 1000, "maxTasksPerPrincipal": 100,
-                "store": { "url": "redis://127.0.0.1:6379/0", "namespace": "example:tasks", "leaseMs": 15000 }
+                "store": "memory"
             }
         },
         "legacy": {

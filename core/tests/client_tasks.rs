@@ -34,6 +34,15 @@ impl Drop for Flag {
     }
 }
 
+/// Releases a permit when a handler's future is dropped (a cancelled task's handler is).
+struct Released(Arc<tokio::sync::Semaphore>);
+
+impl Drop for Released {
+    fn drop(&mut self) {
+        self.0.add_permits(1);
+    }
+}
+
 fn text_of(r: &CallToolResult) -> String {
     r.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("")
 }
@@ -92,6 +101,42 @@ async fn call_tool_follows_a_task_answers_its_questions_and_cancels_it() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("tasks/cancel did not reach the handler");
+}
+
+/// The race a user hits when cancelling right after calling: the server has created the task
+/// and its `CreateTaskResult` is on its way when the caller cancels. The task must be
+/// cancelled too, not left running unseen. The handler itself cancels the caller's token as
+/// it starts, the moment the answer leaves the server.
+#[tokio::test]
+async fn a_call_cancelled_as_its_task_starts_cancels_the_task() {
+    let server = Server::builder("tasks", "1").build();
+    let caller: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
+    let cancelled = Arc::new(tokio::sync::Semaphore::new(0));
+    let (token_slot, seen) = (caller.clone(), cancelled.clone());
+    server
+        .add_tool_with(tool("forever"), task(TaskSupport::Required), move |_a: Value, ctx: RequestContext| {
+            let token = token_slot.lock().unwrap().take();
+            let on_drop = Released(seen.clone());
+            async move {
+                let _on_drop = on_drop;
+                if let Some(t) = token {
+                    t.cancel();
+                }
+                ctx.cancelled().await;
+                Ok("never")
+            }
+        })
+        .unwrap();
+    let (_http, url) = serve_http(server).await;
+    let client = Client::connect_http(&url, options()).await.unwrap();
+    for round in 0..10 {
+        let token = CancellationToken::new();
+        *caller.lock().unwrap() = Some(token.clone());
+        let e = client.call_tool("forever", json!({}), CallOptions::new().cancel(token)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Cancelled, "round {round}: {e}");
+        let reached = tokio::time::timeout(Duration::from_secs(5), cancelled.acquire()).await;
+        reached.unwrap_or_else(|_| panic!("round {round}: the task was left running")).unwrap().forget();
+    }
 }
 
 /// A server with a task that asks a question, a task that fails, a task that runs until it

@@ -141,8 +141,13 @@ impl Inner {
             loop {
                 let mut p = params.clone();
                 p.extend(retry.clone());
-                let result = self.round_trip(method, &p, opts).await?;
-                if method == "tools/call" && result.get("resultType").and_then(Value::as_str) == Some("task") {
+                let may_be_task = method == "tools/call" && self.declares_tasks();
+                let result = if may_be_task {
+                    self.call_round_trip(p, opts).await?
+                } else {
+                    self.round_trip(method, &p, opts).await?
+                };
+                if may_be_task && result.get("resultType").and_then(Value::as_str) == Some("task") {
                     return if follow_tasks { self.follow_task(result, opts).await } else { Ok(result) };
                 }
                 if result.get("resultType").and_then(Value::as_str) != Some("input_required") {

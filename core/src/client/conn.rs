@@ -102,6 +102,17 @@ impl Inner {
         self.tools.write().unwrap_or_else(|e| e.into_inner()).insert(name.to_owned(), Arc::new(params));
     }
 
+    /// Whether a `tools/call` may be answered with a task: the 2026-07-28 era, with the Tasks
+    /// extension declared (by default, or in the application's own capabilities).
+    pub(super) fn declares_tasks(&self) -> bool {
+        self.state().era == Era::Modern
+            && self
+                .options
+                .capabilities
+                .as_ref()
+                .is_none_or(|c| c.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION)))
+    }
+
     fn tool_params(&self, name: &str) -> Option<Arc<Vec<HeaderParam>>> {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
     }

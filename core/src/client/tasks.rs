@@ -6,13 +6,18 @@
 
 use super::conn::Inner;
 use super::mrtr::answer_input_requests;
-use super::options::CallOptions;
+use super::options::{CallOptions, ProgressCallback};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::ErrorObject;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::task::AbortOnDropHandle;
+
+/// How long a cancelled `tools/call` stays open in the background for a `CreateTaskResult`
+/// already on its way (see [`Inner::call_round_trip`]).
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// The polling interval used when the server suggests none, and the bounds of any.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -88,6 +93,56 @@ impl Inner {
             }
             task = polled?;
             interval = poll_interval(&task, interval);
+        }
+    }
+
+    /// The round trip of a `tools/call` that the server may answer with a task. A
+    /// cancellation cannot simply drop the request: the server may already have created the
+    /// task, and its `CreateTaskResult` may be on its way, so the task would run on unseen.
+    /// The caller gets its cancelled error at once; the request stays open in the background
+    /// for up to [`CANCEL_GRACE`], and a task it turns out to have created gets `tasks/cancel`.
+    /// An answer that is not a task is dropped; a call still running when the grace ends is
+    /// dropped too (which cancels its handler, as for any request).
+    pub(super) async fn call_round_trip(
+        self: &Arc<Self>,
+        params: Map<String, Value>,
+        opts: &CallOptions,
+    ) -> Result<Value> {
+        let Some(cancel) = opts.cancel.clone() else {
+            return self.round_trip("tools/call", &params, opts).await;
+        };
+        let mut background = opts.clone();
+        background.cancel = None;
+        // Progress stops reaching the caller once it has cancelled.
+        background.on_progress = opts.on_progress.clone().map(|cb| {
+            let cancel = cancel.clone();
+            let gated: ProgressCallback = Arc::new(move |p| {
+                if !cancel.is_cancelled() {
+                    cb(p);
+                }
+            });
+            gated
+        });
+        let this = self.clone();
+        let mut call =
+            AbortOnDropHandle::new(tokio::spawn(
+                async move { this.round_trip("tools/call", &params, &background).await },
+            ));
+        tokio::select! {
+            biased;
+            joined = &mut call => joined.unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, format!("tools/call failed: {e}")))),
+            _ = cancel.cancelled() => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    if let Ok(Ok(Ok(answer))) = tokio::time::timeout(CANCEL_GRACE, &mut call).await {
+                        let created = answer.get("resultType").and_then(Value::as_str) == Some("task");
+                        if let Some(task_id) = answer.get("taskId").and_then(Value::as_str).filter(|_| created) {
+                            let _ = this.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;
+                        }
+                    }
+                });
+                Err(Error::new(ErrorKind::Cancelled, "tools/call was cancelled"))
+            }
         }
     }
 

@@ -144,9 +144,10 @@ impl TokenStore for MemoryTokenStore {
 /// disk, then renamed over the old one, so a crash leaves the old file or the new one, never
 /// half of either. A missing file is an empty store. A file that is not a token store (not
 /// JSON, another shape) is an error that names it, never silently replaced: it may hold
-/// another program's data. Processes sharing a file are not locked against each other: the
-/// last save wins (each save writes every key it read, so only a concurrent update of the
-/// same moment is lost).
+/// another program's data. Processes sharing a file take turns: each read, and each
+/// read-modify-write of a save, holds an advisory lock (`flock`) on a companion file
+/// `.NAME.lock` beside it, so two processes saving at once both keep their entries (on
+/// Unix; elsewhere only this process's own saves take turns).
 ///
 /// As data: `"tokenStore": {"file": "/path/tokens.json"}` in the `oauth` options.
 pub struct FileTokenStore {
@@ -198,6 +199,7 @@ impl FileTokenStore {
         let path = self.path.clone();
         let (key, token) = (key.clone(), token.cloned());
         blocking(move || {
+            let _across_processes = ProcessLock::hold(&path, true)?;
             let mut contents = read_file(&path)?;
             contents.entries.retain(|e| e.key != key);
             if let Some(token) = token {
@@ -214,7 +216,11 @@ impl TokenStore for FileTokenStore {
         Box::pin(async move {
             let _held = self.lock.lock().await;
             let path = self.path.clone();
-            let contents = blocking(move || read_file(&path)).await?;
+            let contents = blocking(move || {
+                let _across_processes = ProcessLock::hold(&path, false)?;
+                read_file(&path)
+            })
+            .await?;
             Ok(contents.entries.into_iter().find(|e| e.key == *key).map(|e| e.token))
         })
     }
@@ -233,6 +239,62 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| store_error(format!("the token store's file access did not finish: {e}")))?
+}
+
+/// The advisory lock that makes processes sharing a token file take turns: `flock` on the
+/// companion file `.NAME.lock` in the same directory (not on the token file itself, which
+/// each save replaces by a rename), shared for a read, exclusive for a read-modify-write.
+/// Released when dropped (the descriptor closes).
+struct ProcessLock {
+    #[cfg(unix)]
+    _file: Option<std::fs::File>,
+}
+
+impl ProcessLock {
+    #[cfg(unix)]
+    fn hold(path: &Path, exclusive: bool) -> Result<ProcessLock> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let lock_path = path.with_file_name(format!(".{name}.lock"));
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&lock_path);
+        let file = match opened {
+            Ok(f) => f,
+            // No directory: no token file to guard either (a read finds none, a write says why).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ProcessLock { _file: None }),
+            Err(e) => {
+                return Err(store_error(format!(
+                    "the token store's lock file {} cannot be opened: {e}",
+                    lock_path.display()
+                )));
+            }
+        };
+        let operation = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+        loop {
+            // SAFETY: flock on a descriptor this function owns for as long as the call.
+            if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
+                return Ok(ProcessLock { _file: Some(file) });
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(store_error(format!(
+                    "the token store's lock file {} cannot be locked: {e}",
+                    lock_path.display()
+                )));
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn hold(_path: &Path, _exclusive: bool) -> Result<ProcessLock> {
+        Ok(ProcessLock {})
+    }
 }
 
 fn read_file(path: &Path) -> Result<FileContents> {
@@ -450,12 +512,37 @@ mod tests {
         assert_eq!(meta.mode() & 0o777, 0o600);
         assert_ne!(meta.ino(), inode, "written to a new file and renamed over the old one");
         store.save(&k, &token("t2")).await.unwrap();
-        // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("tokens.json")]);
+        // No temporary file is left behind; the lock file beside it is private too.
+        let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, vec![std::ffi::OsString::from(".tokens.json.lock"), std::ffi::OsString::from("tokens.json")]);
+        assert_eq!(std::fs::metadata(dir.join(".tokens.json.lock")).unwrap().mode() & 0o777, 0o600);
         let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(doc["entries"][0]["token"]["accessToken"], "t2");
         assert_eq!(doc["entries"][0]["issuer"], "https://as");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Two store objects on one file stand for two processes: only the file lock keeps their
+    /// read-modify-write cycles apart (each object's own mutex does not see the other's).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn stores_sharing_a_file_keep_each_others_saves() {
+        let dir = temp_dir("shared");
+        let path = dir.join("tokens.json");
+        let (a, b) = (Arc::new(FileTokenStore::new(&path)), Arc::new(FileTokenStore::new(&path)));
+        let saves = (0..40).map(|i| {
+            let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(
+                async move { store.save(&key("https://as", "https://mcp", &format!("c{i}")), &token("t")).await },
+            )
+        });
+        for done in futures_util::future::join_all(saves).await {
+            done.unwrap().unwrap();
+        }
+        for i in 0..40 {
+            let found = a.load(&key("https://as", "https://mcp", &format!("c{i}"))).await.unwrap();
+            assert!(found.is_some(), "the save of c{i} was lost");
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -1102,6 +1102,40 @@ enum mcpaxle_result mcpaxle_client_options_set_oauth(struct mcpaxle_client_optio
                                                      void *user_data);
 
 /**
+ * Keeps the OAuth client's tokens where the application says (a keychain, a secrets
+ * manager, its own database) instead of in memory, so that a restarted client neither
+ * authorizes nor registers again while its tokens are good. The data form
+ * `"tokenStore": {"file": "/path/tokens.json"}` of `oauth_json` keeps them in a file instead,
+ * with no callback.
+ *
+ * `store` gets each operation as JSON (`params_json`) and completes `reply` exactly once, now
+ * or later, from any thread, as an input handler does:
+ * - `{"op": "load", "key": KEY}`: `mcpaxle_reply_ok(reply, TOKEN)` with the entry saved for
+ *   that key, or `mcpaxle_reply_ok(reply, "null")` when there is none;
+ * - `{"op": "save", "key": KEY, "token": TOKEN}`: keep `TOKEN` for `KEY` (replacing what was
+ *   there), then `mcpaxle_reply_ok(reply, "null")`;
+ * - `{"op": "clear", "key": KEY}`: forget `KEY`, then `mcpaxle_reply_ok(reply, "null")`.
+ *
+ * `KEY` is `{"issuer", "resource", "client"}` (compare all three); `TOKEN` an object to keep
+ * as it is (`accessToken`, `expiresAt` in seconds since the epoch, `refreshToken`, `scopes`,
+ * `registration`: it holds credentials, keep it private). `mcpaxle_reply_error` fails the
+ * request that needed the token with that error. A load that answers something other than an
+ * object or null is an error naming the store.
+ *
+ * Used by clients connected with these options that have OAuth on
+ * (`mcpaxle_client_options_set_oauth`, or `"oauth"` in `options_json`); NULL removes it.
+ * `user_data` must stay valid until every client made from these options is freed.
+ * Thread: any, before connecting; `store` runs on a thread of the runtime's blocking pool.
+ *
+ * ```c
+ * mcpaxle_client_options_set_token_store(options, keychain_store, app);
+ * ```
+ */
+enum mcpaxle_result mcpaxle_client_options_set_token_store(struct mcpaxle_client_options *options,
+                                                           mcpaxle_input_handler store,
+                                                           void *user_data);
+
+/**
  * `tools/call` of tool `name` with `arguments_json` (an object, or NULL for none), holding the
  * task the server may run it as instead of following it. When the server answers with the
  * result itself (the tool does not run as a task), the handle is already complete:

@@ -61,13 +61,18 @@ pub(crate) enum Kind {
     Middleware,
     /// A server's visibility predicate: an array of booleans.
     Visibility,
+    /// A client's token store: a JSON object (a stored token) or `null`.
+    TokenStore,
 }
 
 impl Kind {
     /// Whether the call is a server handler's, whose round may end with an
     /// `InputRequiredResult` (a client's callbacks and a token verifier answer once, or fail).
     fn has_rounds(self) -> bool {
-        !matches!(self, Kind::Input | Kind::Authorization | Kind::Token | Kind::Middleware | Kind::Visibility)
+        !matches!(
+            self,
+            Kind::Input | Kind::Authorization | Kind::Token | Kind::Middleware | Kind::Visibility | Kind::TokenStore
+        )
     }
 }
 
@@ -274,6 +279,7 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Returned(Returned::Json(v))
         }
         Kind::Input if v.is_object() => Payload::Input(v),
+        Kind::TokenStore if v.is_object() || v.is_null() => Payload::Json(v),
         Kind::Middleware if v.is_object() => Payload::Json(v),
         Kind::Visibility if v.as_array().is_some_and(|a| a.iter().all(Value::is_boolean)) => Payload::Json(v),
         Kind::Middleware => {
@@ -294,6 +300,12 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
         })?),
         Kind::Input | Kind::Authorization => {
             return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "result_json must be a JSON object"));
+        }
+        Kind::TokenStore => {
+            return Err(FfiError::new(
+                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+                "result_json must be a stored token (a JSON object) or null",
+            ));
         }
     })
 }

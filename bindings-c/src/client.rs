@@ -11,7 +11,7 @@ use crate::ffi::{
 };
 use crate::owner::Owner;
 use crate::runtime;
-use mcpaxle_core::client::{CallOptions, Client, ClientOptions, InputHandler, Subscription};
+use mcpaxle_core::client::{CallOptions, CallbackTokenStore, Client, ClientOptions, InputHandler, Subscription};
 use mcpaxle_core::schema::SubscriptionFilter;
 use mcpaxle_core::{Error, ErrorKind};
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ pub type mcpaxle_notification_handler =
 pub type mcpaxle_result_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, code: mcpaxle_result, json: *const c_char)>;
 
-type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
+pub(crate) type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 type NotifyFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 type ResultFn = unsafe extern "C" fn(*mut c_void, mcpaxle_result, *const c_char);
 
@@ -267,6 +267,7 @@ pub struct mcpaxle_client_options {
     roots: Option<Target<InputFn>>,
     on_log: Option<Target<NotifyFn>>,
     pub(crate) oauth: Option<OAuthSetting>,
+    pub(crate) token_store: Option<Target<InputFn>>,
 }
 
 /// Creates client options for a client named `name` at `version` (its `clientInfo`).
@@ -318,6 +319,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_new(
             roots: None,
             on_log: None,
             oauth,
+            token_store: None,
         }));
         Ok(())
     })
@@ -442,6 +444,9 @@ fn connect(
         core.sampling = o.sampling.map(|t| input_handler(&owner, t));
         core.roots = o.roots.map(|t| input_handler(&owner, t));
         core.oauth = o.oauth.as_ref().map(|s| s.for_client(&owner));
+        if let (Some(oauth), Some(t)) = (core.oauth.as_mut(), o.token_store) {
+            oauth.token_store = Some(Arc::new(CallbackTokenStore::new(crate::client_oauth::token_store(&owner, t))));
+        }
         if let Some(t) = o.on_log {
             let (tx, _task) = notifier(&owner, t)?;
             let sender = tx.clone();

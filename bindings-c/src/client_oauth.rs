@@ -2,11 +2,12 @@
 //! user-agent step as a C callback that finishes through a reply handle.
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
-use crate::client::{mcpaxle_client_options, options_mut};
+use crate::client::{InputFn, mcpaxle_client_options, mcpaxle_input_handler, options_mut};
 use crate::ffi::{SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
 use mcpaxle_core::Error;
-use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions};
+use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions, TokenStoreCallback};
+use serde_json::Value;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -102,6 +103,65 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
             authorize: authorize.map(|func| Target { func, user_data: SendPtr(user_data) }),
         });
         Ok(())
+    })
+}
+
+/// Keeps the OAuth client's tokens where the application says (a keychain, a secrets
+/// manager, its own database) instead of in memory, so that a restarted client neither
+/// authorizes nor registers again while its tokens are good. The data form
+/// `"tokenStore": {"file": "/path/tokens.json"}` of `oauth_json` keeps them in a file instead,
+/// with no callback.
+///
+/// `store` gets each operation as JSON (`params_json`) and completes `reply` exactly once, now
+/// or later, from any thread, as an input handler does:
+/// - `{"op": "load", "key": KEY}`: `mcpaxle_reply_ok(reply, TOKEN)` with the entry saved for
+///   that key, or `mcpaxle_reply_ok(reply, "null")` when there is none;
+/// - `{"op": "save", "key": KEY, "token": TOKEN}`: keep `TOKEN` for `KEY` (replacing what was
+///   there), then `mcpaxle_reply_ok(reply, "null")`;
+/// - `{"op": "clear", "key": KEY}`: forget `KEY`, then `mcpaxle_reply_ok(reply, "null")`.
+///
+/// `KEY` is `{"issuer", "resource", "client"}` (compare all three); `TOKEN` an object to keep
+/// as it is (`accessToken`, `expiresAt` in seconds since the epoch, `refreshToken`, `scopes`,
+/// `registration`: it holds credentials, keep it private). `mcpaxle_reply_error` fails the
+/// request that needed the token with that error. A load that answers something other than an
+/// object or null is an error naming the store.
+///
+/// Used by clients connected with these options that have OAuth on
+/// (`mcpaxle_client_options_set_oauth`, or `"oauth"` in `options_json`); NULL removes it.
+/// `user_data` must stay valid until every client made from these options is freed.
+/// Thread: any, before connecting; `store` runs on a thread of the runtime's blocking pool.
+///
+/// ```c
+/// mcpaxle_client_options_set_token_store(options, keychain_store, app);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpaxle_client_options_set_token_store(
+    options: *mut mcpaxle_client_options,
+    store: mcpaxle_input_handler,
+    user_data: *mut c_void,
+) -> mcpaxle_result {
+    ffi_boundary!({
+        options_mut(options)?.token_store = store.map(|func| Target { func, user_data: SendPtr(user_data) });
+        Ok(())
+    })
+}
+
+/// The C token store as the core's callback: each operation through `Kind::TokenStore`.
+pub(crate) fn token_store(owner: &Arc<Owner>, target: Target<InputFn>) -> TokenStoreCallback {
+    let owner = owner.clone();
+    Arc::new(move |request: Value| {
+        let owner = owner.clone();
+        Box::pin(async move {
+            let payload = calls::invoke(&owner, Kind::TokenStore, None, request.to_string(), move |id, json| {
+                // SAFETY: the function pointer and user data were registered together.
+                unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_reply) }
+            })
+            .await?;
+            match payload {
+                Payload::Json(v) => Ok(v),
+                _ => Err(Error::internal("the token store completed with a result of another kind")),
+            }
+        })
     })
 }
 

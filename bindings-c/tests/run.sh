@@ -3,7 +3,8 @@
 # and runs each under valgrind: any memory error or definite/indirect leak fails the run.
 # The tokio runtime keeps some "still reachable" memory for the life of the process by design.
 # The client tests authorize against the Rust OAuth fixture (fixtures/src/oauth_server.rs, the
-# crate mcpaxle-fixtures), built here (release) unless MCPAXLE_OAUTH_SERVER already names one.
+# crate mcpaxle-fixtures), built here (release) unless MCPAXLE_OAUTH_SERVER already names one;
+# test_oidc.c runs oidc-provider (tests/oidc/provider.mjs, or MCPAXLE_OIDC_PROVIDER) with node.
 # Prints "mcpaxle-c: N passed, N failed" (tests of all programs summed) last.
 # valgrind is required: without it the run fails, unless the one opt-out is set:
 #   MCPAXLE_NO_VALGRIND=1 bindings-c/tests/run.sh   runs them without valgrind
@@ -18,6 +19,13 @@ flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpa
 if [[ -z "${MCPAXLE_OAUTH_SERVER:-}" ]]; then
   "${CARGO:-cargo}" build --release --quiet -p mcpaxle-fixtures --bins || exit 2
   export MCPAXLE_OAUTH_SERVER="$root/target/release/oauth_server"
+fi
+# test_oidc.c runs oidc-provider (pinned in tests/oidc) with node: installed there on first use.
+if [[ -z "${MCPAXLE_OIDC_PROVIDER:-}" ]]; then
+  if [[ ! -d "$root/tests/oidc/node_modules/oidc-provider" ]]; then
+    (cd "$root/tests/oidc" && npm ci --no-audit --no-fund --silent) || { echo "run.sh: npm ci in tests/oidc failed" >&2; exit 2; }
+  fi
+  export MCPAXLE_OIDC_PROVIDER="$root/tests/oidc/provider.mjs"
 fi
 valgrind=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
   --show-leak-kinds=definite,indirect --child-silent-after-fork=yes --trace-children=no

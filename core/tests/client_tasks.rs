@@ -104,9 +104,9 @@ async fn call_tool_follows_a_task_answers_its_questions_and_cancels_it() {
 }
 
 /// The race a user hits when cancelling right after calling: the server has created the task
-/// and its `CreateTaskResult` is on its way when the caller cancels. The task must be
-/// cancelled too, not left running unseen. The handler itself cancels the caller's token as
-/// it starts, the moment the answer leaves the server.
+/// and its `CreateTaskResult` is on its way when the caller cancels (or drops the call). The
+/// task must be cancelled too, not left running unseen. The handler itself cancels the
+/// caller's token as it starts, the moment the answer leaves the server.
 #[tokio::test]
 async fn a_call_cancelled_as_its_task_starts_cancels_the_task() {
     let server = Server::builder("tasks", "1").build();
@@ -136,6 +136,18 @@ async fn a_call_cancelled_as_its_task_starts_cancels_the_task() {
         assert_eq!(e.kind(), ErrorKind::Cancelled, "round {round}: {e}");
         let reached = tokio::time::timeout(Duration::from_secs(5), cancelled.acquire()).await;
         reached.unwrap_or_else(|_| panic!("round {round}: the task was left running")).unwrap().forget();
+    }
+    // A caller that drops the call's future instead (Python cancels an asyncio task so): the
+    // same. The token here only tells the test when the handler has started.
+    for round in 0..10 {
+        let started = CancellationToken::new();
+        *caller.lock().unwrap() = Some(started.clone());
+        tokio::select! {
+            _ = client.call_tool("forever", json!({}), CallOptions::new()) => panic!("round {round}: the call ended"),
+            _ = started.cancelled() => {}
+        }
+        let reached = tokio::time::timeout(Duration::from_secs(5), cancelled.acquire()).await;
+        reached.unwrap_or_else(|_| panic!("round {round}: a dropped call left its task running")).unwrap().forget();
     }
 }
 

@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::task::AbortOnDropHandle;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// How long a cancelled `tools/call` stays open in the background for a `CreateTaskResult`
 /// already on its way (see [`Inner::call_round_trip`]).
@@ -96,54 +97,43 @@ impl Inner {
         }
     }
 
-    /// The round trip of a `tools/call` that the server may answer with a task. A
-    /// cancellation cannot simply drop the request: the server may already have created the
-    /// task, and its `CreateTaskResult` may be on its way, so the task would run on unseen.
-    /// The caller gets its cancelled error at once; the request stays open in the background
-    /// for up to [`CANCEL_GRACE`], and a task it turns out to have created gets `tasks/cancel`.
-    /// An answer that is not a task is dropped; a call still running when the grace ends is
-    /// dropped too (which cancels its handler, as for any request).
+    /// The round trip of a `tools/call` that the server may answer with a task. Stopping to
+    /// wait (the call's cancel token, or its future dropped) cannot simply drop the request:
+    /// the server may already have created the task, and its `CreateTaskResult` may be on its
+    /// way, so the task would run on unseen. The caller is released at once; the request stays
+    /// open in the background for up to [`CANCEL_GRACE`] (see [`InFlightCall`]).
     pub(super) async fn call_round_trip(
         self: &Arc<Self>,
         params: Map<String, Value>,
         opts: &CallOptions,
     ) -> Result<Value> {
-        let Some(cancel) = opts.cancel.clone() else {
-            return self.round_trip("tools/call", &params, opts).await;
-        };
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let stopped = CancellationToken::new();
         let mut background = opts.clone();
         background.cancel = None;
-        // Progress stops reaching the caller once it has cancelled.
+        // Progress stops reaching the caller once it has stopped waiting.
         background.on_progress = opts.on_progress.clone().map(|cb| {
-            let cancel = cancel.clone();
+            let stopped = stopped.clone();
             let gated: ProgressCallback = Arc::new(move |p| {
-                if !cancel.is_cancelled() {
+                if !stopped.is_cancelled() {
                     cb(p);
                 }
             });
             gated
         });
         let this = self.clone();
-        let mut call =
-            AbortOnDropHandle::new(tokio::spawn(
-                async move { this.round_trip("tools/call", &params, &background).await },
-            ));
-        tokio::select! {
-            biased;
-            joined = &mut call => joined.unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, format!("tools/call failed: {e}")))),
-            _ = cancel.cancelled() => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    if let Ok(Ok(Ok(answer))) = tokio::time::timeout(CANCEL_GRACE, &mut call).await {
-                        let created = answer.get("resultType").and_then(Value::as_str) == Some("task");
-                        if let Some(task_id) = answer.get("taskId").and_then(Value::as_str).filter(|_| created) {
-                            let _ = this.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;
-                        }
-                    }
-                });
-                Err(Error::new(ErrorKind::Cancelled, "tools/call was cancelled"))
+        let call = tokio::spawn(async move { this.round_trip("tools/call", &params, &background).await });
+        let mut flight = InFlightCall { inner: self.clone(), call: Some(call), stopped };
+        let joined = {
+            let Some(call) = flight.call.as_mut() else { unreachable!("the call was just spawned") };
+            tokio::select! {
+                biased;
+                joined = call => joined,
+                _ = cancel.cancelled() => return Err(Error::new(ErrorKind::Cancelled, "tools/call was cancelled")),
             }
-        }
+        };
+        flight.call = None;
+        joined.unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, format!("tools/call failed: {e}"))))
     }
 
     /// `tasks/get`: the task's `DetailedTask`, as JSON.
@@ -161,6 +151,42 @@ impl Inner {
     async fn cancel_task(self: &Arc<Self>, task_id: &str) -> Result<Value> {
         let _ = self.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;
         Err(Error::new(ErrorKind::Cancelled, format!("tools/call was cancelled (task {task_id} too)")))
+    }
+}
+
+/// A `tools/call` whose caller stopped waiting before its answer came: dropped, it keeps the
+/// request open in the background for up to [`CANCEL_GRACE`]. An answer that is a task gets
+/// `tasks/cancel`; any other answer is dropped; a call still running when the grace ends is
+/// dropped (which cancels its handler on the server, as for any request).
+struct InFlightCall {
+    inner: Arc<Inner>,
+    /// `None` once the caller has its answer.
+    call: Option<JoinHandle<Result<Value>>>,
+    /// Cancelled when the caller stops waiting: its progress callback is no longer called.
+    stopped: CancellationToken,
+}
+
+impl Drop for InFlightCall {
+    fn drop(&mut self) {
+        self.stopped.cancel();
+        let Some(mut call) = self.call.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            call.abort();
+            return;
+        };
+        let inner = self.inner.clone();
+        runtime.spawn(async move {
+            match tokio::time::timeout(CANCEL_GRACE, &mut call).await {
+                Ok(Ok(Ok(answer))) => {
+                    let created = answer.get("resultType").and_then(Value::as_str) == Some("task");
+                    if let Some(task_id) = answer.get("taskId").and_then(Value::as_str).filter(|_| created) {
+                        let _ = inner.round_trip("tasks/cancel", &task_params(task_id), &CallOptions::new()).await;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => call.abort(),
+            }
+        });
     }
 }
 

@@ -1,0 +1,376 @@
+/*
+ * C servers and C machine clients behind a real OpenID provider: oidc-provider (the certified
+ * OpenID provider, pinned in tests/oidc; bindings-c/tests/run.sh installs it there with npm ci
+ * and names its script in MCPAXLE_OIDC_PROVIDER) on loopback, as a child process. Shown:
+ * - a server checks the provider's JWT access tokens with the built-in `jwt` verifier and its
+ *   opaque tokens by introspection (no verify callback), and refuses a tampered token;
+ * - clients get their own tokens with the client credentials grant, with a secret and with
+ *   private_key_jwt (the provider holds only the public key), discovered from the server's
+ *   401; a wrong secret fails with the provider's error;
+ * - a token store written in C (mcpaxle_client_options_set_token_store): a second client with
+ *   the same store calls without a new token, a stored token the server rejects is replaced,
+ *   and a store that fails fails the call with its message.
+ *
+ * The last line printed is "N passed, N failed" (one count per test function).
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+/* ---- the provider --------------------------------------------------------------------------- */
+
+static pid_t provider_pid;
+static int provider_out = -1;
+static uint16_t provider_port;
+static char *issuer;
+static char *client_key; /* the PEM private key of the private_key_jwt client ci-key-job */
+
+/* Standard base64 (with padding) decoded into a string the caller frees. */
+static char *base64_decode(const char *in) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(in), used = 0;
+    char *out = calloc(n / 4 * 3 + 4, 1);
+    unsigned bits = 0, count = 0;
+    for (size_t i = 0; i < n && in[i] != '='; i++) {
+        const char *at = strchr(alphabet, in[i]);
+        if (!at || !in[i]) continue;
+        bits = (bits << 6) | (unsigned)(at - alphabet);
+        if (++count == 4) {
+            out[used++] = (char)(bits >> 16), out[used++] = (char)(bits >> 8), out[used++] = (char)bits;
+            bits = count = 0;
+        }
+    }
+    if (count == 3) out[used++] = (char)(bits >> 10), out[used++] = (char)(bits >> 2);
+    if (count == 2) out[used++] = (char)(bits >> 4);
+    return out;
+}
+
+static bool start_provider(void) {
+    const char *script = getenv("MCPAXLE_OIDC_PROVIDER");
+    if (!script || access(script, R_OK) != 0) {
+        fprintf(stderr, "  MCPAXLE_OIDC_PROVIDER is not a readable script (run bindings-c/tests/run.sh, which installs it)\n");
+        return false;
+    }
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    provider_port = free_port();
+    char port[16];
+    snprintf(port, sizeof port, "%u", (unsigned)provider_port);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"node", (char *)script, port, "k1", NULL};
+    extern char **environ;
+    int rc = posix_spawnp(&provider_pid, "node", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        fprintf(stderr, "  node could not be started: %s\n", strerror(rc));
+        close(fds[0]);
+        return false;
+    }
+    provider_out = fds[0];
+    char *key_line = read_line_fd(provider_out), *ready = read_line_fd(provider_out);
+    issuer = fmt("http://127.0.0.1:%u", (unsigned)provider_port);
+    char *want = fmt("ready %s", issuer);
+    bool ok = strncmp(key_line, "client-key ", 11) == 0 && strcmp(ready, want) == 0;
+    if (ok) client_key = base64_decode(key_line + 11);
+    else fprintf(stderr, "  oidc-provider did not start: %s / %s\n", key_line, ready);
+    free(key_line), free(ready), free(want);
+    return ok;
+}
+
+static void stop_provider(void) {
+    if (provider_pid > 0) {
+        kill(provider_pid, SIGTERM);
+        waitpid(provider_pid, NULL, 0);
+    }
+    if (provider_out >= 0) close(provider_out);
+    free(issuer), free(client_key);
+}
+
+/* ---- a protected server --------------------------------------------------------------------- */
+
+/* "PRINCIPAL via CLIENT_ID for AUDIENCE", from the verified token's claims. */
+static void whoami(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle_reply *c) {
+    (void)ud, (void)args;
+    char *info = NULL;
+    mcpaxle_context_info(ctx, &info);
+    char *principal = json_text(info, "/principal"), *client = json_text(info, "/claims/client_id");
+    char *aud = json_text(info, "/claims/aud");
+    char *text = fmt("%s via %s for %s", principal ? principal : "?", client ? client : "?", aud ? aud : "?");
+    reply_text(c, text);
+    free(text), free(principal), free(client), free(aud), mcpaxle_string_free(info);
+}
+
+struct protected {
+    mcpaxle_server *server;
+    mcpaxle_http_server *http;
+    uint16_t port;
+    char *url;
+};
+
+/* A server at `path` whose tokens the built-in `verifier` ("jwt" or "introspection") checks. */
+static struct protected protect(const char *path, const char *verifier) {
+    struct protected p = {.server = new_server(NULL), .port = free_port()};
+    p.url = fmt("http://127.0.0.1:%u%s", (unsigned)p.port, path);
+    CHECK_RC(mcpaxle_server_add_tool(p.server, "{\"name\":\"whoami\",\"inputSchema\":{\"type\":\"object\"}}", whoami, NULL),
+             MCPAXLE_OK);
+    char *auth = fmt("{\"resource\":\"%s\",\"authorizationServers\":[\"%s\"],\"%s\":%s}", p.url, issuer, verifier,
+                     strcmp(verifier, "jwt") == 0 ? "{}" : "{\"clientId\":\"mcp-server\",\"clientSecret\":\"mcp-server-secret\"}");
+    CHECK_RC(mcpaxle_server_set_bearer_auth(p.server, auth, NULL, NULL), MCPAXLE_OK);
+    free(auth);
+    char *listen = fmt("127.0.0.1:%u", (unsigned)p.port), *options = fmt("{\"path\":\"%s\"}", path);
+    if (mcpaxle_http_server_start(p.server, listen, options, &p.http) != MCPAXLE_OK) {
+        fprintf(stderr, "mcpaxle_http_server_start: %s\n", mcpaxle_last_error_message());
+        abort();
+    }
+    free(listen), free(options);
+    return p;
+}
+
+static void unprotect(struct protected *p) {
+    mcpaxle_http_server_free(p->http);
+    mcpaxle_server_free(p->server);
+    free(p->url);
+}
+
+/* A machine client of `url` with `oauth_json` (and `store`, when not NULL); NULL when connecting
+ * failed, with the reason in mcpaxle_last_error_message(). */
+static mcpaxle_client *machine_client(const char *url, const char *oauth_json, mcpaxle_input_handler store, void *ud) {
+    mcpaxle_client_options *o = NULL;
+    CHECK_RC(mcpaxle_client_options_new("c-machine", "1.0", NULL, &o), MCPAXLE_OK);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, oauth_json, NULL, NULL), MCPAXLE_OK);
+    if (store) CHECK_RC(mcpaxle_client_options_set_token_store(o, store, ud), MCPAXLE_OK);
+    mcpaxle_client *c = NULL;
+    mcpaxle_result rc = mcpaxle_client_connect_http(url, o, &c);
+    mcpaxle_client_options_free(o);
+    return rc == MCPAXLE_OK ? c : NULL;
+}
+
+/* The text whoami answers, or NULL (the reason in mcpaxle_last_error_message()). */
+static char *call_whoami(mcpaxle_client *c) {
+    char *out = NULL, *text = NULL;
+    if (mcpaxle_client_call_tool(c, "whoami", "{}", NULL, &out) == MCPAXLE_OK) text = json_text(out, "/content/0/text");
+    mcpaxle_string_free(out);
+    return text;
+}
+
+#define SECRET_CLIENT "{\"grantType\":\"client_credentials\",\"clientId\":\"ci-job\",\"clientSecret\":\"ci-secret\"}"
+
+/* ---- the token store ------------------------------------------------------------------------ */
+
+/* A token store of the application's own, in memory: one entry per key (its JSON text). */
+struct store {
+    pthread_mutex_t lock;
+    char *keys[4], *tokens[4];
+    atomic_int loads, saves, clears;
+    bool broken;
+};
+
+static int store_find(struct store *s, const char *key) {
+    for (int i = 0; i < 4; i++)
+        if (s->keys[i] && strcmp(s->keys[i], key) == 0) return i;
+    return -1;
+}
+
+static void store_put(struct store *s, const char *key, const char *token) {
+    int i = store_find(s, key);
+    for (int j = 0; i < 0 && j < 4; j++)
+        if (!s->keys[j]) i = j, s->keys[j] = strdup(key);
+    if (i < 0) return;
+    free(s->tokens[i]);
+    s->tokens[i] = token ? strdup(token) : NULL;
+    if (!token) free(s->keys[i]), s->keys[i] = NULL;
+}
+
+static void store_op(void *ud, const char *request, mcpaxle_reply *reply) {
+    struct store *s = ud;
+    if (s->broken) {
+        mcpaxle_reply_error(reply, MCPAXLE_ERR_TRANSPORT, "the keychain is locked");
+        return;
+    }
+    char *op = json_text(request, "/op"), *key = json_value(request, "/key"), *token = json_value(request, "/token");
+    pthread_mutex_lock(&s->lock);
+    if (op && strcmp(op, "load") == 0) {
+        atomic_fetch_add(&s->loads, 1);
+        int i = store_find(s, key);
+        mcpaxle_reply_ok(reply, i >= 0 && s->tokens[i] ? s->tokens[i] : "null");
+    } else {
+        bool save = op && strcmp(op, "save") == 0;
+        atomic_fetch_add(save ? &s->saves : &s->clears, 1);
+        store_put(s, key, save ? token : NULL);
+        mcpaxle_reply_ok(reply, "null");
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(op), free(key), free(token);
+}
+
+static void store_free(struct store *s) {
+    for (int i = 0; i < 4; i++) free(s->keys[i]), free(s->tokens[i]);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* The stored access token of the only entry (a copy), or NULL. */
+static char *stored_access_token(struct store *s) {
+    pthread_mutex_lock(&s->lock);
+    char *t = s->tokens[0] ? json_text(s->tokens[0], "/accessToken") : NULL;
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}
+
+/* ---- the tests ------------------------------------------------------------------------------ */
+
+TEST(machine_clients_call_a_server_checking_the_providers_jwts) {
+    struct protected p = protect("/mcp", "jwt");
+    char *want = fmt("ci-job via ci-job for %s", p.url);
+    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, NULL, NULL);
+    CHECK(c != NULL);
+    if (c) {
+        char *text = call_whoami(c);
+        CHECK_STR(text, want);
+        free(text);
+        mcpaxle_client_free(c);
+    }
+    free(want);
+
+    /* private_key_jwt: the client signs its assertion with a key the provider knows only the
+     * public half of. */
+    char *key = NULL;
+    mcpaxle_json_quote(client_key, &key);
+    char *oauth = fmt("{\"grantType\":\"client_credentials\",\"clientId\":\"ci-key-job\",\"privateKeyPem\":%s,"
+                      "\"signingAlgorithm\":\"ES256\"}",
+                      key);
+    want = fmt("ci-key-job via ci-key-job for %s", p.url);
+    c = machine_client(p.url, oauth, NULL, NULL);
+    CHECK(c != NULL);
+    if (c) {
+        char *text = call_whoami(c);
+        CHECK_STR(text, want);
+        free(text);
+        mcpaxle_client_free(c);
+    }
+    free(want), free(oauth), mcpaxle_string_free(key);
+
+    /* A wrong secret: the provider's error, named. */
+    c = machine_client(p.url, "{\"grantType\":\"client_credentials\",\"clientId\":\"ci-job\",\"clientSecret\":\"nope\"}", NULL, NULL);
+    char *text = c ? call_whoami(c) : NULL;
+    CHECK(text == NULL);
+    CHECK(strstr(mcpaxle_last_error_message(), "invalid_client") != NULL);
+    if (text == NULL) printf("  a wrong secret: %s\n", mcpaxle_last_error_message());
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    unprotect(&p);
+}
+
+TEST(a_tampered_token_is_refused_and_opaque_tokens_are_introspected) {
+    struct store s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct protected p = protect("/mcp", "jwt");
+    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
+    char *text = c ? call_whoami(c) : NULL;
+    CHECK(text != NULL);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    char *token = stored_access_token(&s);
+    CHECK(token != NULL);
+    if (token) {
+        /* The token as issued passes; one changed signature character does not. */
+        for (int tampered = 0; tampered < 2; tampered++) {
+            size_t n = strlen(token);
+            if (tampered) token[n - 2] = token[n - 2] == 'A' ? 'B' : 'A';
+            char *headers = fmt("Authorization: Bearer %s\r\n", token);
+            struct http_response r = mcp_exchange(p.port, headers, "tools/call", "whoami", "\"name\":\"whoami\",\"arguments\":{}", NULL, "{}");
+            CHECK(r.status == (tampered ? 401 : 200));
+            http_response_free(&r), free(headers);
+        }
+        free(token);
+    }
+    unprotect(&p);
+    store_free(&s);
+
+    /* Opaque tokens (the provider issues them for /opaque) are checked at its introspection
+     * endpoint. */
+    p = protect("/opaque", "introspection");
+    char *want = fmt("ci-job via ci-job for %s", p.url);
+    c = machine_client(p.url, SECRET_CLIENT, NULL, NULL);
+    text = c ? call_whoami(c) : NULL;
+    CHECK_STR(text, want);
+    free(text), free(want);
+    if (c) mcpaxle_client_free(c);
+    unprotect(&p);
+}
+
+TEST(a_token_store_written_in_c) {
+    struct store s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct protected p = protect("/mcp", "jwt");
+    char *want = fmt("ci-job via ci-job for %s", p.url);
+    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
+    char *text = c ? call_whoami(c) : NULL;
+    CHECK_STR(text, want);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    CHECK(atomic_load(&s.saves) == 1);
+    char *key_issuer = s.keys[0] ? json_text(s.keys[0], "/issuer") : NULL;
+    char *key_resource = s.keys[0] ? json_text(s.keys[0], "/resource") : NULL;
+    char *key_client = s.keys[0] ? json_text(s.keys[0], "/client") : NULL;
+    CHECK_STR(key_issuer, issuer);
+    CHECK_STR(key_resource, p.url);
+    CHECK_STR(key_client, "ci-job");
+    free(key_issuer), free(key_resource), free(key_client);
+
+    /* A second client (a restarted program) with the same store calls without a new token. */
+    int loads = atomic_load(&s.loads);
+    c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
+    text = c ? call_whoami(c) : NULL;
+    CHECK_STR(text, want);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    CHECK(atomic_load(&s.loads) > loads);
+    CHECK(atomic_load(&s.saves) == 1);
+
+    /* A stored token the server rejects is dropped and replaced, once. */
+    pthread_mutex_lock(&s.lock);
+    char *forged = fmt("{\"accessToken\":\"forged\",\"expiresAt\":%ld,\"scopes\":[]}", (long)time(NULL) + 3600);
+    free(s.tokens[0]), s.tokens[0] = forged;
+    pthread_mutex_unlock(&s.lock);
+    c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
+    text = c ? call_whoami(c) : NULL;
+    CHECK_STR(text, want);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    char *token = stored_access_token(&s);
+    CHECK(token && strcmp(token, "forged") != 0);
+    free(token);
+
+    /* A store that fails fails the call with its message. */
+    struct store broken = {.lock = PTHREAD_MUTEX_INITIALIZER, .broken = true};
+    c = machine_client(p.url, SECRET_CLIENT, store_op, &broken);
+    text = c ? call_whoami(c) : NULL;
+    CHECK(text == NULL);
+    CHECK(strstr(mcpaxle_last_error_message(), "the keychain is locked") != NULL);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+    store_free(&broken);
+    free(want);
+    unprotect(&p);
+    store_free(&s);
+}
+
+int main(void) {
+    if (!start_provider()) {
+        stop_provider();
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    RUN(machine_clients_call_a_server_checking_the_providers_jwts);
+    RUN(a_tampered_token_is_refused_and_opaque_tokens_are_introspected);
+    RUN(a_token_store_written_in_c);
+    stop_provider();
+    return summary();
+}

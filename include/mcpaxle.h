@@ -322,6 +322,21 @@ typedef void (*mcpaxle_tool_task_handler)(void *user_data,
                                           const char *error_json);
 
 /**
+ * Receives one log event of the core: its `level` (`MCPAXLE_LOG_ERROR`, `_WARNING`, `_INFO`
+ * or `_DEBUG`), `target` (where in the core it comes from,
+ * `"mcpaxle::transport::http::server"`), `message`, and `fields_json` (the event's other
+ * values, a JSON object). All borrowed for the duration of the call.
+ *
+ * Thread: the core's one log thread, `mcpaxle-log`, one event at a time (blocking delays only
+ * the events after it).
+ */
+typedef void (*mcpaxle_log_handler)(void *user_data,
+                                    enum mcpaxle_log_level level,
+                                    const char *target,
+                                    const char *message,
+                                    const char *fields_json);
+
+/**
  * A middleware: called once per request (see `mcpaxle_server_use_middleware`).
  *
  * - `user_data`: the pointer given at registration, shared by every call.
@@ -1591,6 +1606,26 @@ enum mcpaxle_result mcpaxle_json_keys(const char *json, const char *pointer, cha
 enum mcpaxle_result mcpaxle_elicitation_apply_defaults(const char *requested_schema_json,
                                                        const char *content_json,
                                                        char **out_json);
+
+/**
+ * Hands the core's log events (a connection limit reached, a Redis bus reconnecting, a stdio
+ * server's stderr, an issuer's key set unreachable, ...) to `handler`, with `user_data`;
+ * NULL stops. Without a handler they go nowhere. Events the handler does not take up fast
+ * enough are dropped (at most 1,024 wait); the next event handed over says how many.
+ *
+ * Process-wide: a later call replaces the handler. Fails with `MCPAXLE_ERR_USAGE` in a
+ * process whose Rust code already installed a global `tracing` subscriber (the events go
+ * there). `user_data` must stay valid until the handler is replaced or removed. Thread: any.
+ *
+ * ```c
+ * static void to_syslog(void *ud, mcpaxle_log_level level, const char *target,
+ *                       const char *message, const char *fields_json) {
+ *     syslog(level >= MCPAXLE_LOG_ERROR ? LOG_ERR : LOG_INFO, "%s: %s", target, message);
+ * }
+ * mcpaxle_set_log_handler(to_syslog, NULL);
+ * ```
+ */
+enum mcpaxle_result mcpaxle_set_log_handler(mcpaxle_log_handler handler, void *user_data);
 
 /**
  * Appends a middleware to the server's chain: every request of a method both eras share

@@ -24,6 +24,7 @@ pub mod client_tasks;
 pub mod context;
 pub mod ffi;
 pub mod json;
+pub mod log;
 pub mod middleware;
 pub mod mount;
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod context;
 mod convert;
 mod errors;
 mod handlers;
+mod log;
 mod middleware;
 mod runtime;
 mod server;

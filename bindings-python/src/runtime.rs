@@ -34,9 +34,12 @@ pub fn runtime() -> PyResult<&'static Runtime> {
         if let Some(n) = threads {
             b.worker_threads(n);
         }
-        b.build()
+        let rt = b
+            .build()
             .map(|rt| (std::process::id(), rt))
-            .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))
+            .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))?;
+        Python::attach(crate::log::forward);
+        Ok::<_, PyErr>(rt)
     })?;
     if *pid != std::process::id() {
         return Err(fork_error(*pid));

@@ -17,6 +17,7 @@ pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host_log;
 pub mod jsonrpc;
 pub mod legacy;
 pub mod options;

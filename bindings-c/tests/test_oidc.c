@@ -222,6 +222,16 @@ static char *call_whoami(mcpaxle_client *c) {
     return text;
 }
 
+/* Connects a machine client with `oauth_json` (and `store`), calls whoami, and checks that it
+ * answers `want`. */
+static void check_whoami(const char *url, const char *oauth_json, mcpaxle_input_handler store, void *ud, const char *want) {
+    mcpaxle_client *c = machine_client(url, oauth_json, store, ud);
+    char *text = c ? call_whoami(c) : NULL;
+    CHECK_STR(text, want);
+    free(text);
+    if (c) mcpaxle_client_free(c);
+}
+
 #define SECRET_CLIENT "{\"grantType\":\"client_credentials\",\"clientId\":\"ci-job\",\"clientSecret\":\"ci-secret\"}"
 
 /* ---- the token store ------------------------------------------------------------------------ */
@@ -290,14 +300,7 @@ static char *stored_access_token(struct store *s) {
 TEST(machine_clients_call_a_server_checking_the_providers_jwts) {
     struct protected p = protect("/mcp", "jwt");
     char *want = fmt("ci-job via ci-job for %s", p.url);
-    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, NULL, NULL);
-    CHECK(c != NULL);
-    if (c) {
-        char *text = call_whoami(c);
-        CHECK_STR(text, want);
-        free(text);
-        mcpaxle_client_free(c);
-    }
+    check_whoami(p.url, SECRET_CLIENT, NULL, NULL, want);
     free(want);
 
     /* private_key_jwt: the client signs its assertion with a key the provider knows only the
@@ -308,18 +311,11 @@ TEST(machine_clients_call_a_server_checking_the_providers_jwts) {
                       "\"signingAlgorithm\":\"ES256\"}",
                       key);
     want = fmt("ci-key-job via ci-key-job for %s", p.url);
-    c = machine_client(p.url, oauth, NULL, NULL);
-    CHECK(c != NULL);
-    if (c) {
-        char *text = call_whoami(c);
-        CHECK_STR(text, want);
-        free(text);
-        mcpaxle_client_free(c);
-    }
+    check_whoami(p.url, oauth, NULL, NULL, want);
     free(want), free(oauth), mcpaxle_string_free(key);
 
     /* A wrong secret: the provider's error, named. */
-    c = machine_client(p.url, "{\"grantType\":\"client_credentials\",\"clientId\":\"ci-job\",\"clientSecret\":\"nope\"}", NULL, NULL);
+    mcpaxle_client *c = machine_client(p.url, "{\"grantType\":\"client_credentials\",\"clientId\":\"ci-job\",\"clientSecret\":\"nope\"}", NULL, NULL);
     char *text = c ? call_whoami(c) : NULL;
     CHECK(text == NULL);
     CHECK(strstr(mcpaxle_last_error_message(), "invalid_client") != NULL);
@@ -362,11 +358,8 @@ TEST(the_built_in_verifiers_refuse_what_they_must) {
      * endpoint; a revoked one is refused at once (cacheMs 0). */
     p = protect("/opaque", "introspection");
     char *want = fmt("ci-job via ci-job for %s", p.url);
-    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, NULL, NULL);
-    char *text = c ? call_whoami(c) : NULL;
-    CHECK_STR(text, want);
-    free(text), free(want);
-    if (c) mcpaxle_client_free(c);
+    check_whoami(p.url, SECRET_CLIENT, NULL, NULL, want);
+    free(want);
     token = provider_token(p.url);
     CHECK(token != NULL && strchr(token, '.') == NULL);
     if (token) {
@@ -516,11 +509,7 @@ TEST(a_token_store_written_in_c) {
     struct store s = {.lock = PTHREAD_MUTEX_INITIALIZER};
     struct protected p = protect("/mcp", "jwt");
     char *want = fmt("ci-job via ci-job for %s", p.url);
-    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
-    char *text = c ? call_whoami(c) : NULL;
-    CHECK_STR(text, want);
-    free(text);
-    if (c) mcpaxle_client_free(c);
+    check_whoami(p.url, SECRET_CLIENT, store_op, &s, want);
     CHECK(atomic_load(&s.saves) == 1);
     char *key_issuer = s.keys[0] ? json_text(s.keys[0], "/issuer") : NULL;
     char *key_resource = s.keys[0] ? json_text(s.keys[0], "/resource") : NULL;
@@ -532,11 +521,7 @@ TEST(a_token_store_written_in_c) {
 
     /* A second client (a restarted program) with the same store calls without a new token. */
     int loads = atomic_load(&s.loads);
-    c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
-    text = c ? call_whoami(c) : NULL;
-    CHECK_STR(text, want);
-    free(text);
-    if (c) mcpaxle_client_free(c);
+    check_whoami(p.url, SECRET_CLIENT, store_op, &s, want);
     CHECK(atomic_load(&s.loads) > loads);
     CHECK(atomic_load(&s.saves) == 1);
 
@@ -545,19 +530,15 @@ TEST(a_token_store_written_in_c) {
     char *forged = fmt("{\"accessToken\":\"forged\",\"expiresAt\":%ld,\"scopes\":[]}", (long)time(NULL) + 3600);
     free(s.tokens[0]), s.tokens[0] = forged;
     pthread_mutex_unlock(&s.lock);
-    c = machine_client(p.url, SECRET_CLIENT, store_op, &s);
-    text = c ? call_whoami(c) : NULL;
-    CHECK_STR(text, want);
-    free(text);
-    if (c) mcpaxle_client_free(c);
+    check_whoami(p.url, SECRET_CLIENT, store_op, &s, want);
     char *token = stored_access_token(&s);
     CHECK(token && strcmp(token, "forged") != 0);
     free(token);
 
     /* A store that fails fails the call with its message. */
     struct store broken = {.lock = PTHREAD_MUTEX_INITIALIZER, .broken = true};
-    c = machine_client(p.url, SECRET_CLIENT, store_op, &broken);
-    text = c ? call_whoami(c) : NULL;
+    mcpaxle_client *c = machine_client(p.url, SECRET_CLIENT, store_op, &broken);
+    char *text = c ? call_whoami(c) : NULL;
     CHECK(text == NULL);
     CHECK(strstr(mcpaxle_last_error_message(), "the keychain is locked") != NULL);
     free(text);

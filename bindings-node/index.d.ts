@@ -464,6 +464,23 @@ export type ElicitContent = NonNullable<ElicitResult['content']>
  */
 export declare function optionsSchema(): Record<string, string[]>
 
+/** One log event of the core, as `setLogHandler`'s handler gets it. */
+export interface LogRecord {
+  level: 'error' | 'warning' | 'info' | 'debug'
+  /** Where in the core it comes from: `mcpaxle::transport::http::server`, ... */
+  target: string
+  message: string
+  /** The event's other values, by name. */
+  fields: Record<string, string | number | boolean>
+}
+
+/**
+ * Hands each log event of the core (a connection limit reached, a Redis bus reconnecting, a
+ * stdio server's stderr, ...) to `handler`, on the JavaScript thread, one at a time; `null`
+ * stops. Without a handler they go nowhere, unless `NODE_DEBUG=mcpaxle` prints them to stderr.
+ */
+export declare function setLogHandler(handler: ((record: LogRecord) => void) | null): void
+
 export declare function applySchemaDefaults(requestedSchema: ElicitRequestFormParams['requestedSchema'] | JsonObject, content?: ElicitContent): ElicitContent
 
 /** The protocol revisions the client speaks, most preferred first. */

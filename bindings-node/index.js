@@ -19,4 +19,6 @@ const { optionsSchema } = require('./lib/options.js')
 /** The protocol revisions the client speaks, most preferred first. */
 const SUPPORTED_VERSIONS = Object.freeze(require('./native.js').supportedVersions())
 
-module.exports = { Client, ToolTask, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS, optionsSchema }
+const { setLogHandler } = require('./lib/log.js')
+
+module.exports = { Client, ToolTask, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS, optionsSchema, setLogHandler }

@@ -102,3 +102,20 @@ pub fn log(f: EventFn) -> LogCallback {
         }
     })
 }
+
+/// Hands the core's log records to `handler` (each as JSON `{level, target, message,
+/// fields}`), or to nobody when `null`. The records come from the core's `mcpaxle-log`
+/// thread; the handler runs on the JavaScript thread and never keeps the process alive.
+#[napi_derive::napi]
+pub fn set_log_handler(
+    #[napi(ts_arg_type = "((recordJson: string) => void) | null")] handler: Option<EventFn>,
+) -> napi::Result<()> {
+    let sink = handler.map(|f| -> mcpaxle::host_log::LogSink {
+        Box::new(move |record| {
+            if let Ok(text) = serde_json::to_string(&record) {
+                f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        })
+    });
+    mcpaxle::host_log::set_sink(sink).map_err(errors::to_napi)
+}

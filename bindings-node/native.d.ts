@@ -404,6 +404,13 @@ export interface ServerConfig {
   optionsJson?: string
 }
 
+/**
+ * Hands the core's log records to `handler` (each as JSON `{level, target, message,
+ * fields}`), or to nobody when `null`. The records come from the core's `mcpaxle-log`
+ * thread; the handler runs on the JavaScript thread and never keeps the process alive.
+ */
+export declare function setLogHandler(handler?: ((recordJson: string) => void) | null): void
+
 /** How the stdio transport is configured. */
 export interface StdioConfig {
   /**

@@ -854,5 +854,6 @@ module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.optionsExamples = nativeBinding.optionsExamples
 module.exports.optionsSchema = nativeBinding.optionsSchema
 module.exports.requestContext = nativeBinding.requestContext
+module.exports.setLogHandler = nativeBinding.setLogHandler
 module.exports.supportedVersions = nativeBinding.supportedVersions
 module.exports.tokenAnswerProblem = nativeBinding.tokenAnswerProblem

@@ -58,10 +58,13 @@ fn the_cores_events_reach_the_sink_and_the_excess_is_counted() {
     while let Ok(r) = records.recv_timeout(Duration::from_millis(300)) {
         got.push(r);
     }
-    let warning = got.iter().find(|r| r.target == "mcpaxle::host_log").expect("a word on the dropped records");
-    let lost: u64 = warning.message.split(' ').next().unwrap().parse().unwrap();
+    // Drops before the sink's first call and while it is blocked are told in separate words
+    // when the log thread woke up only after the queue had filled: count them all.
+    let warnings: Vec<&LogRecord> = got.iter().filter(|r| r.target == "mcpaxle::host_log").collect();
+    assert!(!warnings.is_empty(), "a word on the dropped records");
+    let lost: u64 = warnings.iter().map(|w| w.message.split(' ').next().unwrap().parse::<u64>().unwrap()).sum();
     let delivered = got.iter().filter(|r| r.target == "mcpaxle::flood").count() as u64;
-    assert_eq!(lost + delivered, 3000, "each record delivered or counted: {}", warning.message);
+    assert_eq!(lost + delivered, 3000, "each record delivered or counted: {warnings:?}");
     assert!(lost > 0 && delivered <= 1025, "{delivered} delivered");
 
     // No sink: nothing.

@@ -49,7 +49,7 @@ pub(crate) enum Kind {
     Prompt,
     Completion,
     /// A client's input handler: any JSON object (an ElicitResult, CreateMessageResult or
-    /// ListRootsResult).
+    /// ListRootsResult). Completes with `Payload::Input`, as `TokenStore` does.
     Input,
     /// A client's OAuth user-agent step: the URL the authorization server redirected to
     /// (`mcpaxle_reply_redirect`).
@@ -279,7 +279,7 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             Payload::Returned(Returned::Json(v))
         }
         Kind::Input if v.is_object() => Payload::Input(v),
-        Kind::TokenStore if v.is_object() || v.is_null() => Payload::Json(v),
+        Kind::TokenStore if v.is_object() || v.is_null() => Payload::Input(v),
         Kind::Middleware if v.is_object() => Payload::Json(v),
         Kind::Visibility if v.as_array().is_some_and(|a| a.iter().all(Value::is_boolean)) => Payload::Json(v),
         Kind::Middleware => {

@@ -49,7 +49,7 @@ pub type mcpaxle_notification_handler =
 pub type mcpaxle_result_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, code: mcpaxle_result, json: *const c_char)>;
 
-pub(crate) type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
+type InputFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_reply);
 type NotifyFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 type ResultFn = unsafe extern "C" fn(*mut c_void, mcpaxle_result, *const c_char);
 
@@ -396,19 +396,21 @@ pub unsafe extern "C" fn mcpaxle_client_options_free(options: *mut mcpaxle_clien
     })
 }
 
-fn input_handler(owner: &Arc<Owner>, target: Target<InputFn>) -> InputHandler {
+/// A C callback that takes JSON and answers JSON through its reply handle, as the core's
+/// callback: an input handler (`Kind::Input`) or a token store (`Kind::TokenStore`).
+fn input_handler(owner: &Arc<Owner>, kind: Kind, target: Target<InputFn>) -> InputHandler {
     let owner = owner.clone();
     Arc::new(move |params: Value| {
         let owner = owner.clone();
         Box::pin(async move {
-            let payload = calls::invoke(&owner, Kind::Input, None, params.to_string(), move |id, json| {
+            let payload = calls::invoke(&owner, kind, None, params.to_string(), move |id, json| {
                 // SAFETY: the function pointer and user data were registered together.
                 unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_reply) }
             })
             .await?;
             match payload {
                 Payload::Input(v) => Ok(v),
-                _ => Err(Error::internal("the input handler completed with a result of another kind")),
+                _ => Err(Error::internal("the callback completed with a result of another kind")),
             }
         })
     })
@@ -440,12 +442,12 @@ fn connect(
     let mut core = given.map(|o| o.core.clone()).unwrap_or_default();
     let mut log = None;
     if let Some(o) = given {
-        core.elicitation = o.elicitation.map(|t| input_handler(&owner, t));
-        core.sampling = o.sampling.map(|t| input_handler(&owner, t));
-        core.roots = o.roots.map(|t| input_handler(&owner, t));
+        core.elicitation = o.elicitation.map(|t| input_handler(&owner, Kind::Input, t));
+        core.sampling = o.sampling.map(|t| input_handler(&owner, Kind::Input, t));
+        core.roots = o.roots.map(|t| input_handler(&owner, Kind::Input, t));
         core.oauth = o.oauth.as_ref().map(|s| s.for_client(&owner));
         if let (Some(oauth), Some(t)) = (core.oauth.as_mut(), o.token_store) {
-            oauth.token_store = Some(Arc::new(CallbackTokenStore::new(crate::client_oauth::token_store(&owner, t))));
+            oauth.token_store = Some(Arc::new(CallbackTokenStore::new(input_handler(&owner, Kind::TokenStore, t))));
         }
         if let Some(t) = o.on_log {
             let (tx, _task) = notifier(&owner, t)?;

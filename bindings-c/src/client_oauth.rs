@@ -2,12 +2,11 @@
 //! user-agent step as a C callback that finishes through a reply handle.
 
 use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
-use crate::client::{InputFn, mcpaxle_client_options, mcpaxle_input_handler, options_mut};
+use crate::client::{mcpaxle_client_options, mcpaxle_input_handler, options_mut};
 use crate::ffi::{SendPtr, arg_json, ffi_boundary, from_json, mcpaxle_result};
 use crate::owner::Owner;
 use mcpaxle_core::Error;
-use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions, TokenStoreCallback};
-use serde_json::Value;
+use mcpaxle_core::client::{AuthorizationHandler, OAuthOptions};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -143,25 +142,6 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_token_store(
     ffi_boundary!({
         options_mut(options)?.token_store = store.map(|func| Target { func, user_data: SendPtr(user_data) });
         Ok(())
-    })
-}
-
-/// The C token store as the core's callback: each operation through `Kind::TokenStore`.
-pub(crate) fn token_store(owner: &Arc<Owner>, target: Target<InputFn>) -> TokenStoreCallback {
-    let owner = owner.clone();
-    Arc::new(move |request: Value| {
-        let owner = owner.clone();
-        Box::pin(async move {
-            let payload = calls::invoke(&owner, Kind::TokenStore, None, request.to_string(), move |id, json| {
-                // SAFETY: the function pointer and user data were registered together.
-                unsafe { (target.func)(target.user_data.get(), json, id as *mut mcpaxle_reply) }
-            })
-            .await?;
-            match payload {
-                Payload::Json(v) => Ok(v),
-                _ => Err(Error::internal("the token store completed with a result of another kind")),
-            }
-        })
     })
 }
 

@@ -141,11 +141,9 @@ impl<S: Subscriber> Layer<S> for Forwarder {
     }
 
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        if !ACTIVE.load(Ordering::Acquire) {
-            return;
-        }
+        // `enabled` let only the core's events through, while a sink is set.
         let metadata = event.metadata();
-        let Some(level) = level_of(metadata.level()).filter(|_| is_core(metadata)) else { return };
+        let Some(level) = level_of(metadata.level()) else { return };
         let mut fields = Fields::default();
         event.record(&mut fields);
         let record =

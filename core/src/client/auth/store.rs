@@ -447,10 +447,13 @@ mod tests {
         TokenKey { issuer: issuer.into(), resource: resource.into(), client: client.into() }
     }
 
+    /// A fixed expiry far ahead (2100-01-01): two tokens made a second apart compare equal.
+    const FAR_AHEAD: u64 = 4_102_444_800;
+
     fn token(access: &str) -> StoredToken {
         StoredToken {
             access_token: Some(access.into()),
-            expires_at: Some(now_secs() + 3600),
+            expires_at: Some(FAR_AHEAD),
             refresh_token: Some(format!("r-{access}")),
             scopes: vec!["a".into()],
             registration: None,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Every options struct of the core by the name the bindings know it under, with its option
 /// names: `server` ([`ServerOptions`](crate::server::ServerOptions)), `legacy`, `cache`,
 /// `cacheHint`, `tool`, `template`, `http`, `connections`, `cors`, `stdio`, `bearerAuth`, `jwt`,
-/// `introspection`, `client`, `oauth` and `call`. A binding's test iterates it to check that every option reaches it.
+/// `introspection`, `client`, `oauth`, `call` and `telemetry`. A binding's test iterates it to check that every option reaches it.
 pub fn schema() -> BTreeMap<&'static str, Vec<&'static str>> {
     macro_rules! names_of {
         ($($area:literal => $t:ty),*) => { BTreeMap::from([$(($area, names::<$t>())),*]) };
@@ -50,6 +50,7 @@ macro_rules! areas {
         use crate::transport::connections::ConnectionLimits;
         use crate::transport::http::token_verifiers::{IntrospectionOptions, JwtOptions};
         use crate::transport::http::{CorsOptions, HttpOptions};
+        use crate::telemetry::TelemetryOptions;
         use crate::transport::stdio::StdioOptions;
         $then!(
             "server" => ServerOptions,
@@ -67,7 +68,8 @@ macro_rules! areas {
             "introspection" => IntrospectionOptions,
             "client" => ClientOptions,
             "oauth" => OAuthOptions,
-            "call" => CallOptions
+            "call" => CallOptions,
+            "telemetry" => TelemetryOptions
         )
     }};
 }
@@ -110,7 +112,8 @@ pub fn examples() -> Value {
         "http": {
             "path": "/mcp", "maxBody": 1048576, "allowedHosts": ["localhost"], "allowedOrigins": [],
             "keepAliveMs": 15000, "drainTimeoutMs": 1000, "auth": null, "connections": { "maxConnections": 64 },
-            "cors": { "allowedOrigins": ["https://app.example.com"] }, "healthPath": "/healthz", "reusePort": false
+            "cors": { "allowedOrigins": ["https://app.example.com"] }, "healthPath": "/healthz", "reusePort": false,
+            "metricsPath": "/metrics"
         },
         "connections": {
             "maxConnections": 64, "headerReadTimeoutMs": 10000, "bodyReadTimeoutMs": 30000, "idleTimeoutMs": 60000,
@@ -151,7 +154,12 @@ pub fn examples() -> Value {
             "issuer": null, "clientMetadataUrl": null, "clientName": "Example", "maxAuthorizations": 3,
             "tokenStore": { "file": "/home/me/.config/example/tokens.json" }
         },
-        "call": { "timeoutMs": 5000, "meta": { "example": true }, "logLevel": "info", "bypassCache": false }
+        "call": { "timeoutMs": 5000, "meta": { "example": true }, "logLevel": "info", "bypassCache": false },
+        "telemetry": {
+            "endpoint": "http://127.0.0.1:4318", "headers": { "x-api-key": "k" }, "serviceName": "notes",
+            "sampleRatio": 0.5, "traces": true, "metrics": true, "metricsIntervalMs": 10000, "prometheus": true,
+            "recordPrincipal": false
+        }
     })
 }
 

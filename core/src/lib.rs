@@ -24,6 +24,7 @@ pub mod options;
 mod peer;
 pub mod schema;
 pub mod server;
+pub mod telemetry;
 pub mod transport;
 
 pub use era::Era;

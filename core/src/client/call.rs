@@ -11,6 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::headers;
 use crate::jsonrpc::{self, Outcome};
 use crate::schema::Tool;
+use crate::telemetry::{self, ClientSpan, Described, Ended};
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -120,6 +121,46 @@ impl Inner {
     /// [`Inner::request`], which returns a `CreateTaskResult` as it came when `follow_tasks`
     /// is false (an explicit task handle follows it later).
     pub(super) fn request_or_task<'a>(
+        self: &'a Arc<Self>,
+        method: &'a str,
+        params: Map<String, Value>,
+        opts: &'a CallOptions,
+        follow_tasks: bool,
+    ) -> BoxFuture<'a, Result<Value>> {
+        let Some(mut span) = self.span(method, &params, opts) else {
+            return self.request_untraced(method, params, opts, follow_tasks);
+        };
+        Box::pin(async move {
+            let mut traced = opts.clone();
+            span.inject(traced.meta.get_or_insert_with(Map::new));
+            let result = self.request_untraced(method, params, &traced, follow_tasks).await;
+            span.finish(match &result {
+                Ok(v) => Ended::of_result(v),
+                Err(e) => Ended::Error { code: e.code(), message: e.message() },
+            });
+            result
+        })
+    }
+
+    /// The span of a request, while telemetry is on.
+    fn span(&self, method: &str, params: &Map<String, Value>, opts: &CallOptions) -> Option<ClientSpan> {
+        if !telemetry::is_enabled() {
+            return None;
+        }
+        let st = self.state();
+        let described = Described {
+            method,
+            params: Some(params),
+            id: None,
+            protocol_version: Some(&st.version),
+            session_id: None,
+            http: self.wire.is_http(),
+        };
+        ClientSpan::start(&described, st.era, opts.meta.as_ref())
+    }
+
+    /// [`Inner::request_or_task`] without its span.
+    fn request_untraced<'a>(
         self: &'a Arc<Self>,
         method: &'a str,
         params: Map<String, Value>,

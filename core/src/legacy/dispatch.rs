@@ -5,7 +5,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::legacy::{Session, negotiate};
 use crate::schema::LoggingLevel;
-use crate::server::dispatch::{Method, ServedIn};
+use crate::server::dispatch::{Method, ServedIn, request_span};
+use crate::telemetry::TraceContext;
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::request_meta::RequestMeta;
 use crate::server::subscriptions::{ServerEvent, event_queue};
@@ -56,13 +57,22 @@ impl Server {
     pub fn handle_legacy_request(&self, session: &Arc<Session>, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
         session.touch();
-        match self.prepare_legacy(session, req, tc) {
+        let span = request_span(&req, tc, Some(session));
+        let trace = span.as_ref().and_then(|s| s.trace().cloned());
+        match self.prepare_legacy(session, req, tc, trace) {
             Ok(ex) => ex,
             Err(e) => Exchange::ready(Response::error(Some(id), e.to_error_object())),
         }
+        .observed(span)
     }
 
-    fn prepare_legacy(&self, session: &Arc<Session>, req: Request, tc: &TransportContext) -> Result<Exchange> {
+    fn prepare_legacy(
+        &self,
+        session: &Arc<Session>,
+        req: Request,
+        tc: &TransportContext,
+        trace: Option<TraceContext>,
+    ) -> Result<Exchange> {
         let era = ServedIn::Legacy(session.clone());
         let params = req.params.as_ref();
         if params.is_some_and(|p| !p.is_object()) {
@@ -108,7 +118,7 @@ impl Server {
             }
             Some(m) => m,
         };
-        let meta = legacy_meta(session, params);
+        let meta = RequestMeta { trace, ..legacy_meta(session, params) };
         self.serve_method(method, req, meta, tc, &era)
     }
 
@@ -178,5 +188,6 @@ fn legacy_meta(session: &Session, params: Option<&Value>) -> RequestMeta {
         log_level: session.log_level(),
         progress_token,
         raw,
+        trace: None,
     }
 }

@@ -2,6 +2,7 @@
 //! use (a request in flight, an open stream) or idle since when, which the
 //! [`SessionStore`](crate::legacy::SessionStore) expires and evicts by.
 
+use crate::telemetry::{self, Counted, Gauge};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{JsonRpcVersion, Outcome, Request, RequestId, Response};
 use crate::schema::LoggingLevel;
@@ -36,6 +37,8 @@ pub struct Session {
     store: OnceLock<Weak<dyn ActivityIndex>>,
     closed: CancellationToken,
     request_timeout: Duration,
+    /// Counted among the open sessions while telemetry is on.
+    _counted: Option<Gauge>,
 }
 
 /// What the store orders sessions by: in use, or idle since when.
@@ -71,6 +74,7 @@ impl Session {
             next_id: AtomicU64::new(1),
             activity: Mutex::new(Activity { busy: 0, last_seen: Instant::now(), initialized: false }),
             store: OnceLock::new(),
+            _counted: telemetry::gauge(Counted::LegacySession),
             closed: CancellationToken::new(),
             request_timeout,
         }

@@ -286,6 +286,13 @@ impl RequestContext {
         &self.inner.meta.raw
     }
 
+    /// The trace context of the request's span while telemetry is on
+    /// ([`crate::telemetry`]): a Rust handler already runs in it as OpenTelemetry's current
+    /// context; a binding hands it to the host's OpenTelemetry.
+    pub fn trace_context(&self) -> Option<&crate::telemetry::TraceContext> {
+        self.inner.meta.trace.as_ref()
+    }
+
     /// The authenticated principal, when the transport established one.
     pub fn principal(&self) -> Option<&str> {
         self.inner.principal.as_deref()
@@ -547,6 +554,7 @@ mod tests {
             log_level: None,
             progress_token: None,
             raw: Map::new(),
+            trace: None,
         };
         let round = Round { answers: answers.as_object().cloned().unwrap_or_default(), ..Round::default() };
         RequestContext::new(

@@ -27,6 +27,8 @@ use crate::server::tasks::TaskRecord;
 use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_listen, negotiated, required_capability};
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server, ServerEvent};
+use crate::telemetry::{self, Counted, Described, ServerSpan, TraceContext, in_trace};
+use crate::schema::PROTOCOL_VERSION_META_KEY;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -142,6 +144,28 @@ fn unknown_method(method: &str) -> Error {
     Error::new(ErrorKind::MethodNotFound, format!("Method not found: {method}{why}"))
 }
 
+/// The span of a request (in a legacy session: `session`'s), while telemetry is on.
+pub(crate) fn request_span(req: &Request, tc: &TransportContext, session: Option<&Session>) -> Option<ServerSpan> {
+    if !telemetry::is_enabled() {
+        return None;
+    }
+    let params = req.params.as_ref().and_then(Value::as_object);
+    let version = match session {
+        Some(s) => Some(s.protocol_version()),
+        None => params.and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).and_then(Value::as_str),
+    };
+    let described = Described {
+        method: &req.method,
+        params,
+        id: Some(req.id.to_string()),
+        protocol_version: version,
+        session_id: session.map(Session::id),
+        http: tc.http_headers.is_some(),
+    };
+    let era = if session.is_some() { Era::Legacy } else { Era::Modern };
+    ServerSpan::start(&described, era, tc.http_headers.as_deref(), tc.principal.as_deref())
+}
+
 fn mismatch(message: String) -> Error {
     Error::new(ErrorKind::HeaderMismatch, message)
 }
@@ -167,23 +191,27 @@ impl Server {
     /// final response. Validation failures answer at once with the spec's error.
     pub fn handle_request(&self, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
-        match self.prepare(req, tc) {
+        let span = request_span(&req, tc, None);
+        let trace = span.as_ref().and_then(|s| s.trace().cloned());
+        match self.prepare(req, tc, trace) {
             Ok(ex) => ex,
             Err(e) => Exchange::ready(Response::error(Some(id), e.to_error_object())),
         }
+        .observed(span)
     }
 
     /// Handles a notification from the client. `notifications/cancelled` is acted on by the
     /// transport that owns the request; other notifications are accepted and ignored.
     pub fn handle_notification(&self, _notification: Notification, _tc: &TransportContext) {}
 
-    fn prepare(&self, req: Request, tc: &TransportContext) -> Result<Exchange> {
+    fn prepare(&self, req: Request, tc: &TransportContext, trace: Option<TraceContext>) -> Result<Exchange> {
         let method = Method::parse(&req.method).ok_or_else(|| unknown_method(&req.method))?;
         let params = req.params.as_ref();
         if params.is_some_and(|p| !p.is_object()) {
             return Err(Error::invalid_params("Invalid params: \"params\" must be an object"));
         }
-        let meta = RequestMeta::from_params(params)?;
+        let mut meta = RequestMeta::from_params(params)?;
+        meta.trace = trace;
         if let Some(h) = &tc.headers {
             check_standard_headers(h, &req.method, method, &meta, params)?;
         }
@@ -629,6 +657,7 @@ impl Server {
         let principal = tc.principal.clone();
         let caller = (tc.http_headers.clone(), tc.token.clone());
         let abort = cancel.clone();
+        let trace = meta.trace.clone();
         let fut = async move {
             let mut round = round;
             let mut replays = 0;
@@ -682,7 +711,7 @@ impl Server {
                 Err(e) => Response::error(Some(id), e.to_error_object()),
             })
         };
-        Exchange::running(Box::pin(fut), rx, abort, false)
+        Exchange::running(Box::pin(in_trace(trace.as_ref(), fut)), rx, abort, false)
     }
 
     /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
@@ -1035,10 +1064,10 @@ impl Server {
             let n = Notification::new("notifications/tasks", Some(Value::Object(record.detailed())));
             Outgoing::Notification(tag(n, &status_id))
         };
-        let trim = TrimWhenDone;
+        let (trim, open) = (TrimWhenDone, telemetry::gauge(Counted::ListenStream));
         let fut = async move {
             // Ended or dropped (its client left), the stream gives its memory back.
-            let _trim = trim;
+            let (_trim, _open) = (trim, open);
             if follows_tasks {
                 let mut readable = Vec::new();
                 for task_id in std::mem::take(&mut filter.task_ids) {

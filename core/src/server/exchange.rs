@@ -3,7 +3,9 @@
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
+use crate::jsonrpc::Outcome;
 use crate::schema::LoggingLevel;
+use crate::telemetry::{Ended, ServerSpan};
 use futures_util::Stream;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -40,6 +42,9 @@ type ResponseFuture = Pin<Box<dyn Future<Output = Option<Response>> + Send>>;
 pub struct Exchange {
     state: State,
     long_lived: bool,
+    /// The request's span while telemetry is on: ended with the response, or when the
+    /// exchange drops without one.
+    span: Option<ServerSpan>,
 }
 
 enum State {
@@ -58,13 +63,13 @@ enum State {
 impl Exchange {
     /// An exchange that is answered at once.
     pub(crate) fn ready(response: Response) -> Self {
-        Exchange { state: State::Ready(Some(response)), long_lived: false }
+        Exchange { state: State::Ready(Some(response)), long_lived: false, span: None }
     }
 
     /// An exchange answered at once with `result`, a result already serialized: transports
     /// write it as it is ([`immediate_json`](Self::immediate_json)).
     pub(crate) fn ready_json(id: RequestId, result: Arc<str>) -> Self {
-        Exchange { state: State::ReadyJson(Some((id, result))), long_lived: false }
+        Exchange { state: State::ReadyJson(Some((id, result))), long_lived: false, span: None }
     }
 
     /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
@@ -75,7 +80,14 @@ impl Exchange {
         Exchange {
             state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() },
             long_lived,
+            span: None,
         }
+    }
+
+    /// This exchange, ending `span` (the request's, when telemetry is on) as it ends.
+    pub(crate) fn observed(mut self, span: Option<ServerSpan>) -> Self {
+        self.span = span;
+        self
     }
 
     /// Whether this is a long-lived stream (`subscriptions/listen`): transports send
@@ -111,11 +123,42 @@ impl Exchange {
     }
 }
 
+/// How a response ends a request, for its span.
+fn ended(response: &Response) -> Ended<'_> {
+    match &response.outcome {
+        Outcome::Result(v) => Ended::of_result(v),
+        Outcome::Error(e) => Ended::Error { code: e.code, message: &e.message },
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        let Some(span) = self.span.take() else { return };
+        span.finish(match &self.state {
+            // Answered at once, and written by the transport without reading the stream.
+            State::Ready(Some(r)) => ended(r),
+            State::ReadyJson(Some(_)) => Ended::Result { input_required: false, tool_error: false },
+            State::Ready(None) | State::ReadyJson(None) | State::Running { .. } => Ended::Cancelled,
+        });
+    }
+}
+
 impl Stream for Exchange {
     type Item = Outgoing;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
         let this = self.get_mut();
+        let next = this.next_outgoing(cx);
+        if let (Poll::Ready(Some(Outgoing::Response(r))), Some(span)) = (&next, this.span.take()) {
+            span.finish(ended(r));
+        }
+        next
+    }
+}
+
+impl Exchange {
+    fn next_outgoing(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+        let this = self;
         match &mut this.state {
             State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
             State::ReadyJson(r) => Poll::Ready(r.take().map(|(id, result)| {

@@ -28,6 +28,9 @@ pub struct RequestMeta {
     pub progress_token: Option<Value>,
     /// The whole `_meta` object, for keys of other namespaces (trace context and the like).
     pub raw: Map<String, Value>,
+    /// The trace context of the request's server span, while telemetry is on: what its handler
+    /// runs in (see [`crate::telemetry`]).
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 impl RequestMeta {
@@ -91,6 +94,7 @@ impl RequestMeta {
             log_level,
             progress_token,
             raw: meta.clone(),
+            trace: None,
         })
     }
 

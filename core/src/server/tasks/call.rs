@@ -12,6 +12,7 @@ use crate::server::registry::ToolEntry;
 use crate::server::request_meta::RequestMeta;
 use crate::server::seal::ParamsDigest;
 use crate::server::{BoxFuture, Server};
+use crate::telemetry::in_trace;
 use futures_util::FutureExt;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
@@ -77,7 +78,7 @@ impl Server {
             }
             let (done_tx, done_rx) = oneshot::channel();
             let body = server.tool_future(tool, arguments, era, ctx.clone());
-            tokio::spawn(drive(link.clone(), body, done_tx));
+            tokio::spawn(in_trace(ctx.trace_context(), drive(link.clone(), body, done_tx)));
             let (mut created_rx, mut done_rx) = (created_rx, done_rx);
             let outcome = tokio::select! {
                 biased;

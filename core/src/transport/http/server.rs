@@ -117,9 +117,16 @@ pub struct HttpOptions {
     /// endpoint has its own routes: [`McpService::handle_routed`] does not answer it.
     #[serde(alias = "health_path", deserialize_with = "health_path")]
     pub health_path: Option<String>,
+    /// A route answering the process's metrics in Prometheus's text format to `GET` (e.g.
+    /// `"/metrics"`; `None`, the default: none), when telemetry is on with `prometheus`
+    /// ([`crate::telemetry`]); `503` saying so otherwise. Like the health route, it has no
+    /// bearer auth and no Host or Origin check (scrapers come by IP address): expose it only
+    /// where metrics may be read, or keep it off. Must start with `/` and differ from `path`.
+    #[serde(alias = "metrics_path", deserialize_with = "health_path")]
+    pub metrics_path: Option<String>,
 }
 
-/// `healthPath`: absent, `null`, or a path starting with `/`.
+/// `healthPath`, `metricsPath`: absent, `null`, or a path starting with `/`.
 fn health_path<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<String>, D::Error> {
     crate::options::checked(d, |p: &Option<String>| match p {
         Some(p) if !p.starts_with('/') || p.contains(['?', '#']) => {
@@ -143,6 +150,7 @@ impl Default for HttpOptions {
             reuse_port: false,
             cors: None,
             health_path: None,
+            metrics_path: None,
         }
     }
 }
@@ -196,6 +204,9 @@ impl McpService {
         let path = req.uri().path();
         if self.options.health_path.as_deref() == Some(path) {
             return health(req.method());
+        }
+        if self.options.metrics_path.as_deref() == Some(path) {
+            return metrics(req.method());
         }
         let metadata = self.options.auth.is_some()
             && req.method() == Method::GET
@@ -988,6 +999,27 @@ fn health(method: &Method) -> http::Response<McpBody> {
     r
 }
 
+/// The metrics route: the Prometheus text exposition of the process's metrics.
+fn metrics(method: &Method) -> http::Response<McpBody> {
+    if method != Method::GET && method != Method::HEAD {
+        let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: the metrics route takes GET or HEAD");
+        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    match crate::telemetry::prometheus_text() {
+        Some(text) => {
+            let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from(text))) });
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+            r
+        }
+        None => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: metrics are off; turn telemetry on with prometheus: true to serve them here",
+        ),
+    }
+}
+
 fn empty(status: StatusCode) -> http::Response<McpBody> {
     let mut r = http::Response::new(McpBody { kind: Kind::Full(None) });
     *r.status_mut() = status;
@@ -1035,11 +1067,13 @@ impl HttpServer {
     /// default connection limit from it.
     pub async fn bind(server: Server, addr: SocketAddr, options: HttpOptions) -> Result<HttpServer> {
         options.connections.validate()?;
-        if options.health_path.as_deref() == Some(options.path.as_str()) {
-            return Err(Error::invalid_params(format!(
-                "HTTP options: healthPath {:?} is the MCP endpoint's path; give the health route its own",
-                options.path
-            )));
+        for (name, route) in [("healthPath", &options.health_path), ("metricsPath", &options.metrics_path)] {
+            if route.as_deref() == Some(options.path.as_str()) {
+                return Err(Error::invalid_params(format!(
+                    "HTTP options: {name} {:?} is the MCP endpoint's path; give the route its own",
+                    options.path
+                )));
+            }
         }
         if let Some(auth) = &options.auth {
             auth.validate()?;

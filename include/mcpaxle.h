@@ -1408,8 +1408,10 @@ bool mcpaxle_context_client_supports(struct mcpaxle_context *ctx, const char *ca
  * `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
  * null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
  * ones joined with ", "; `{}` on stdio), the bearer token's `claims` and `scopes` (null
- * without a token), and `taskId`, the id of the task the call runs as (null for an ordinary
- * call).
+ * without a token), `taskId`, the id of the task the call runs as (null for an ordinary
+ * call), and `trace`, the request's trace context while telemetry is on (`traceparent`, and
+ * `tracestate` and `baggage` when set; null otherwise): what spans of the handler's own
+ * continue.
  *
  * Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
  * call is pending.
@@ -2202,6 +2204,41 @@ enum mcpaxle_result mcpaxle_server_set_bearer_auth(struct mcpaxle_server *server
                                                    const char *auth_json,
                                                    mcpaxle_token_verifier verify,
                                                    void *user_data);
+
+/**
+ * Turns traces and metrics on for the process: a span per request served and per call made
+ * (OpenTelemetry's MCP conventions), W3C trace context carried in `_meta`, the request
+ * metrics, exported over OTLP/HTTP. `options_json`: the telemetry options (`endpoint`,
+ * `headers`, `serviceName`, `sampleRatio`, `traces`, `metrics`, `metricsIntervalMs`,
+ * `prometheus`, `recordPrincipal`; NULL: every default); what is left out falls back to the
+ * standard `OTEL_*` environment variables. Without this call, telemetry is on only when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal endpoint) is set as the library starts.
+ *
+ * A C handler's trace context is in `mcpaxle_context_info`'s `trace`; a C client's call joins
+ * a trace when its call options' `meta` carries a `traceparent`. Process-wide: a later call
+ * replaces the setting. Thread: any.
+ */
+enum mcpaxle_result mcpaxle_telemetry_configure(const char *options_json);
+
+/**
+ * Exports the spans and metrics recorded so far, now, and waits for the exporter. Fails with
+ * `MCPAXLE_ERR_USAGE` on an inline handler's thread (it would stall the runtime the export
+ * runs on). Thread: any other.
+ */
+enum mcpaxle_result mcpaxle_telemetry_flush(void);
+
+/**
+ * Exports what is left and turns telemetry off. Thread: as `mcpaxle_telemetry_flush`.
+ */
+enum mcpaxle_result mcpaxle_telemetry_shutdown(void);
+
+/**
+ * The process's metrics in Prometheus's text format in `*text` (telemetry on with
+ * `"prometheus": true`), else NULL (and `MCPAXLE_OK`).
+ *
+ * Ownership: `*text` is the caller's (`mcpaxle_string_free`). Thread: any.
+ */
+enum mcpaxle_result mcpaxle_telemetry_prometheus_text(char **text);
 
 #ifdef __cplusplus
 }  // extern "C"

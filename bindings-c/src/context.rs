@@ -315,8 +315,10 @@ pub unsafe extern "C" fn mcpaxle_context_client_supports(ctx: *mut mcpaxle_conte
 /// `clientCapabilities`, `clientInfo` (or null), `principal` (or null), `progressToken` (or
 /// null), the whole `_meta` as `meta`, the request's HTTP `headers` (lowercase names, repeated
 /// ones joined with ", "; `{}` on stdio), the bearer token's `claims` and `scopes` (null
-/// without a token), and `taskId`, the id of the task the call runs as (null for an ordinary
-/// call).
+/// without a token), `taskId`, the id of the task the call runs as (null for an ordinary
+/// call), and `trace`, the request's trace context while telemetry is on (`traceparent`, and
+/// `tracestate` and `baggage` when set; null otherwise): what spans of the handler's own
+/// continue.
 ///
 /// Ownership: `*info_json` is the caller's (`mcpaxle_string_free`). Thread: any, while the
 /// call is pending.
@@ -342,6 +344,7 @@ pub unsafe extern "C" fn mcpaxle_context_info(
             "claims": rc.claims(),
             "scopes": rc.token().map(|t| &t.scopes),
             "taskId": rc.task_id(),
+            "trace": rc.trace_context().map(|t| t.to_map()),
         });
         write_json(out, &info);
         Ok(())

@@ -34,3 +34,4 @@ mod runtime;
 pub mod serve;
 pub mod server;
 pub mod server_auth;
+pub mod telemetry;

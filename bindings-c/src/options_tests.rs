@@ -80,5 +80,16 @@ fn every_option_of_the_core_reaches_c() {
         let mut co = ptr::null_mut();
         assert_eq!(mcpaxle_call_options_new(c(&ex["call"]).as_ptr(), &mut co), ok);
         mcpaxle_call_options_free(co);
+
+        // Telemetry is process-wide: on with every option, then off again.
+        assert_eq!(crate::telemetry::mcpaxle_telemetry_configure(c(&ex["telemetry"]).as_ptr()), ok);
+        assert!(mcpaxle_core::telemetry::is_enabled());
+        let bad = c(&serde_json::json!({ "sampleRatio": 7 }));
+        assert_eq!(
+            crate::telemetry::mcpaxle_telemetry_configure(bad.as_ptr()),
+            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS
+        );
+        assert_eq!(crate::telemetry::mcpaxle_telemetry_shutdown(), ok);
+        assert!(!mcpaxle_core::telemetry::is_enabled());
     }
 }

@@ -16,12 +16,13 @@ static RUNTIME: OnceLock<Option<Stamped>> = OnceLock::new();
 
 fn stamped() -> FfiResult<&'static Stamped> {
     let slot = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("mcpaxle-rt")
-            .build()
-            .ok()
-            .map(|runtime| Stamped { pid: std::process::id(), runtime })
+        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("mcpaxle-rt").build().ok().map(|runtime| {
+            // OTEL_EXPORTER_OTLP_ENDPOINT set: telemetry on from the start.
+            if let Err(e) = runtime.block_on(async { mcpaxle_core::telemetry::install_from_env() }) {
+                tracing::warn!("telemetry from the OTEL_* environment is off: {e}");
+            }
+            Stamped { pid: std::process::id(), runtime }
+        })
     });
     slot.as_ref().ok_or_else(|| {
         FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, "cannot start the mcpaxle runtime (no threads?)")
@@ -67,13 +68,20 @@ pub(crate) fn inline<R>(f: impl FnOnce() -> R) -> R {
 /// a callback runs on; `MCPAXLE_ERR_USAGE` on a worker of the runtime (an inline handler's
 /// thread), where it would stall the runtime.
 pub(crate) fn block_on<F: Future>(f: F) -> FfiResult<F::Output> {
+    refuse_inline()?;
+    Ok(handle()?.block_on(f))
+}
+
+/// `MCPAXLE_ERR_USAGE` on a worker of the runtime (an inline handler's thread), for a function
+/// that waits for the runtime.
+pub(crate) fn refuse_inline() -> FfiResult {
     if INLINE.get() {
         return Err(FfiError::usage(
             "this function waits for the runtime, which an inline handler runs on: call it from a handler on the \
              blocking pool (mcpaxle_server_set_inline_handlers(server, false)) or from a thread of your own",
         ));
     }
-    Ok(handle()?.block_on(f))
+    Ok(())
 }
 
 /// Spawns a future on the runtime.

@@ -101,10 +101,19 @@ async fn collector(received: Arc<Mutex<Received>>) -> String {
                         }
                         "/v1/metrics" => {
                             let req = ExportMetricsServiceRequest::decode(body).expect("OTLP metrics");
-                            for m in req.resource_metrics.into_iter().flat_map(|rm| rm.scope_metrics).flat_map(|sm| sm.metrics) {
+                            for m in req
+                                .resource_metrics
+                                .into_iter()
+                                .flat_map(|rm| rm.scope_metrics)
+                                .flat_map(|sm| sm.metrics)
+                            {
                                 if let Some(Data::Histogram(h)) = m.data {
                                     for p in h.data_points {
-                                        r.points.push(Point { metric: m.name.clone(), attrs: attrs(&p.attributes), count: p.count });
+                                        r.points.push(Point {
+                                            metric: m.name.clone(),
+                                            attrs: attrs(&p.attributes),
+                                            count: p.count,
+                                        });
                                     }
                                 }
                             }
@@ -126,12 +135,15 @@ async fn collector(received: Arc<Mutex<Received>>) -> String {
 fn server() -> Server {
     let server = Server::builder("telemetry-test", "1.0.0").build();
     server
-        .add_tool(Tool::new("lookup", "Looks up", json!({ "type": "object" })), |_a: Value, ctx: RequestContext| async move {
-            // The handler runs in the request's span: a span it starts is the span's child.
-            let span = opentelemetry::global::tracer("app").start("db.query");
-            drop(span);
-            Ok(json!({ "traceparent": ctx.trace_context().map(|t| t.traceparent.clone()), "meta": ctx.meta() }))
-        })
+        .add_tool(
+            Tool::new("lookup", "Looks up", json!({ "type": "object" })),
+            |_a: Value, ctx: RequestContext| async move {
+                // The handler runs in the request's span: a span it starts is the span's child.
+                let span = opentelemetry::global::tracer("app").start("db.query");
+                drop(span);
+                Ok(json!({ "traceparent": ctx.trace_context().map(|t| t.traceparent.clone()), "meta": ctx.meta() }))
+            },
+        )
         .unwrap();
     server
 }
@@ -232,9 +244,8 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
     assert_eq!(failed.status, 2);
 
     // The legacy era: the session's id and version.
-    let legacy = Client::connect_http(&url, ClientOptions::new("legacy", "1").protocol_versions(["2025-11-25"]))
-        .await
-        .unwrap();
+    let legacy =
+        Client::connect_http(&url, ClientOptions::new("legacy", "1").protocol_versions(["2025-11-25"])).await.unwrap();
     legacy.call_tool("lookup", json!({}), CallOptions::new()).await.unwrap();
     let session = legacy.session_id().expect("a legacy session");
     let in_session = wait_for("the legacy call's server span", || {
@@ -297,8 +308,8 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
 
 /// A GET with the status and body as text.
 async fn http_get(url: &str) -> (u16, String) {
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Full<Bytes>>();
+    let client =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<Bytes>>();
     let r = client.get(url.parse().unwrap()).await.unwrap();
     let status = r.status().as_u16();
     let body = r.into_body().collect().await.unwrap().to_bytes();

@@ -2,13 +2,13 @@
 //! use (a request in flight, an open stream) or idle since when, which the
 //! [`SessionStore`](crate::legacy::SessionStore) expires and evicts by.
 
-use crate::telemetry::{self, Counted, Gauge};
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{JsonRpcVersion, Outcome, Request, RequestId, Response};
 use crate::schema::LoggingLevel;
 use crate::server::exchange::Outgoing;
 use crate::server::exchange::OutgoingTx;
 use crate::server::seal::fill_random;
+use crate::telemetry::{self, Counted, Gauge};
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};

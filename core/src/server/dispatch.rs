@@ -8,6 +8,7 @@ use crate::headers;
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::legacy::Session;
 use crate::schema::CacheScope;
+use crate::schema::PROTOCOL_VERSION_META_KEY;
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
 use crate::server::exchange::{Exchange, Outgoing};
@@ -28,7 +29,6 @@ use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_liste
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server, ServerEvent};
 use crate::telemetry::{self, Counted, Described, ServerSpan, TraceContext, in_trace};
-use crate::schema::PROTOCOL_VERSION_META_KEY;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -152,7 +152,9 @@ pub(crate) fn request_span(req: &Request, tc: &TransportContext, session: Option
     let params = req.params.as_ref().and_then(Value::as_object);
     let version = match session {
         Some(s) => Some(s.protocol_version()),
-        None => params.and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).and_then(Value::as_str),
+        None => {
+            params.and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION_META_KEY)).and_then(Value::as_str)
+        }
     };
     let described = Described {
         method: &req.method,

@@ -2,8 +2,8 @@
 //! produces, then its final response. Every transport drives one the same way; dropping it
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
-use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::jsonrpc::Outcome;
+use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::schema::LoggingLevel;
 use crate::telemetry::{Ended, ServerSpan};
 use futures_util::Stream;

@@ -81,8 +81,9 @@ mod tests {
         assert_eq!(o.sample_ratio, Some(0.25));
         assert_eq!(o.metrics_interval, Some(Duration::from_millis(500)));
         assert!(o.traces && o.metrics && !o.prometheus && !o.record_principal);
-        let e = crate::options::from_json::<TelemetryOptions>("telemetry options", serde_json::json!({"sampleRatio": 2}))
-            .unwrap_err();
+        let e =
+            crate::options::from_json::<TelemetryOptions>("telemetry options", serde_json::json!({"sampleRatio": 2}))
+                .unwrap_err();
         assert!(e.message().contains("sampleRatio: 2 is not a ratio between 0.0 and 1.0"), "{e}");
     }
 }

@@ -36,9 +36,8 @@ pub fn install(options: TelemetryOptions) -> Result<()> {
         Error::invalid_params("telemetry: install it from inside a tokio runtime (exports run on it)".to_owned())
     })?;
     let client = Exporter { client: new_http_client()?, runtime };
-    let endpoint = |signal: &str| {
-        options.endpoint.as_deref().map(|e| format!("{}/v1/{signal}", e.trim_end_matches('/')))
-    };
+    let endpoint =
+        |signal: &str| options.endpoint.as_deref().map(|e| format!("{}/v1/{signal}", e.trim_end_matches('/')));
     let headers: HashMap<String, String> = options.headers.clone().into_iter().collect();
     let failed = |what: &str, e: &dyn std::fmt::Display| Error::invalid_params(format!("telemetry: {what}: {e}"));
 
@@ -109,9 +108,10 @@ pub fn install(options: TelemetryOptions) -> Result<()> {
 pub fn install_from_env() -> Result<bool> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let is = |name: &str, value: &str| var(name).is_some_and(|v| v.trim().eq_ignore_ascii_case(value));
-    let asked = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]
-        .iter()
-        .any(|n| var(n).is_some());
+    let asked =
+        ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]
+            .iter()
+            .any(|n| var(n).is_some());
     if !asked || is("OTEL_SDK_DISABLED", "true") || state::is_enabled() {
         return Ok(false);
     }

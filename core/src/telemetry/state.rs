@@ -49,7 +49,12 @@ pub(crate) struct Instruments {
 impl Instruments {
     fn new(meter: &Meter) -> Instruments {
         let duration = |name: &'static str, what: &'static str| {
-            meter.f64_histogram(name).with_unit("s").with_description(what).with_boundaries(DURATION_BOUNDS.to_vec()).build()
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(what)
+                .with_boundaries(DURATION_BOUNDS.to_vec())
+                .build()
         };
         Instruments {
             server_duration: duration(
@@ -75,7 +80,10 @@ impl Instruments {
                 .with_unit("{session}")
                 .with_description("Open 2025-11-25 sessions")
                 .build(),
-            session_duration: duration("mcp.server.session.duration", "The duration of the MCP session as observed on the MCP server"),
+            session_duration: duration(
+                "mcp.server.session.duration",
+                "The duration of the MCP session as observed on the MCP server",
+            ),
             input_rounds: meter
                 .u64_counter("mcpaxle.server.input_rounds")
                 .with_unit("{round}")

@@ -46,6 +46,15 @@ SERVER_TRANSPORT = [
     "src/transport/http/mounted.rs",
     "src/transport/http/token_verifiers.rs",
 ]
+# Telemetry is used by the server and the client; only its OTLP exporter sends (through the
+# outbound HTTP client).
+TELEMETRY = [
+    "src/telemetry/mod.rs",
+    "src/telemetry/options.rs",
+    "src/telemetry/propagation.rs",
+    "src/telemetry/spans.rs",
+    "src/telemetry/state.rs",
+]
 CLIENT_TRANSPORT = [
     "src/transport/stdio/client.rs",
     "src/transport/http/client.rs",
@@ -58,6 +67,8 @@ LAYERS = [
     ("the client uses no server and no server transport", CLIENT, SERVER + SERVER_TRANSPORT, []),
     ("the server transports use no client", SERVER_TRANSPORT, CLIENT + CLIENT_TRANSPORT, []),
     ("the client transports use no server", CLIENT_TRANSPORT, SERVER + SERVER_TRANSPORT, []),
+    ("telemetry (but its OTLP exporter) uses no server, client or transport",
+     TELEMETRY, SERVER + CLIENT + ["src/transport/*"], BASE),
 ]
 
 ITEM_KEYWORDS = {"fn", "struct", "enum", "trait", "type", "const", "static", "union"}

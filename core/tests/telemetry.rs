@@ -2,13 +2,15 @@
 //! OTLP/HTTP collector on 127.0.0.1 decoding with OpenTelemetry's own protobuf definitions
 //! receives the spans of one call crossing client -> server -> a span the handler starts, in
 //! both eras, with MCP's semantic-convention attributes, an error's code, and the metrics of a
-//! known load; the Prometheus route answers the same metrics.
+//! known load; the rounds of a multi round-trip request and the polls of a task link to their
+//! first request; the Prometheus route answers the same metrics.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use mcpaxle::client::{CallOptions, Client, ClientOptions};
 use mcpaxle::schema::Tool;
-use mcpaxle::server::{RequestContext, Server};
+use mcpaxle::server::tasks::{TaskOptions, TaskSupport};
+use mcpaxle::server::{RequestContext, Server, ToolOptions};
 use mcpaxle::telemetry::{self, TelemetryOptions};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
 use opentelemetry::trace::{FutureExt as _, TraceContextExt, Tracer};
@@ -33,6 +35,8 @@ struct Got {
     service: String,
     attrs: BTreeMap<String, String>,
     status: i32,
+    /// The spans linked to, and the link's `mcpaxle.link`.
+    links: Vec<(String, String)>,
 }
 
 /// A histogram point: its metric, attributes and count.
@@ -95,6 +99,15 @@ async fn collector(received: Arc<Mutex<Received>>) -> String {
                                         service: res.get("service.name").cloned().unwrap_or_default(),
                                         attrs: attrs(&s.attributes),
                                         status: s.status.map_or(0, |s| s.code),
+                                        links: s
+                                            .links
+                                            .iter()
+                                            .map(|l| {
+                                                let why =
+                                                    attrs(&l.attributes).remove("mcpaxle.link").unwrap_or_default();
+                                                (hex(&l.span_id), why)
+                                            })
+                                            .collect(),
                                     });
                                 }
                             }
@@ -133,7 +146,28 @@ async fn collector(received: Arc<Mutex<Received>>) -> String {
 }
 
 fn server() -> Server {
-    let server = Server::builder("telemetry-test", "1.0.0").build();
+    let polls = TaskOptions { poll_interval: Duration::from_millis(20), ..TaskOptions::default() };
+    let server = Server::builder("telemetry-test", "1.0.0").tasks(polls).build();
+    let form = json!({ "mode": "form", "message": "Sure?", "requestedSchema": { "type": "object", "properties": {} } });
+    server
+        .add_tool(
+            Tool::new("confirm", "Asks first", json!({ "type": "object" })),
+            move |_a: Value, ctx: RequestContext| {
+                let form = form.clone();
+                async move {
+                    ctx.elicit("sure", form).await?;
+                    Ok("confirmed")
+                }
+            },
+        )
+        .unwrap();
+    let task = ToolOptions { task_support: TaskSupport::Required, ..ToolOptions::default() };
+    server
+        .add_tool_with(Tool::new("job", "A task", json!({ "type": "object" })), task, |_a: Value, _c| async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok("done")
+        })
+        .unwrap();
     server
         .add_tool(
             Tool::new("lookup", "Looks up", json!({ "type": "object" })),
@@ -167,7 +201,9 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
     let options = HttpOptions { metrics_path: Some("/metrics".into()), ..HttpOptions::default() };
     let http = HttpServer::bind(server(), "127.0.0.1:0".parse().unwrap(), options).await.unwrap();
     let url = format!("http://{}/mcp", http.local_addr());
-    let client = Client::connect_http(&url, ClientOptions::new("telemetry-client", "1")).await.unwrap();
+    let accept = |_p: Value| async { Ok(json!({ "action": "accept", "content": {} })) };
+    let client =
+        Client::connect_http(&url, ClientOptions::new("telemetry-client", "1").on_elicitation(accept)).await.unwrap();
 
     // Off: nothing is injected, no handler has a trace context, the metrics route says why.
     let off = client.call_tool("lookup", json!({}), CallOptions::new()).await.unwrap();
@@ -257,6 +293,35 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
     })
     .await;
     assert_eq!(in_session.attrs.get("mcp.protocol.version").map(String::as_str), Some("2025-11-25"));
+
+    // A multi round-trip request: the second round's span links to the first's.
+    client.call_tool("confirm", json!({}), CallOptions::new()).await.unwrap();
+    let rounds = wait_for("both rounds of confirm", || {
+        let r = received.lock().unwrap();
+        let rounds: Vec<Got> =
+            r.spans.iter().filter(|s| s.name == "tools/call confirm" && s.kind == 2).cloned().collect();
+        (rounds.len() == 2).then_some(rounds)
+    })
+    .await;
+    let (first, second) = match rounds[0].links.is_empty() {
+        true => (&rounds[0], &rounds[1]),
+        false => (&rounds[1], &rounds[0]),
+    };
+    assert_eq!(second.links, [(first.id.clone(), "first_round".to_owned())], "{rounds:#?}");
+    assert!(first.links.is_empty());
+    assert_eq!(first.parent, second.parent, "both rounds are children of the client's one span");
+
+    // A task: its polls link to the call that created it.
+    client.call_tool("job", json!({}), CallOptions::new()).await.unwrap();
+    let (created, poll) = wait_for("the task's call and a poll", || {
+        let r = received.lock().unwrap();
+        let created = r.spans.iter().find(|s| s.name == "tools/call job" && s.kind == 2)?.clone();
+        let poll = r.spans.iter().find(|s| s.name == "tasks/get" && s.kind == 2)?.clone();
+        Some((created, poll))
+    })
+    .await;
+    assert_eq!(poll.links, [(created.id.clone(), "task".to_owned())], "{poll:#?}");
+    assert_eq!(poll.parent, created.parent, "the polls are children of the client's call span");
 
     // A known load: 20 more calls; the duration histograms count every one.
     for _ in 0..20 {

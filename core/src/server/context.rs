@@ -97,6 +97,9 @@ pub(crate) struct Round {
     /// The handler's own state: what the last round left, then what this run sets.
     pub state: Option<Value>,
     pub state_changed: bool,
+    /// The `traceparent` of the span of the request's first round (telemetry on): sealed into
+    /// the next round's state, for its span to link to.
+    pub first_trace: Option<String>,
 }
 
 /// One of the three kinds of input a server may ask a client for, named as the client

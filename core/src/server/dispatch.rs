@@ -587,15 +587,16 @@ impl Server {
 
     /// Reads `inputResponses` and `requestState` into the answers a handler's asks see.
     /// Legacy sessions have neither: their asks are real requests to the client.
+    /// A later round's span (`trace`) links to the first round's.
     fn open_round(
         &self,
         params: Option<&Value>,
         method: &str,
         digest: &ParamsDigest,
-        principal: Option<&str>,
+        (principal, trace): (Option<&str>, Option<&TraceContext>),
         era: &ServedIn,
     ) -> Result<Round> {
-        let mut round = Round::default();
+        let mut round = Round { first_trace: trace.map(|t| t.traceparent.clone()), ..Round::default() };
         if era.is_legacy() {
             return Ok(round);
         }
@@ -610,6 +611,10 @@ impl Server {
                 .map_err(|r| Error::invalid_params(r.message()))?;
             round.answers = sealed.a;
             round.state = sealed.s;
+            if let (Some(t), Some(first)) = (trace, sealed.t) {
+                t.link(&first, "first_round");
+                round.first_trace = Some(first);
+            }
         }
         match params.and_then(|p| p.get("inputResponses")) {
             None | Some(Value::Null) => {}
@@ -740,6 +745,7 @@ impl Server {
             p: principal,
             a: round.used,
             s: round.state,
+            t: round.first_trace,
         });
         let mut r = Map::new();
         r.insert("resultType".into(), json!("input_required"));
@@ -788,7 +794,8 @@ impl Server {
         }
         let arguments = Arc::new(arguments);
         let digest = ParamsDigest::new(name, Some(arguments.clone()));
-        let round = self.open_round(params, "tools/call", &digest, tc.principal.as_deref(), era)?;
+        let round =
+            self.open_round(params, "tools/call", &digest, (tc.principal.as_deref(), meta.trace.as_ref()), era)?;
         if let Err(errors) = tool.schema.validate(&arguments) {
             let text = format!("Invalid arguments for tool {name}: {}", errors.join("; "));
             return Ok(self.ready(id, tool_error(text), None, era));
@@ -882,7 +889,8 @@ impl Server {
             }
         };
         let digest = ParamsDigest::new(uri.as_str(), None);
-        let round = self.open_round(params, "resources/read", &digest, tc.principal.as_deref(), era)?;
+        let round =
+            self.open_round(params, "resources/read", &digest, (tc.principal.as_deref(), meta.trace.as_ref()), era)?;
         let hint = cache.unwrap_or_else(|| self.inner.config.cache.read.clone());
         let server = self.clone();
         let era2 = era.clone();
@@ -930,7 +938,8 @@ impl Server {
         }
         let arguments = Arc::new(Value::Object(arguments));
         let digest = ParamsDigest::new(name, Some(arguments.clone()));
-        let round = self.open_round(params, "prompts/get", &digest, tc.principal.as_deref(), era)?;
+        let round =
+            self.open_round(params, "prompts/get", &digest, (tc.principal.as_deref(), meta.trace.as_ref()), era)?;
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(req.id, "prompts/get", meta, tc, Some((digest, round)), era, move |ctx| {

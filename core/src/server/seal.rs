@@ -80,6 +80,9 @@ pub(crate) struct SealedState {
     /// The handler's own state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s: Option<Value>,
+    /// The `traceparent` of the first round's span (telemetry on): later rounds link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t: Option<String>,
 }
 
 /// Why a `requestState` was rejected.

@@ -3,6 +3,7 @@
 
 use opentelemetry::Context;
 use opentelemetry::propagation::{Extractor, Injector, TextMapCompositePropagator, TextMapPropagator};
+use opentelemetry::trace::TraceContextExt;
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -14,7 +15,7 @@ pub(crate) const KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
 /// its `tracestate` and the caller's `baggage`, as text. A binding hands it to the host's
 /// OpenTelemetry (Python's context, Node's active context), so that the spans the handler's
 /// own code starts nest under the request's span.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct TraceContext {
     /// `traceparent`, e.g. `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
     pub traceparent: String,
@@ -22,6 +23,14 @@ pub struct TraceContext {
     pub tracestate: String,
     /// `baggage`, empty when there is none.
     pub baggage: String,
+    /// The context holding the span itself (in this process), when there is one.
+    span: Context,
+}
+
+impl PartialEq for TraceContext {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.traceparent, &self.tracestate, &self.baggage) == (&other.traceparent, &other.tracestate, &other.baggage)
+    }
 }
 
 impl TraceContext {
@@ -39,10 +48,22 @@ impl TraceContext {
         m
     }
 
-    /// The OpenTelemetry context it stands for (a remote parent), for Rust code that starts
-    /// spans under the request's span.
+    /// The OpenTelemetry context it stands for, for Rust code that starts spans under the
+    /// request's span: the span's own (in this process), else a remote parent.
     pub fn to_context(&self) -> Context {
-        extract(&self.to_map())
+        if self.span.has_active_span() { self.span.clone() } else { extract(&self.to_map()) }
+    }
+
+    /// Links the span to the span of `traceparent` (an earlier request this one continues:
+    /// the first round of a multi round-trip request, the call that created a task); `why`
+    /// says which, as the link's `mcpaxle.link` attribute. Nothing for a malformed one.
+    pub(crate) fn link(&self, traceparent: &str, why: &'static str) {
+        let mut carrier = Map::new();
+        carrier.insert("traceparent".into(), Value::String(traceparent.to_owned()));
+        let linked = extract(&carrier).span().span_context().clone();
+        if linked.is_valid() {
+            self.span.span().add_link(linked, vec![opentelemetry::KeyValue::new("mcpaxle.link", why)]);
+        }
     }
 
     /// The trace context of `cx` (its span and baggage), or `None` when `cx` has no valid span.
@@ -55,6 +76,7 @@ impl TraceContext {
             traceparent,
             tracestate: text("tracestate"),
             baggage: text("baggage"),
+            span: cx.clone(),
         })
     }
 }
@@ -127,7 +149,6 @@ pub(crate) fn inject(cx: &Context, meta: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::TraceContextExt;
     use serde_json::json;
 
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

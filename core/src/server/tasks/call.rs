@@ -49,7 +49,8 @@ impl Server {
         let (tx, rx) = outgoing_channel();
         let abort = CancellationToken::new();
         let (created_tx, created_rx) = oneshot::channel();
-        let link = Arc::new(CallLink::new(self.inner.tasks.clone(), tc.principal.clone(), created_tx));
+        let caller = (tc.principal.clone(), meta.trace.as_ref().map(|t| t.traceparent.clone()));
+        let link = Arc::new(CallLink::new(self.inner.tasks.clone(), caller, created_tx));
         let (digest, round) = mrtr;
         let deferred = tool.defer_task;
         let principal = tc.principal.clone();

@@ -99,8 +99,13 @@ impl Tasks {
     /// Creates a `working` task for `principal` in the store (it resolves in `tasks/get`
     /// before this returns) whose handler is cancelled through `cancel`; cancels it when its
     /// TTL passes.
-    async fn create(&self, principal: Option<String>, cancel: CancellationToken) -> Result<Arc<Running>> {
-        let record = TaskRecord::new(principal, self.options.ttl, self.options.poll_interval);
+    async fn create(
+        &self,
+        principal: Option<String>,
+        cancel: CancellationToken,
+        trace: Option<String>,
+    ) -> Result<Arc<Running>> {
+        let record = TaskRecord { trace, ..TaskRecord::new(principal, self.options.ttl, self.options.poll_interval) };
         self.store.create(record.clone()).await?;
         let id = record.task_id.clone();
         let running = Arc::new(Running {
@@ -243,15 +248,22 @@ pub(crate) struct CallLink {
     /// The runtime the call is served on: a status message set from a host thread (a
     /// binding's synchronous handler) is stored from there.
     runtime: Option<tokio::runtime::Handle>,
+    /// The `traceparent` of the call's span, kept in the task's record.
+    trace: Option<String>,
 }
 
 impl CallLink {
-    /// A link for a call by `principal`; `created` learns the `CreateTaskResult` once the
-    /// task exists.
-    pub fn new(tasks: Arc<Tasks>, principal: Option<String>, created: oneshot::Sender<Map<String, Value>>) -> Self {
+    /// A link for a call by `principal` (whose span is `trace`, telemetry on); `created`
+    /// learns the `CreateTaskResult` once the task exists.
+    pub fn new(
+        tasks: Arc<Tasks>,
+        (principal, trace): (Option<String>, Option<String>),
+        created: oneshot::Sender<Map<String, Value>>,
+    ) -> Self {
         CallLink {
             tasks,
             principal,
+            trace,
             cancel: CancellationToken::new(),
             running: OnceLock::new(),
             starting: tokio::sync::Mutex::new(()),
@@ -271,7 +283,7 @@ impl CallLink {
         if self.running.get().is_some() {
             return Ok(());
         }
-        let running = self.tasks.create(self.principal.clone(), self.cancel.clone()).await?;
+        let running = self.tasks.create(self.principal.clone(), self.cancel.clone(), self.trace.clone()).await?;
         let created = lock(&running.record).create_task_result();
         let _ = self.running.set(running);
         if let Some(tx) = lock(&self.created).take() {

@@ -10,6 +10,7 @@ use crate::server::Server;
 use crate::server::dispatch::{ServedIn, TransportContext};
 use crate::server::exchange::{Exchange, outgoing_channel};
 use crate::server::request_meta::RequestMeta;
+use crate::telemetry::TraceContext;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -46,10 +47,10 @@ impl Server {
             }
             _ => Map::new(),
         };
-        let (server, principal, id) = (self.clone(), tc.principal.clone(), req.id);
+        let (server, principal, id, trace) = (self.clone(), tc.principal.clone(), req.id, meta.trace.clone());
         let (_tx, rx) = outgoing_channel();
         let fut = async move {
-            let outcome = server.task_method(method, &task_id, principal, &responses).await;
+            let outcome = server.task_method(method, &task_id, (principal, trace.as_ref()), &responses).await;
             Some(match outcome {
                 Ok(result) => Response::result(id, server.finish(result, None, &ServedIn::Modern)),
                 Err(e) => Response::error(Some(id), e.to_error_object()),
@@ -62,11 +63,14 @@ impl Server {
         &self,
         method: TaskMethod,
         task_id: &str,
-        principal: Option<String>,
+        (principal, trace): (Option<String>, Option<&TraceContext>),
         responses: &Map<String, Value>,
     ) -> Result<Map<String, Value>> {
         let tasks = &self.inner.tasks;
         let record = tasks.get(task_id, &principal).await?.ok_or_else(|| not_found(task_id))?;
+        if let (Some(t), Some(created_by)) = (trace, &record.trace) {
+            t.link(created_by, "task");
+        }
         match method {
             TaskMethod::Get => return Ok(record.detailed()),
             TaskMethod::Update => {

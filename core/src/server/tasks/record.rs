@@ -36,6 +36,10 @@ pub struct TaskRecord {
     pub error: Option<Value>,
     /// Increases with every change: a store keeps the newest version it was given.
     pub version: u64,
+    /// The `traceparent` of the span of the `tools/call` that created the task (telemetry
+    /// on): the spans of `tasks/get`, `tasks/update` and `tasks/cancel` link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl TaskRecord {
@@ -55,6 +59,7 @@ impl TaskRecord {
             result: None,
             error: None,
             version: 0,
+            trace: None,
         }
     }
 

@@ -245,6 +245,7 @@ mod tests {
             p: None,
             a: Map::new(),
             s: Some(json!({"step": 2})),
+            t: None,
         }
     }
 

@@ -19,6 +19,7 @@ Linux only (reads /proc). Python 3.11 standard library only.
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -114,6 +115,23 @@ def sdk_python() -> dict[str, object]:
     return {"sdk_python": py}
 
 
+_otlp_sink: subprocess.Popen | None = None
+
+
+def otlp_sink() -> dict[str, object]:
+    """Starts (once per run) bench/otlp_sink.py, which takes OTLP exports and drops them: the
+    telemetry rows export to it, so their CPU per call includes building and sending spans."""
+    global _otlp_sink
+    if _otlp_sink is None:
+        _otlp_sink = subprocess.Popen([sys.executable, str(ROOT / "bench" / "otlp_sink.py")], stdout=subprocess.PIPE, text=True)
+        line = _otlp_sink.stdout.readline() if _otlp_sink.stdout else ""
+        if not line.startswith("PORT "):
+            raise BenchError(f"the OTLP sink did not start: {line!r}")
+        _otlp_sink.port = int(line.split()[1])  # type: ignore[attr-defined]
+        atexit.register(stop, _otlp_sink)
+    return {"otlp_sink": f"http://127.0.0.1:{_otlp_sink.port}"}  # type: ignore[attr-defined]
+
+
 def c_echo() -> dict[str, object]:
     """The C echo server (bindings-c/examples/echo_server.c), built by bindings-c/build.sh."""
     if not (ROOT / "target" / "c-examples" / "echo_server").exists():
@@ -132,6 +150,12 @@ ROWS: list[Row] = [
     Row("ceiling", "ceiling (plain hyper)", "http", ["{bin}/ceiling_server", "--http", "127.0.0.1:{port}"], path="/", ceiling=True),
     Row("mcpaxle-http", "mcpaxle HTTP", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"], targets=True),
     # Issue 15: the official Rust SDK (rmcp, pinned in bench/Cargo.toml), stateless JSON answers.
+    # Telemetry's cost (issue 18): on, exporting to a sink, with every trace sampled out
+    # (spans not recorded; metrics kept) and with every trace sampled (spans built and sent).
+    Row("mcpaxle-otel-unsampled", "mcpaxle HTTP, telemetry on, unsampled", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
+        env={"OTEL_EXPORTER_OTLP_ENDPOINT": "{otlp_sink}", "OTEL_TRACES_SAMPLER": "always_off"}, setup=otlp_sink),
+    Row("mcpaxle-otel-sampled", "mcpaxle HTTP, telemetry on, sampled", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
+        env={"OTEL_EXPORTER_OTLP_ENDPOINT": "{otlp_sink}", "OTEL_TRACES_SAMPLER": "always_on"}, setup=otlp_sink),
     Row("rmcp", "rmcp (official Rust SDK)", "http", ["{bin}/rmcp_server", "--http", "127.0.0.1:{port}"]),
     Row("mcpaxle-stdio", "mcpaxle stdio", "stdio", ["{bin}/bench_server", "--stdio"], targets=True),
     # Clients (issue 5): tools/call round trips from Node, {connections} calls in flight from one
@@ -176,6 +200,9 @@ COMPARISONS: list[tuple[str, str, float | None, float | None]] = [
     # Issue 15: every binding's handler against the Rust handler (C and Node within 1.5x its
     # CPU per call) and a plain def against async def (within 2x): read `server CPU per call`.
     ("c-http", "mcpaxle-http", None, None),
+    # Issue 18: telemetry's cost against the same server with it off (server CPU per call).
+    ("mcpaxle-otel-unsampled", "mcpaxle-http", None, None),
+    ("mcpaxle-otel-sampled", "mcpaxle-http", None, None),
     ("c-http-inline", "mcpaxle-http", None, None),
     ("node-http", "mcpaxle-http", None, None),
     ("python-def", "python-async", None, None),
@@ -304,7 +331,7 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
     }
     server_log = open(log_dir / f"{row.key}.server.log", "wb")
     client_err = open(log_dir / f"{row.key}.client.log", "wb")
-    env = {**os.environ, **row.env}
+    env = {**os.environ, **{k: fill([v], values)[0] for k, v in row.env.items()}}
     keep_open: list[int] = []  # our end of the server's stdin: it stays alive until we close it
     pass_fds: tuple[int, ...] = ()
     if row.transport == "http":

@@ -43,6 +43,8 @@ async fn main() -> mcpaxle::Result<()> {
         all => (all, 1),
     };
     let server = build(tools)?;
+    // OTEL_EXPORTER_OTLP_ENDPOINT set (the telemetry rows of run.py): traces and metrics on.
+    mcpaxle::telemetry::install_from_env()?;
     match args {
         ["--stdio"] => mcpaxle::transport::stdio::serve(server).await,
         ["--http", addr] => {

@@ -293,6 +293,12 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
     })
     .await;
     assert_eq!(in_session.attrs.get("mcp.protocol.version").map(String::as_str), Some("2025-11-25"));
+    let initialize = wait_for("the legacy initialize's span", || {
+        let r = received.lock().unwrap();
+        r.spans.iter().find(|s| s.name == "initialize" && s.kind == 2).cloned()
+    })
+    .await;
+    assert_eq!(initialize.attrs.get("mcpaxle.era").map(String::as_str), Some("2025-11-25"));
 
     // A multi round-trip request: the second round's span links to the first's.
     client.call_tool("confirm", json!({}), CallOptions::new()).await.unwrap();

@@ -1,6 +1,7 @@
 //! Serving legacy requests: `initialize`, the methods 2026-07-28 removed, and every shared
 //! method through the same code as the modern era.
 
+use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::legacy::{Session, negotiate};
@@ -10,7 +11,7 @@ use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::request_meta::RequestMeta;
 use crate::server::subscriptions::{ServerEvent, event_queue};
 use crate::server::{Server, TransportContext};
-use crate::telemetry::TraceContext;
+use crate::telemetry::{Ended, TraceContext};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -18,7 +19,22 @@ use tokio_util::sync::CancellationToken;
 impl Server {
     /// Answers a legacy `initialize`: negotiates the version and opens a session. The
     /// transport keeps the session (on HTTP under its `Mcp-Session-Id`).
-    pub fn initialize(&self, req: &Request) -> std::result::Result<(Arc<Session>, Response), Response> {
+    pub fn initialize(
+        &self,
+        req: &Request,
+        tc: &TransportContext,
+    ) -> std::result::Result<(Arc<Session>, Response), Response> {
+        let span = request_span(req, tc, Era::Legacy, None);
+        let answer = self.open_session(req);
+        if let Some(span) = span {
+            span.finish(Ended::of_response(match &answer {
+                Ok((_, r)) | Err(r) => r,
+            }));
+        }
+        answer
+    }
+
+    fn open_session(&self, req: &Request) -> std::result::Result<(Arc<Session>, Response), Response> {
         let fail = |e: Error| Response::error(Some(req.id.clone()), e.to_error_object());
         if !self.legacy_options().enabled {
             return Err(fail(Error::method_not_found("initialize")));
@@ -57,7 +73,7 @@ impl Server {
     pub fn handle_legacy_request(&self, session: &Arc<Session>, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
         session.touch();
-        let span = request_span(&req, tc, Some(session));
+        let span = request_span(&req, tc, Era::Legacy, Some(session));
         let trace = span.as_ref().and_then(|s| s.trace().cloned());
         match self.prepare_legacy(session, req, tc, trace) {
             Ok(ex) => ex,

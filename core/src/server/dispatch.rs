@@ -144,8 +144,13 @@ fn unknown_method(method: &str) -> Error {
     Error::new(ErrorKind::MethodNotFound, format!("Method not found: {method}{why}"))
 }
 
-/// The span of a request (in a legacy session: `session`'s), while telemetry is on.
-pub(crate) fn request_span(req: &Request, tc: &TransportContext, session: Option<&Session>) -> Option<ServerSpan> {
+/// The span of a request of `era` (in a legacy session: `session`'s), while telemetry is on.
+pub(crate) fn request_span(
+    req: &Request,
+    tc: &TransportContext,
+    era: Era,
+    session: Option<&Session>,
+) -> Option<ServerSpan> {
     if !telemetry::is_enabled() {
         return None;
     }
@@ -164,7 +169,6 @@ pub(crate) fn request_span(req: &Request, tc: &TransportContext, session: Option
         session_id: session.map(Session::id),
         http: tc.http_headers.is_some(),
     };
-    let era = if session.is_some() { Era::Legacy } else { Era::Modern };
     ServerSpan::start(&described, era, tc.http_headers.as_deref(), tc.principal.as_deref())
 }
 
@@ -193,7 +197,7 @@ impl Server {
     /// final response. Validation failures answer at once with the spec's error.
     pub fn handle_request(&self, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
-        let span = request_span(&req, tc, None);
+        let span = request_span(&req, tc, Era::Modern, None);
         let trace = span.as_ref().and_then(|s| s.trace().cloned());
         match self.prepare(req, tc, trace) {
             Ok(ex) => ex,

@@ -2,7 +2,6 @@
 //! produces, then its final response. Every transport drives one the same way; dropping it
 //! cancels the request (its handler future is dropped and its cancellation token fires).
 
-use crate::jsonrpc::Outcome;
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::schema::LoggingLevel;
 use crate::telemetry::{Ended, ServerSpan};
@@ -123,20 +122,12 @@ impl Exchange {
     }
 }
 
-/// How a response ends a request, for its span.
-fn ended(response: &Response) -> Ended<'_> {
-    match &response.outcome {
-        Outcome::Result(v) => Ended::of_result(v),
-        Outcome::Error(e) => Ended::Error { code: e.code, message: &e.message },
-    }
-}
-
 impl Drop for Exchange {
     fn drop(&mut self) {
         let Some(span) = self.span.take() else { return };
         span.finish(match &self.state {
             // Answered at once, and written by the transport without reading the stream.
-            State::Ready(Some(r)) => ended(r),
+            State::Ready(Some(r)) => Ended::of_response(r),
             State::ReadyJson(Some(_)) => Ended::Result { input_required: false, tool_error: false },
             State::Ready(None) | State::ReadyJson(None) | State::Running { .. } => Ended::Cancelled,
         });
@@ -150,7 +141,7 @@ impl Stream for Exchange {
         let this = self.get_mut();
         let next = this.next_outgoing(cx);
         if let (Poll::Ready(Some(Outgoing::Response(r))), Some(span)) = (&next, this.span.take()) {
-            span.finish(ended(r));
+            span.finish(Ended::of_response(r));
         }
         next
     }

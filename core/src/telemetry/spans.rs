@@ -100,6 +100,14 @@ impl<'a> Ended<'a> {
         }
     }
 
+    /// How a response ended.
+    pub(crate) fn of_response(response: &'a crate::jsonrpc::Response) -> Ended<'a> {
+        match &response.outcome {
+            crate::jsonrpc::Outcome::Result(v) => Ended::of_result(v),
+            crate::jsonrpc::Outcome::Error(e) => Ended::Error { code: e.code, message: &e.message },
+        }
+    }
+
     /// Records the end on `span` and in `attrs` (the metrics' attributes).
     fn record(&self, span: &opentelemetry::trace::SpanRef<'_>, attrs: &mut Vec<KeyValue>) {
         match *self {

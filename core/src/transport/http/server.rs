@@ -349,7 +349,8 @@ impl McpService {
             }
             if let Message::Request(r) = &message {
                 if is_legacy_initialize(r) {
-                    return self.legacy_initialize(r, principal, peer);
+                    let tc = self.transport_context(parts.headers, principal, token.as_ref());
+                    return self.legacy_initialize(r, &tc, peer);
                 }
             }
         }
@@ -419,10 +420,11 @@ impl McpService {
     fn legacy_initialize(
         &self,
         req: &jsonrpc::Request,
-        principal: Option<String>,
+        tc: &TransportContext,
         peer: Option<std::net::IpAddr>,
     ) -> http::Response<McpBody> {
-        let (session, response) = match self.server.initialize(req) {
+        let principal = tc.principal.clone();
+        let (session, response) = match self.server.initialize(req, tc) {
             Ok(ok) => ok,
             Err(resp) => return json_response(&resp, Era::Legacy),
         };

@@ -234,7 +234,7 @@ async fn on_frame(
             if era.is_none() {
                 *era = Some(ServedIn::Modern);
                 if server.legacy_options().enabled && is_legacy_initialize(&req) {
-                    match server.initialize(&req) {
+                    match server.initialize(&req, tc) {
                         Ok((session, response)) => {
                             out.send_with(response_line(&response), permit);
                             forward(server.legacy_stream(&session, tc), out.clone(), tasks, stop.clone());

@@ -267,14 +267,18 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
     assert!(server_span.attrs.contains_key("jsonrpc.request.id"));
     assert!(!server_span.attrs.contains_key("enduser.id"), "no principal unless asked");
 
-    // An error: its JSON-RPC code on both sides, the spans' status error (2).
+    // An error: its JSON-RPC code on both sides, the spans' status error (2). A tool name the
+    // server does not have stays out of the span's name and the metrics (any client could
+    // make up names without end): `_OTHER` there, the name as sent on the span alone.
     let e = client.call_tool("missing", json!({}), CallOptions::new()).await.unwrap_err();
     let code = e.code().to_string();
     let failed = wait_for("the error's server span", || {
         let r = received.lock().unwrap();
-        r.spans.iter().find(|s| s.name == "tools/call missing" && s.kind == 2).cloned()
+        r.spans.iter().find(|s| s.name == "tools/call" && s.kind == 2).cloned()
     })
     .await;
+    assert_eq!(failed.attrs.get("gen_ai.tool.name").map(String::as_str), Some("_OTHER"));
+    assert_eq!(failed.attrs.get("mcpaxle.request.name").map(String::as_str), Some("missing"));
     assert_eq!(failed.attrs.get("error.type"), Some(&code), "{failed:#?}");
     assert_eq!(failed.attrs.get("rpc.response.status_code"), Some(&code));
     assert_eq!(failed.status, 2);
@@ -362,7 +366,16 @@ async fn spans_cross_client_server_and_handler_and_metrics_count_the_load() {
             .cloned()
     })
     .await;
-    assert_eq!(failures.attrs.get("gen_ai.tool.name").map(String::as_str), Some("missing"));
+    assert_eq!(failures.attrs.get("gen_ai.tool.name").map(String::as_str), Some("_OTHER"));
+    // Fifty made-up names: still the one series.
+    for i in 0..50 {
+        client.call_tool(&format!("made-up-{i}"), json!({}), CallOptions::new()).await.unwrap_err();
+    }
+    telemetry::flush().unwrap();
+    let (_, body) = http_get(&format!("http://{}/metrics", http.local_addr())).await;
+    assert!(!body.lines().any(|l| l.starts_with("mcp_server") && l.contains("made-up")), "{body}");
+    let series = body.lines().filter(|l| l.starts_with("mcp_server_operation_duration_seconds_count{")).count();
+    assert!(series <= 8, "one series per method, tool, version and outcome: {body}");
 
     // The Prometheus route: the same histogram, by the exposition's names.
     let (status, body) = http_get(&format!("http://{}/metrics", http.local_addr())).await;

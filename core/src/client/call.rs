@@ -155,6 +155,7 @@ impl Inner {
             protocol_version: Some(&st.version),
             session_id: None,
             http: self.wire.is_http(),
+            known_target: true,
         };
         ClientSpan::start(&described, st.era, opts.meta.as_ref())
     }

@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Request, RequestId, Response};
 use crate::legacy::{Session, negotiate};
 use crate::schema::LoggingLevel;
-use crate::server::dispatch::{Method, ServedIn, request_span};
+use crate::server::dispatch::{Method, ServedIn};
 use crate::server::exchange::{Exchange, Outgoing};
 use crate::server::request_meta::RequestMeta;
 use crate::server::subscriptions::{ServerEvent, event_queue};
@@ -24,7 +24,7 @@ impl Server {
         req: &Request,
         tc: &TransportContext,
     ) -> std::result::Result<(Arc<Session>, Response), Response> {
-        let span = request_span(req, tc, Era::Legacy, None);
+        let span = self.request_span(req, tc, Era::Legacy, None);
         let answer = self.open_session(req);
         if let Some(span) = span {
             span.finish(Ended::of_response(match &answer {
@@ -73,7 +73,7 @@ impl Server {
     pub fn handle_legacy_request(&self, session: &Arc<Session>, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
         session.touch();
-        let span = request_span(&req, tc, Era::Legacy, Some(session));
+        let span = self.request_span(&req, tc, Era::Legacy, Some(session));
         let trace = span.as_ref().and_then(|s| s.trace().cloned());
         match self.prepare_legacy(session, req, tc, trace) {
             Ok(ex) => ex,

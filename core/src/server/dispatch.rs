@@ -144,17 +144,38 @@ fn unknown_method(method: &str) -> Error {
     Error::new(ErrorKind::MethodNotFound, format!("Method not found: {method}{why}"))
 }
 
-/// The span of a request of `era` (in a legacy session: `session`'s), while telemetry is on.
-pub(crate) fn request_span(
-    req: &Request,
-    tc: &TransportContext,
-    era: Era,
-    session: Option<&Session>,
-) -> Option<ServerSpan> {
-    if !telemetry::is_enabled() {
-        return None;
+impl Server {
+    /// The span of a request of `era` (in a legacy session: `session`'s), while telemetry is on.
+    pub(crate) fn request_span(
+        &self,
+        req: &Request,
+        tc: &TransportContext,
+        era: Era,
+        session: Option<&Session>,
+    ) -> Option<ServerSpan> {
+        if !telemetry::is_enabled() {
+            return None;
+        }
+        let params = req.params.as_ref().and_then(Value::as_object);
+        // A name the client chose is a metric attribute only when it names a tool or prompt
+        // of the server's: else any client could make time series without end.
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let regs = &self.inner.registries;
+        let known_target = match (req.method.as_str(), name) {
+            ("tools/call", Some(n)) => read(&regs.tools).contains_key(n),
+            ("prompts/get", Some(n)) => read(&regs.prompts).contains_key(n),
+            _ => true,
+        };
+        request_span_of(req, params, (tc, era, session), known_target)
     }
-    let params = req.params.as_ref().and_then(Value::as_object);
+}
+
+fn request_span_of(
+    req: &Request,
+    params: Option<&Map<String, Value>>,
+    (tc, era, session): (&TransportContext, Era, Option<&Session>),
+    known_target: bool,
+) -> Option<ServerSpan> {
     let version = match session {
         Some(s) => Some(s.protocol_version()),
         None => {
@@ -168,6 +189,7 @@ pub(crate) fn request_span(
         protocol_version: version,
         session_id: session.map(Session::id),
         http: tc.http_headers.is_some(),
+        known_target,
     };
     ServerSpan::start(&described, era, tc.http_headers.as_deref(), tc.principal.as_deref())
 }
@@ -197,7 +219,7 @@ impl Server {
     /// final response. Validation failures answer at once with the spec's error.
     pub fn handle_request(&self, req: Request, tc: &TransportContext) -> Exchange {
         let id = req.id.clone();
-        let span = request_span(&req, tc, Era::Modern, None);
+        let span = self.request_span(&req, tc, Era::Modern, None);
         let trace = span.as_ref().and_then(|s| s.trace().cloned());
         match self.prepare(req, tc, trace) {
             Ok(ex) => ex,

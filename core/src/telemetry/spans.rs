@@ -25,7 +25,40 @@ pub(crate) struct Described<'a> {
     pub session_id: Option<&'a str>,
     /// Whether it travels over HTTP (else stdio or in memory).
     pub http: bool,
+    /// Whether the tool or prompt it names is one the server has: a name a client made up
+    /// is kept out of the span's name and of the metrics (as `_OTHER`), where each distinct
+    /// value would be a new time series.
+    pub known_target: bool,
 }
+
+/// The methods of MCP (both eras and the Tasks extension): another method is `_OTHER` in the
+/// span's name and the metrics.
+const METHODS: [&str; 21] = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "tasks/result",
+    "tasks/list",
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "notifications/cancelled",
+];
+
+/// The bounded stand-in for a value a client made up.
+const OTHER: &str = "_OTHER";
 
 impl Described<'_> {
     fn name_param(&self, key: &str) -> Option<&str> {
@@ -36,18 +69,23 @@ impl Described<'_> {
     /// the method, the tool or prompt, the protocol version, the transport (all of low
     /// cardinality).
     fn name_and_attributes(&self) -> (String, Vec<KeyValue>) {
-        let mut attrs = vec![KeyValue::new("mcp.method.name", self.method.to_owned())];
+        let method = if METHODS.contains(&self.method) { self.method } else { OTHER };
+        let mut attrs = vec![KeyValue::new("mcp.method.name", method.to_owned())];
         let target = match self.method {
             "tools/call" => self.name_param("name").map(|n| ("gen_ai.tool.name", n)),
             "prompts/get" => self.name_param("name").map(|n| ("gen_ai.prompt.name", n)),
             _ => None,
         };
         let name = match target {
-            Some((key, value)) => {
+            Some((key, value)) if self.known_target => {
                 attrs.push(KeyValue::new(key, value.to_owned()));
-                format!("{} {value}", self.method)
+                format!("{method} {value}")
             }
-            None => self.method.to_owned(),
+            Some((key, _)) => {
+                attrs.push(KeyValue::new(key, OTHER));
+                method.to_owned()
+            }
+            None => method.to_owned(),
         };
         if self.method == "tools/call" {
             attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
@@ -62,6 +100,13 @@ impl Described<'_> {
     /// The attributes only the span has (of high cardinality).
     fn span_attributes(&self, era: Era) -> Vec<KeyValue> {
         let mut attrs = Vec::new();
+        // What the request named, as sent, on the span alone (the metrics have `_OTHER`).
+        if !METHODS.contains(&self.method) {
+            attrs.push(KeyValue::new("mcpaxle.request.method", self.method.to_owned()));
+        }
+        if let (false, Some(n)) = (self.known_target, self.name_param("name")) {
+            attrs.push(KeyValue::new("mcpaxle.request.name", n.to_owned()));
+        }
         if let Some(id) = &self.id {
             attrs.push(KeyValue::new("jsonrpc.request.id", id.clone()));
         }

@@ -172,6 +172,8 @@ fn server() -> Server {
         .add_tool(
             Tool::new("lookup", "Looks up", json!({ "type": "object" })),
             |_a: Value, ctx: RequestContext| async move {
+                // Not ready at the first poll, as a handler that does any I/O.
+                tokio::time::sleep(Duration::from_millis(5)).await;
                 // The handler runs in the request's span: a span it starts is the span's child.
                 let span = opentelemetry::global::tracer("app").start("db.query");
                 drop(span);

@@ -140,8 +140,10 @@ impl Stream for Exchange {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
         let this = self.get_mut();
         let next = this.next_outgoing(cx);
-        if let (Poll::Ready(Some(Outgoing::Response(r))), Some(span)) = (&next, this.span.take()) {
-            span.finish(Ended::of_response(r));
+        if let Poll::Ready(Some(Outgoing::Response(r))) = &next {
+            if let Some(span) = this.span.take() {
+                span.finish(Ended::of_response(r));
+            }
         }
         next
     }

@@ -497,8 +497,9 @@ impl PyClient {
         )
     }
 
-    /// `completion/complete` with `ref` and `argument` objects (and an optional `context`).
-    #[pyo3(signature = (bridge, reference, argument, context=None))]
+    /// `completion/complete` with `ref` and `argument` objects (and an optional `context`);
+    /// `options` as `request`'s.
+    #[pyo3(signature = (bridge, reference, argument, context=None, options=None))]
     fn complete<'py>(
         &self,
         py: Python<'py>,
@@ -506,6 +507,7 @@ impl PyClient {
         reference: &Bound<'py, PyAny>,
         argument: &Bound<'py, PyAny>,
         context: Option<&Bound<'py, PyAny>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut params = Map::new();
         params.insert("ref".into(), convert::from_py(reference)?);
@@ -513,11 +515,13 @@ impl PyClient {
         if let Some(c) = context {
             params.insert("context".into(), convert::from_py(c)?);
         }
+        let b = &bridge.get().inner;
+        let (o, forwarder) = call_options(b, options)?;
         let c = self.client.clone();
         bridge::awaitable(
             py,
-            &bridge.get().inner,
-            async move { c.request("completion/complete", Value::Object(params), CallOptions::new()).await },
+            b,
+            async move { delivered(c.request("completion/complete", Value::Object(params), o), forwarder).await },
             bridge::make_value,
         )
     }

@@ -78,6 +78,14 @@ impl PyRequestContext {
         Ok(convert::map_to_py(py, self.ctx.meta())?.into_any())
     }
 
+    /// The trace context of the request's span while telemetry is on (`{"traceparent": ...}`,
+    /// with `tracestate` and `baggage` when there are any), else `None`: what the handler runs
+    /// in.
+    #[getter]
+    fn trace_context<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.ctx.trace_context().map(|t| Ok(convert::map_to_py(py, &t.to_map())?.into_any())).transpose()
+    }
+
     /// The authenticated principal, when the transport established one.
     #[getter]
     fn principal(&self) -> Option<&str> {

@@ -15,6 +15,7 @@ mod middleware;
 mod runtime;
 mod server;
 mod stdio;
+mod telemetry;
 
 use pyo3::prelude::*;
 
@@ -100,5 +101,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(auth::check_token_info, m)?)?;
     m.add_function(wrap_pyfunction!(template_variables, m)?)?;
     m.add_function(wrap_pyfunction!(content_block, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_configure, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_flush, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_is_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_prometheus_text, m)?)?;
     Ok(())
 }

@@ -24,7 +24,8 @@ pub fn check_fork() -> PyResult<()> {
     }
 }
 
-/// The runtime, created on first use.
+/// The runtime, created on first use; then the core's log events start reaching Python's
+/// `logging`, and telemetry turns on if the `OTEL_*` environment asks for it.
 pub fn runtime() -> PyResult<&'static Runtime> {
     let (pid, rt) = RUNTIME.get_or_try_init(|| {
         let threads =
@@ -39,6 +40,13 @@ pub fn runtime() -> PyResult<&'static Runtime> {
             .map(|rt| (std::process::id(), rt))
             .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))?;
         Python::attach(crate::log::forward);
+        {
+            // OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) set: telemetry on from the start.
+            let _in_runtime = rt.1.enter();
+            if let Err(e) = mcpaxle::telemetry::install_from_env() {
+                tracing::warn!(target: "mcpaxle::telemetry", "telemetry from the OTEL_* environment is off: {e}");
+            }
+        }
         Ok::<_, PyErr>(rt)
     })?;
     if *pid != std::process::id() {

@@ -16,7 +16,7 @@ import pytest
 
 from pathlib import Path
 
-from mcpaxle import BearerAuth, Client, ConnectionLimits, Cors, OAuth, Server, _native
+from mcpaxle import BearerAuth, Client, ConnectionLimits, Cors, OAuth, Server, _native, telemetry
 from mcpaxle.errors import UsageError
 
 SCHEMA: dict[str, list[str]] = json.loads(_native.options_schema())
@@ -119,6 +119,16 @@ def test_every_stdio_option_is_taken_by_its_python_name() -> None:
     r = subprocess.run([sys.executable, "-c", script], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert "served" in r.stdout
+
+
+def test_every_telemetry_option_is_taken_by_its_python_name() -> None:
+    telemetry.configure(**python("telemetry"))
+    try:
+        assert telemetry.is_enabled()
+        assert telemetry.prometheus_text() is not None
+    finally:
+        telemetry.shutdown()
+    assert not telemetry.is_enabled()
 
 
 def test_durations_take_a_timedelta_and_unknown_names_are_refused() -> None:

@@ -32,6 +32,11 @@ returns a :class:`TokenInfo`), the server publishes its protected resource metad
 handlers the token's subject as ``ctx.principal``. Issuing tokens is the authorization
 server's job, not this library's (see :class:`BearerAuth`).
 
+Traces and metrics: :mod:`mcpaxle.telemetry` turns on OpenTelemetry export (OTLP over HTTP) of a
+span per request served and per call made, and of the request metrics; with the
+``opentelemetry`` package installed, handlers run in their request's trace context and calls
+join the caller's trace.
+
 Processes: the library starts one Rust runtime per process on first use. A child forked
 after that cannot use it and gets :class:`~mcpaxle.errors.ForkError`.
 """
@@ -48,6 +53,7 @@ from ._schema import Field
 from ._asgi import AsgiApp
 from ._server import CacheHint, ConnectionLimits, Cors, Running, Server
 from .errors import InputRequired, McpError, ToolError
+from . import telemetry
 
 __version__ = "0.1.0"
 
@@ -86,5 +92,6 @@ __all__ = [
     "ToolResult",
     "ToolTask",
     "assistant",
+    "telemetry",
     "user",
 ]

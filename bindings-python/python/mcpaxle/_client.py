@@ -47,6 +47,7 @@ elif TYPE_CHECKING:
     from typing_extensions import NotRequired
 
 from . import _bridge, _native
+from . import _otel as otel
 from ._durations import ms_options
 from ._oauth import OAuth
 from ._server import Server
@@ -144,9 +145,10 @@ def _call_options(
     on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
 ) -> dict[str, Any]:
     """The native call options: the core's ``CallOptions`` by their Python names (read by the
-    core; ``None`` left out), beside the callbacks."""
-    o = ms_options({"timeout_ms": timeout_ms, "meta": None if meta is None else dict(meta), "log_level": log_level,
-                    "bypass_cache": bypass_cache})
+    core; ``None`` left out), beside the callbacks. The one place every request's options are
+    made: ``meta`` gets the caller's OpenTelemetry context here (see :func:`mcpaxle._otel.inject`)."""
+    meta = otel.inject(None if meta is None else dict(meta))
+    o = ms_options({"timeout_ms": timeout_ms, "meta": meta, "log_level": log_level, "bypass_cache": bypass_cache})
     for key, fn in (("on_progress", on_progress), ("on_log", on_log)):
         if fn is not None:
             if not callable(fn):
@@ -452,7 +454,10 @@ class Client:
         receives each progress notification's params and ``on_log`` each log message's (sync
         or async callables; they all run before the call returns). Over stdio a log message
         names no request, so it reaches no ``on_log``. Cancel the awaiting task to cancel the
-        call."""
+        call. With ``opentelemetry`` installed, ``_meta`` carries the caller's current trace
+        context (W3C ``traceparent``, ``tracestate``, ``baggage``) unless ``meta`` has a
+        ``traceparent`` of its own: the call's span (see :mod:`mcpaxle.telemetry`) and the
+        server's nest under the caller's span."""
         args = dict(arguments) if arguments is not None else None
         o = _call_options(timeout_ms, meta, log_level, bypass_cache, on_progress, on_log)
         return await self._native.call_tool(self._bridge, name, args, o)
@@ -538,7 +543,8 @@ class Client:
     ) -> CompleteResult:
         """``completion/complete``: ``ref`` like ``{"type": "ref/prompt", "name": ...}``,
         ``argument`` like ``{"name": ..., "value": ...}``."""
-        return await self._native.complete(self._bridge, ref, argument, context)
+        o = _call_options(None, None, None, None)
+        return await self._native.complete(self._bridge, ref, argument, context, o)
 
     def subscribe(
         self,

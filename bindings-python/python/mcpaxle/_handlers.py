@@ -1,13 +1,14 @@
 """Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
 the serving loop: arguments bound and converted, the Context added when asked for, ``def``
 functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`), the
-return value converted to JSON types (the core shapes it into the result), and exceptions
-sorted: ``mcpaxle.errors``
-exceptions, cancellation and ``InputRequired`` pass through; anything else, ``SystemExit``,
-``KeyboardInterrupt`` and every other ``BaseException`` included, is logged with its traceback
-and handed to the core as an unexpected exception with its message (the core decides what the
-client sees of it: ``mask_error_details``); it fails that call only: a handler never stops the
-server."""
+request's trace context made OpenTelemetry's current context while the function runs (when
+telemetry is on and ``opentelemetry`` is installed: :mod:`mcpaxle._otel`), the return value
+converted to JSON types (the core shapes it into the result), and exceptions sorted:
+``mcpaxle.errors`` exceptions, cancellation and ``InputRequired`` pass through; anything else,
+``SystemExit``, ``KeyboardInterrupt`` and every other ``BaseException`` included, is logged
+with its traceback and handed to the core as an unexpected exception with its message (the core
+decides what the client sees of it: ``mask_error_details``); it fails that call only: a handler
+never stops the server."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import logging
 import typing
 from typing import Any, Awaitable, Callable
 
+from . import _otel as otel
 from . import _watchdog as watchdog
 from ._context import Context
 from ._convert import to_returned
@@ -89,10 +91,15 @@ def make_invoker(
             kwargs = prepare(payload)
             if ctx_name is not None:
                 kwargs[ctx_name] = Context(nctx, asyncio.get_running_loop())
+            trace = nctx.trace_context
+            token = None if trace is None else otel.attach(trace)
             try:
                 return to_returned(await fn(**kwargs))
             except BaseException as e:
                 raise _failure(e, what) from None
+            finally:
+                if token is not None:
+                    otel.detach(token)
 
         return invoke
 
@@ -101,6 +108,10 @@ def make_invoker(
         loop = asyncio.get_running_loop()
         if ctx_name is not None:
             kwargs[ctx_name] = Context(nctx, loop)
+        # Attached in this task, the context reaches the pool's thread: the pool runs the
+        # function in a copy of the task's context.
+        trace = nctx.trace_context
+        token = None if trace is None else otel.attach(trace)
         try:
             result = await pool.run(what, functools.partial(fn, **kwargs))
             if inspect.isawaitable(result):
@@ -108,6 +119,9 @@ def make_invoker(
             return to_returned(result)
         except BaseException as e:
             raise _failure(e, what) from None
+        finally:
+            if token is not None:
+                otel.detach(token)
 
     return invoke_sync
 

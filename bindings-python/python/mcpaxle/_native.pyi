@@ -50,6 +50,24 @@ def template_variables(uri: str) -> list[str]:
     """The distinct variable names of the URI template ``uri`` (empty without ``{``); raises
     UsageError for a malformed template."""
 
+def telemetry_configure(options: dict[str, Any] | None = None) -> None:
+    """Turns telemetry on for the process: ``options`` are the core's telemetry options by
+    their Python names (``endpoint``, ``headers``, ``service_name``, ``sample_ratio``,
+    ``traces``, ``metrics``, ``metrics_interval_ms``, ``prometheus``, ``record_principal``;
+    ``None`` values keep the defaults); raises UsageError for a bad one."""
+
+def telemetry_flush() -> None:
+    """Exports every span and metric recorded so far and waits for the exporter (GIL released)."""
+
+def telemetry_shutdown() -> None:
+    """Exports what is left (GIL released) and turns telemetry off."""
+
+def telemetry_is_enabled() -> bool:
+    """Whether telemetry is on."""
+
+def telemetry_prometheus_text() -> str | None:
+    """The metrics in Prometheus's text format while telemetry is on with ``prometheus``, else None."""
+
 @final
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
@@ -80,6 +98,10 @@ class RequestContext:
     def client_info(self) -> JsonObject | None: ...
     @property
     def meta(self) -> JsonObject: ...
+    @property
+    def trace_context(self) -> dict[str, str] | None:
+        """The trace context of the request's span (``traceparent``, and ``tracestate`` and
+        ``baggage`` when there are any) while telemetry is on, else None."""
     @property
     def principal(self) -> str | None: ...
     @property
@@ -197,7 +219,7 @@ class Server:
         """Serves Streamable HTTP; resolves once the port is bound. ``options``: ``path``,
         ``max_body``, ``allowed_hosts``, ``allowed_origins``, ``keep_alive_ms``,
         ``drain_timeout_ms``, ``cors`` (``allowed_origins``, ``allowed_headers``,
-        ``exposed_headers``, ``max_age_ms``), ``health_path``, ``connections`` (the core's connection limits:
+        ``exposed_headers``, ``max_age_ms``), ``health_path``, ``metrics_path``, ``connections`` (the core's connection limits:
         ``max_connections``, ``header_read_timeout_ms``, ``body_read_timeout_ms``,
         ``idle_timeout_ms``, ``http2_keep_alive_interval_ms``, ``http2_keep_alive_timeout_ms``,
         ``max_header_bytes``, ``http2_max_concurrent_streams``, ``max_body_bytes_in_flight``;
@@ -282,6 +304,7 @@ class Client:
         reference: Mapping[str, Any],
         argument: Mapping[str, Any],
         context: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Awaitable[types.CompleteResult]: ...
     def subscribe(self, bridge: Bridge, filter: Mapping[str, Any]) -> Awaitable[Subscription]: ...
     def close(self, bridge: Bridge) -> Awaitable[None]: ...

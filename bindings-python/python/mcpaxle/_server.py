@@ -757,6 +757,7 @@ class Server:
         connections: ConnectionLimits | dict[str, Any] | None = None,
         cors: Cors | dict[str, Any] | None = None,
         health_path: str | None = None,
+        metrics_path: str | None = None,
     ) -> dict[str, Any]:
         """The HTTP options dict of the native module (the core reads and checks it)."""
         connections = _typed(connections, ConnectionLimits, "connections")
@@ -774,6 +775,7 @@ class Server:
             "connections": connections._native() if connections is not None else None,
             "cors": cors._native() if cors is not None else None,
             "health_path": health_path,
+            "metrics_path": metrics_path,
         }
 
     def asgi_app(
@@ -826,6 +828,7 @@ class Server:
         reuse_port: bool = False,
         cors: Cors | dict[str, Any] | None = None,
         health_path: str | None = None,
+        metrics_path: str | None = None,
     ) -> Running:
         """Starts serving Streamable HTTP and returns once the port is bound (``port=0``
         picks a free one: see :attr:`Running.port`). Handlers run on the current loop. Stop
@@ -841,7 +844,11 @@ class Server:
         ``cors`` (a :class:`Cors`, or a dict of its fields) lets browser pages of the listed
         origins call the endpoint. ``health_path`` (e.g. ``"/healthz"``; default none) is a
         route answered ``200 {"status": "ok"}`` to GET without auth and whatever the Host (load
-        balancers probe by IP address). ``path`` (default ``/mcp``), ``max_body`` (bytes,
+        balancers probe by IP address). ``metrics_path`` (e.g. ``"/metrics"``; default none) is a
+        route answering GET with the process's metrics in Prometheus's text format when
+        :mod:`mcpaxle.telemetry` is configured with ``prometheus=True`` (503 otherwise); like
+        the health route it has no auth and no Host check, so expose it only where metrics may
+        be read. ``path`` (default ``/mcp``), ``max_body`` (bytes,
         default 4 MiB), ``allowed_hosts``, ``allowed_origins``, ``keep_alive_ms`` (default
         15000), ``drain_timeout_ms`` (default 10000) and ``reuse_port`` (``SO_REUSEPORT``, for
         several processes on one port; see ``run(workers=N)``) are the core's HTTP options, as
@@ -849,7 +856,7 @@ class Server:
         options = self._http_options(
             path=path, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, max_body=max_body,
             keep_alive_ms=keep_alive_ms, drain_timeout_ms=drain_timeout_ms, auth=auth, connections=connections,
-            cors=cors, health_path=health_path,
+            cors=cors, health_path=health_path, metrics_path=metrics_path,
         )
         options["reuse_port"] = reuse_port
         loop = asyncio.get_running_loop()

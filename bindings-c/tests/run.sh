@@ -5,6 +5,9 @@
 # The client tests authorize against the Rust OAuth fixture (fixtures/src/oauth_server.rs, the
 # crate mcpaxle-fixtures), built here (release) unless MCPAXLE_OAUTH_SERVER already names one;
 # test_oidc.c runs oidc-provider (tests/oidc/provider.mjs, or MCPAXLE_OIDC_PROVIDER) with node.
+# test_telemetry.c exports to the test collector (tests/otel/collector.py, or
+# MCPAXLE_OTEL_COLLECTOR) run with MCPAXLE_OTEL_PYTHON, the python of the venv tests/otel/setup.sh
+# makes (or reuses).
 # Prints "mcpaxle-c: N passed, N failed" (tests of all programs summed) last.
 # valgrind is required: without it the run fails, unless the one opt-out is set:
 #   MCPAXLE_NO_VALGRIND=1 bindings-c/tests/run.sh   runs them without valgrind
@@ -27,6 +30,12 @@ if [[ -z "${MCPAXLE_OIDC_PROVIDER:-}" ]]; then
   fi
   export MCPAXLE_OIDC_PROVIDER="$root/tests/oidc/provider.mjs"
 fi
+# test_telemetry.c runs the OTLP test collector (tests/otel) with the python of its venv.
+if [[ -z "${MCPAXLE_OTEL_PYTHON:-}" ]]; then
+  MCPAXLE_OTEL_PYTHON="$(bash "$root/tests/otel/setup.sh")" || { echo "run.sh: tests/otel/setup.sh failed" >&2; exit 2; }
+  export MCPAXLE_OTEL_PYTHON
+fi
+export MCPAXLE_OTEL_COLLECTOR="${MCPAXLE_OTEL_COLLECTOR:-$root/tests/otel/collector.py}"
 valgrind=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
   --show-leak-kinds=definite,indirect --child-silent-after-fork=yes --trace-children=no
   --suppressions="$here/valgrind.supp" --num-callers=30)

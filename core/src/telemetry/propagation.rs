@@ -2,6 +2,7 @@
 //! OpenTelemetry's MCP conventions carry them) and in HTTP headers.
 
 use opentelemetry::Context;
+use opentelemetry::baggage::BaggageExt;
 use opentelemetry::propagation::{Extractor, Injector, TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::TraceContextExt;
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
@@ -67,15 +68,25 @@ impl TraceContext {
     }
 
     /// The trace context of `cx` (its span and baggage), or `None` when `cx` has no valid span.
+    /// Written directly from the span context: this runs for every request while telemetry is
+    /// on, sampled or not.
     pub(crate) fn of(cx: &Context) -> Option<TraceContext> {
-        let mut m = Map::new();
-        inject(cx, &mut m);
-        let text = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let traceparent = text("traceparent");
-        (!traceparent.is_empty()).then(|| TraceContext {
-            traceparent,
-            tracestate: text("tracestate"),
-            baggage: text("baggage"),
+        let span = cx.span();
+        let sc = span.span_context();
+        if !sc.is_valid() {
+            return None;
+        }
+        let baggage = if cx.baggage().is_empty() {
+            String::new()
+        } else {
+            let mut m = Map::new();
+            BaggagePropagator::new().inject_context(cx, &mut MetaInjector(&mut m));
+            m.remove("baggage").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+        };
+        Some(TraceContext {
+            traceparent: format!("00-{}-{}-{:02x}", sc.trace_id(), sc.span_id(), sc.trace_flags().to_u8()),
+            tracestate: sc.trace_state().header(),
+            baggage,
             span: cx.clone(),
         })
     }

@@ -459,8 +459,8 @@ export type ElicitContent = NonNullable<ElicitResult['content']>
 /** Fills the members of `content` that `requestedSchema` gives a default for (SEP-1034). */
 /**
  * The core's option names per options struct (`server`, `legacy`, `cache`, `cacheHint`, `tool`,
- * `template`, `http`, `connections`, `stdio`, `bearerAuth`, `client`, `oauth`, `call`): the
- * names every binding takes (snake_case in Python).
+ * `template`, `http`, `connections`, `stdio`, `bearerAuth`, `client`, `oauth`, `call`,
+ * `telemetry`, ...): the names every binding takes (snake_case in Python).
  */
 export declare function optionsSchema(): Record<string, string[]>
 
@@ -480,6 +480,57 @@ export interface LogRecord {
  * stops. Without a handler they go nowhere, unless `NODE_DEBUG=mcpaxle` prints them to stderr.
  */
 export declare function setLogHandler(handler: ((record: LogRecord) => void) | null): void
+
+/**
+ * Where the core's traces and metrics go, and what they record (`telemetry.configure`). Each
+ * option left out comes from OpenTelemetry's `OTEL_*` environment, then its default.
+ */
+export interface TelemetryOptions {
+  /**
+   * The OTLP/HTTP (protobuf) base URL, e.g. `'http://127.0.0.1:4318'`: traces go to
+   * `{endpoint}/v1/traces`, metrics to `{endpoint}/v1/metrics` (default `http://localhost:4318`).
+   */
+  endpoint?: string
+  /** Headers sent with every export (a hosted backend's API key). */
+  headers?: Record<string, string>
+  /** The `service.name` of the process (default `unknown_service`). */
+  serviceName?: string
+  /** The share of new traces sampled, 0 to 1 (default 1); a caller's sampled or not is followed. */
+  sampleRatio?: number
+  /** Whether spans are exported (default true). */
+  traces?: boolean
+  /** Whether metrics are exported over OTLP (default true). */
+  metrics?: boolean
+  /** How often metrics are exported, in milliseconds (default 60 000). */
+  metricsIntervalMs?: number
+  /** Whether metrics are also kept for a Prometheus scrape (`serveHttp`'s `metricsPath`, `prometheusText()`); default false. */
+  prometheus?: boolean
+  /** Whether server spans record the authenticated principal (`enduser.id`); default false. */
+  recordPrincipal?: boolean
+}
+
+/**
+ * The core's traces and metrics by OpenTelemetry, for the whole process: a span per request on
+ * each side (OpenTelemetry's MCP conventions) and the request metrics (`mcp.server.operation.duration`,
+ * ...), exported over OTLP/HTTP. Off by default, unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set when
+ * mcpaxle starts. With `@opentelemetry/api` installed, handlers run in their request's trace
+ * context (spans they start nest under the server span) and calls carry the caller's active one.
+ */
+export declare const telemetry: {
+  /**
+   * Turns telemetry on with `options`, checked by the core (a bad one throws an `McpError` of
+   * kind `usage`); called again, replaces the earlier setting once its pending exports are sent.
+   */
+  configure(options?: TelemetryOptions): void
+  /** Exports every span and metric recorded so far; resolves once the collector has them. */
+  flush(): Promise<void>
+  /** Exports what is left and turns telemetry off. */
+  shutdown(): Promise<void>
+  /** The metrics in Prometheus's text format while telemetry is on with `prometheus: true`, else null. */
+  prometheusText(): string | null
+  /** Whether telemetry is on. */
+  isEnabled(): boolean
+}
 
 export declare function applySchemaDefaults(requestedSchema: ElicitRequestFormParams['requestedSchema'] | JsonObject, content?: ElicitContent): ElicitContent
 
@@ -968,6 +1019,12 @@ export declare class Server {
      * auth and whatever the Host (load balancers probe by IP address); none by default.
      */
     healthPath?: string
+    /**
+     * A route (e.g. `'/metrics'`) answering the process's metrics in Prometheus's text format to
+     * GET, without auth and whatever the Host, when telemetry is on with `prometheus: true`
+     * (`503` otherwise); none by default. Expose it only where metrics may be read.
+     */
+    metricsPath?: string
   }): Promise<ServerHandle>
   /**
    * The endpoint as a `node:http` request listener, to mount in the application's own server

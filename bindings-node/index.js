@@ -20,5 +20,6 @@ const { optionsSchema } = require('./lib/options.js')
 const SUPPORTED_VERSIONS = Object.freeze(require('./native.js').supportedVersions())
 
 const { setLogHandler } = require('./lib/log.js')
+const { telemetry } = require('./lib/telemetry.js')
 
-module.exports = { Client, ToolTask, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS, optionsSchema, setLogHandler }
+module.exports = { Client, ToolTask, applySchemaDefaults, Subscription, Server, RequestContext, ServerHandle, ErrorKind, McpError, ToolError, SUPPORTED_VERSIONS, optionsSchema, setLogHandler, telemetry }

@@ -131,7 +131,7 @@ export declare class NativeServer {
    * Adds or replaces a tool (`definitionJson` a `Tool`; `optionsJson` the core's
    * `ToolOptions`, e.g. `{"timeoutMs": 5000}`, its own handler timeout).
    */
-  addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (callId: number, inputJson: string) => void): void
+  addTool(definitionJson: string, optionsJson: string | undefined | null, handler: (callId: number, inputJson: string, traceJson: string | null) => void): void
   /**
    * Appends a middleware to the chain (the first added runs outermost): `(requestJson,
    * next) => Promise<envelope>` whose `ok` is the result, where `requestJson` is the core's
@@ -150,25 +150,25 @@ export declare class NativeServer {
    * Adds or replaces a resource (`definitionJson` a `Resource`; `cacheJson` an optional
    * `{ttlMs, cacheScope}` for its reads).
    */
-  addResource(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string) => void): void
+  addResource(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string, traceJson: string | null) => void): void
   /** Removes a resource by URI; whether it existed. */
   removeResource(uri: string): boolean
   /**
    * Adds or replaces a resource template (`definitionJson` a `ResourceTemplate`;
    * `optionsJson` optional `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
    */
-  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string) => void, optionsJson?: string | undefined | null): void
+  addResourceTemplate(definitionJson: string, cacheJson: string | undefined | null, handler: (callId: number, inputJson: string, traceJson: string | null) => void, optionsJson?: string | undefined | null): void
   /** Removes a resource template by its URI template; whether it existed. */
   removeResourceTemplate(uriTemplate: string): boolean
   /** Adds or replaces a prompt (`definitionJson` a `Prompt`). */
-  addPrompt(definitionJson: string, handler: (callId: number, inputJson: string) => void): void
+  addPrompt(definitionJson: string, handler: (callId: number, inputJson: string, traceJson: string | null) => void): void
   /** Removes a prompt; whether it existed. */
   removePrompt(name: string): boolean
   /**
    * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
    * (`"resource"`) arguments.
    */
-  setCompletion(kind: string, name: string, handler: (callId: number, inputJson: string) => void): void
+  setCompletion(kind: string, name: string, handler: (callId: number, inputJson: string, traceJson: string | null) => void): void
   /** Removes a completion handler; whether it existed. */
   removeCompletion(kind: string, name: string): boolean
   /** Announces that a resource changed (`notifications/resources/updated` to subscribers). */
@@ -422,6 +422,26 @@ export interface StdioConfig {
 
 /** The protocol revisions the client speaks, most preferred first. */
 export declare function supportedVersions(): Array<string>
+
+/**
+ * Turns traces and metrics on for the process (OTLP over HTTP) with `optionsJson`, the core's
+ * `TelemetryOptions` (`endpoint`, `serviceName`, `metricsIntervalMs`, `prometheus`, ...), read
+ * and checked by the core; none: every default (and the `OTEL_*` environment). Replaces an
+ * earlier setting, whose pending exports are sent first.
+ */
+export declare function telemetryConfigure(optionsJson?: string | undefined | null): void
+
+/** Exports every span and metric recorded so far; resolves once the exporter is done. */
+export declare function telemetryFlush(): Promise<void>
+
+/** Whether telemetry is on. */
+export declare function telemetryIsEnabled(): boolean
+
+/** The metrics in Prometheus's text format while telemetry is on with `prometheus`, else none. */
+export declare function telemetryPrometheusText(): string | null
+
+/** Exports what is left and turns telemetry off; resolves once the exporter is done. */
+export declare function telemetryShutdown(): Promise<void>
 
 /**
  * What is wrong with a token verifier's answer (JSON text), by the core's rule for it

@@ -7,6 +7,7 @@ const native = require('../native.js')
 const { ErrorKind, McpError, attempt, fromNative, okEnvelope, errorEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 const { Subscription } = require('./subscription.js')
 const { optionsJson, present } = require('./options.js')
+const { withActiveTrace } = require('./otel.js')
 
 const INPUT_KINDS = ['elicitation', 'sampling', 'roots']
 const HANDLER_OPTION = { elicitation: 'onElicitation', sampling: 'onSampling', roots: 'onRoots' }
@@ -160,9 +161,15 @@ function abortError(signal) {
 /** The callbacks and the signal among a call's options; the rest is data the core reads. */
 const CALL_CALLBACKS = ['signal', 'onProgress', 'onLog']
 
+/**
+ * The native config of a call's options: the one place the options of every call that takes
+ * them are made, so `meta` gets the caller's active OpenTelemetry context here (lib/otel.js).
+ */
 function callConfig(o) {
-  if (o == null) return undefined
-  return { optionsJson: optionsJson(o, 'the call options', CALL_CALLBACKS) }
+  if (o != null && (typeof o !== 'object' || Array.isArray(o))) throw usage(`the call options must be an object, not ${typeName(o)}`)
+  const meta = withActiveTrace(o?.meta)
+  if (o == null && meta == null) return undefined
+  return { optionsJson: optionsJson({ ...o, meta }, 'the call options', CALL_CALLBACKS) }
 }
 
 const parse = (text) => JSON.parse(text)
@@ -353,11 +360,16 @@ class Client {
     return this.#listAll('prompts', options)
   }
 
-  /** `tools/call`; options: `onProgress`, `onLog`, `signal`, `timeoutMs`, `meta`. */
+  /**
+   * `tools/call`; options: `onProgress`, `onLog`, `signal`, `timeoutMs`, `meta`. With
+   * `@opentelemetry/api` installed, `_meta` carries the active trace context (W3C `traceparent`,
+   * `tracestate`, `baggage`) unless `meta` has a `traceparent` of its own, as for every call that
+   * takes `meta`: the call's span (see `telemetry`) and the server's nest under the caller's span.
+   */
   callTool(name, args, options) {
     try {
       const argsJson = args == null ? undefined : JSON.stringify(args)
-      if (options == null) return this.#native.callTool(String(name), argsJson).then(parse, rethrow)
+      if (options == null) return this.#native.callTool(String(name), argsJson, callConfig(undefined)).then(parse, rethrow)
       const config = callConfig(options)
       const onProgress = eventCallback(options.onProgress)
       const onLog = eventCallback(options.onLog)

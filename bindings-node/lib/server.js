@@ -7,6 +7,7 @@ const native = require('../native.js')
 const { authConfig } = require('./auth.js')
 const { optionsJson } = require('./options.js')
 const mount = require('./mount.js')
+const { inTrace } = require('./otel.js')
 const { ErrorKind, McpError, attempt, okEnvelope, errorEnvelope, openEnvelope, rethrow, sync, typeName, usage } = require('./errors.js')
 
 /** What a handler gets besides its input: the request's metadata, progress, logs, MRTR asks. */
@@ -227,15 +228,18 @@ function rethrowable(e) {
 }
 
 /**
- * Wraps a user handler as the native side's `(callId, inputJson) => void`, which ends the run
- * with `completeCall(callId, envelope)`: at once for a plain value, when it settles for a promise.
+ * Wraps a user handler as the native side's `(callId, inputJson, traceJson) => void`, which ends
+ * the run with `completeCall(callId, envelope)`: at once for a plain value, when it settles for a
+ * promise. With a trace context (telemetry on), the handler runs in it as OpenTelemetry's active
+ * context (when `@opentelemetry/api` is installed: lib/otel.js).
  */
 function wrap(handler, call) {
   if (typeof handler !== 'function') throw usage('a handler must be a function')
-  return (callId, inputJson) => {
+  return (callId, inputJson, traceJson) => {
     let value
     try {
-      value = call(handler, JSON.parse(inputJson), new RequestContext(callId))
+      const run = () => call(handler, JSON.parse(inputJson), new RequestContext(callId))
+      value = traceJson == null ? run() : inTrace(traceJson, run)
     } catch (e) {
       native.completeCall(callId, errorEnvelope(e, ErrorKind.INTERNAL))
       return
@@ -569,6 +573,10 @@ class Server {
    * allowedHeaders?, exposedHeaders?, maxAgeMs?}` (a listed origin is also accepted by the
    * Origin check). `healthPath` (e.g. `'/healthz'`) is a route answered `200 {"status":"ok"}`
    * to GET without auth and whatever the Host.
+   *
+   * `metricsPath` (e.g. `'/metrics'`) is a route answering the process's metrics in Prometheus's
+   * text format to GET, without auth and whatever the Host (scrapers come by IP address), when
+   * telemetry is on with `prometheus: true` (`telemetry.configure`); `503` otherwise.
    *
    * The other options: `host` (default `'127.0.0.1'`), `port` (default 0: any free port),
    * `path` (default `'/mcp'`), `maxBody` (bytes), `allowedHosts`, `allowedOrigins`,

@@ -1,12 +1,14 @@
 //! One implementation of each of the core's handler traits, for JavaScript functions.
 //!
-//! A handler is `(callId, inputJson) => void` (the JavaScript layer wraps the user's function):
-//! the core's request runs it on the JavaScript thread through a weak threadsafe function, and
-//! the JavaScript layer ends the run with `completeCall(callId, envelopeJson)` once the user's
-//! function returned (or its promise settled). The input is the tool's arguments, the prompt's
-//! arguments, `{"uri", "variables"}` for a resource, or `{"argument", "value", "context"}` for a
-//! completion. The envelope's value is the handler's value in the core's tagged form
-//! ([`Returned::from_tagged`]), which the core shapes into the result.
+//! A handler is `(callId, inputJson, traceJson) => void` (the JavaScript layer wraps the user's
+//! function): the core's request runs it on the JavaScript thread through a weak threadsafe
+//! function, and the JavaScript layer ends the run with `completeCall(callId, envelopeJson)` once
+//! the user's function returned (or its promise settled). The input is the tool's arguments, the
+//! prompt's arguments, `{"uri", "variables"}` for a resource, or `{"argument", "value",
+//! "context"}` for a completion. `traceJson` is the request's trace context while telemetry is on
+//! (`{"traceparent", "tracestate"?, "baggage"?}`, what the user's function runs in:
+//! `lib/otel.js`), `null` otherwise. The envelope's value is the handler's value in the core's
+//! tagged form ([`Returned::from_tagged`]), which the core shapes into the result.
 //!
 //! Nothing is made on the JavaScript heap per call but the strings: the run waits in a table
 //! ([`runs`]) under its id, and the handler's `ctx` asks for the native [`RequestCtx`] of its
@@ -31,9 +33,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
 
-/// `(callId, inputJson) => void`, completed by `completeCall(callId, envelopeJson)`.
-pub type HandlerFn =
-    ThreadsafeFunction<FnArgs<(i64, String)>, Unknown<'static>, FnArgs<(i64, String)>, Status, false, true>;
+/// The arguments of a [`HandlerFn`]: the call id, the input and the trace context, as JSON.
+type HandlerArgs = FnArgs<(i64, String, Option<String>)>;
+
+/// `(callId, inputJson, traceJson) => void`, completed by `completeCall(callId, envelopeJson)`.
+pub type HandlerFn = ThreadsafeFunction<HandlerArgs, Unknown<'static>, HandlerArgs, Status, false, true>;
 
 /// The runs of JavaScript handlers in flight, by call id.
 mod runs {
@@ -119,8 +123,10 @@ impl JsHandler {
             let over = CancellationToken::new();
             let answered = Arc::new(AtomicBool::new(false));
             let _over = over.clone().drop_guard();
+            let trace = ctx.trace_context().map(|t| Value::Object(t.to_map()).to_string());
             let (open, answer) = runs::open(ctx, over, answered.clone());
-            let status = f.call(FnArgs::from((open.0, input.to_string())), ThreadsafeFunctionCallMode::NonBlocking);
+            let args = FnArgs::from((open.0, input.to_string(), trace));
+            let status = f.call(args, ThreadsafeFunctionCallMode::NonBlocking);
             if status != Status::Ok {
                 return Err(errors::from_napi(napi::Error::from_status(status)));
             }

@@ -10,6 +10,7 @@
 //!   its bearer-token protection; [`mount`]: the server mounted in the host's HTTP server.
 //! * [`callbacks`]: JavaScript functions as the core's callbacks (threadsafe functions).
 //! * [`errors`]: the core's errors (kind name, JSON-RPC code, message, data), both ways.
+//! * [`telemetry`]: the core's OpenTelemetry traces and metrics, for the process.
 
 // napi registers the exported functions and classes in code compiled out under `cfg(test)`
 // (which `cargo clippy --all-targets` checks), where they would all look unused.
@@ -27,3 +28,4 @@ mod mount;
 mod runtime;
 mod server;
 mod subscription;
+mod telemetry;

@@ -120,7 +120,8 @@ impl NativeServer {
         &self,
         definition_json: String,
         options_json: Option<String>,
-        #[napi(ts_arg_type = "(callId: number, inputJson: string) => void")] handler: HandlerFn,
+        #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
+        handler: HandlerFn,
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
         let options: ToolOptions = options(options_json.as_deref(), "the tool options")?;
@@ -168,7 +169,8 @@ impl NativeServer {
         &self,
         definition_json: String,
         cache_json: Option<String>,
-        #[napi(ts_arg_type = "(callId: number, inputJson: string) => void")] handler: HandlerFn,
+        #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
+        handler: HandlerFn,
     ) -> Result<()> {
         let resource: Resource = definition(&definition_json, "resource")?;
         self.server.add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler)).map_err(errors::to_napi)
@@ -187,7 +189,8 @@ impl NativeServer {
         &self,
         definition_json: String,
         cache_json: Option<String>,
-        #[napi(ts_arg_type = "(callId: number, inputJson: string) => void")] handler: HandlerFn,
+        #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
+        handler: HandlerFn,
         options_json: Option<String>,
     ) -> Result<()> {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
@@ -208,7 +211,8 @@ impl NativeServer {
     pub fn add_prompt(
         &self,
         definition_json: String,
-        #[napi(ts_arg_type = "(callId: number, inputJson: string) => void")] handler: HandlerFn,
+        #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
+        handler: HandlerFn,
     ) -> Result<()> {
         let prompt: Prompt = definition(&definition_json, "prompt")?;
         self.server.add_prompt(prompt, JsHandler::new(handler)).map_err(errors::to_napi)
@@ -227,7 +231,8 @@ impl NativeServer {
         &self,
         kind: String,
         name: String,
-        #[napi(ts_arg_type = "(callId: number, inputJson: string) => void")] handler: HandlerFn,
+        #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
+        handler: HandlerFn,
     ) -> Result<()> {
         self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler));
         Ok(())

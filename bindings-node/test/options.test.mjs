@@ -65,6 +65,19 @@ test('every stdio serve option is taken by its name', async () => {
   assert.match(r.stdout, /served/)
 })
 
+test('every telemetry option is taken by its name', async () => {
+  const { telemetry } = mcpaxle
+  telemetry.configure(use('telemetry'))
+  try {
+    assert.equal(telemetry.isEnabled(), true)
+    assert.equal(typeof telemetry.prometheusText(), 'string', 'prometheus: true keeps the metrics for a scrape')
+  } finally {
+    await telemetry.shutdown()
+  }
+  assert.equal(telemetry.isEnabled(), false)
+  assert.equal(telemetry.prometheusText(), null)
+})
+
 test('an unknown option is refused with the valid names', () => {
   assert.throws(() => new Server({ name: 'x', version: '1', pageSise: 3 }), { kind: 'usage', message: /pageSise: unknown field `pageSise`, expected one of `title`/ })
 })

@@ -1,6 +1,6 @@
 // Compiled (never run) by scripts/check-dts.mjs: code a user would write type-checks against
 // index.d.ts.
-import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type DetailedTask, type TaskStatus, type ToolTask, type ContentBlock, type FetchHandler, type MountOptions, type NodeHandler, type OAuthOptions, type ServerNotification, type Tool } from '../index'
+import { Client, Server, McpError, ToolError, ErrorKind, applySchemaDefaults, SUPPORTED_VERSIONS, telemetry, type TelemetryOptions, type BearerAuthOptions, type CallToolResult, type ConnectionLimits, type DetailedTask, type TaskStatus, type ToolTask, type ContentBlock, type FetchHandler, type MountOptions, type NodeHandler, type OAuthOptions, type ServerNotification, type Tool } from '../index'
 
 async function client(): Promise<void> {
   const c = await Client.connectHttp('http://127.0.0.1:3000/mcp', {
@@ -161,5 +161,18 @@ async function server(): Promise<void> {
   await s.serveStdio().closed
 }
 
+async function traced(): Promise<void> {
+  const options: TelemetryOptions = { endpoint: 'http://127.0.0.1:4318', serviceName: 'notes', metricsIntervalMs: 10_000, prometheus: true }
+  telemetry.configure(options)
+  const on: boolean = telemetry.isEnabled()
+  const text: string | null = telemetry.prometheusText()
+  const s = new Server({ name: 'traced', version: '1.0.0' })
+  await (await s.serveHttp({ port: 0, metricsPath: '/metrics' })).close()
+  await telemetry.flush()
+  await telemetry.shutdown()
+  console.log(on, text?.length)
+}
+
 void client
 void server
+void traced

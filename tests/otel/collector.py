@@ -6,7 +6,7 @@ to assert on:
 
     python tests/otel/collector.py [--port N]     prints "PORT <n>" once it listens on 127.0.0.1
 
-    POST /v1/traces, /v1/metrics    OTLP/HTTP, protobuf (or JSON), gzip or not
+    POST /v1/traces, /v1/metrics    OTLP/HTTP, protobuf (or JSON), gzip or not, sized or chunked
     GET  /spans                     [{traceId, spanId, parentSpanId, name, kind, service, scope,
                                       attributes, status: {code, message}, events, links}]
     GET  /metrics                   [{name, service, scope, unit, kind, attributes, count, sum,
@@ -134,8 +134,22 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(200, json.dumps(held).encode(), "application/json")
 
+    def body(self) -> bytes:
+        """The request body, sized by Content-Length or chunked (Node's exporters chunk)."""
+        if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chunks = []
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+
     def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = self.body()
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         if self.path == "/reset":

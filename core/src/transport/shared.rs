@@ -1,6 +1,7 @@
 //! What both server transports share: the bytes of an outgoing message and the shutdown
 //! signal.
 
+use crate::json_text;
 use crate::server::Outgoing;
 
 /// Serializes an outgoing message to compact JSON; `None` for a signal that is not a message
@@ -9,7 +10,10 @@ pub(crate) fn outgoing_bytes(o: &Outgoing) -> Option<Vec<u8>> {
     match o {
         Outgoing::Notification(n) => serde_json::to_vec(n).ok(),
         Outgoing::Request(r) => serde_json::to_vec(r).ok(),
-        Outgoing::Response(r) => serde_json::to_vec(r).ok(),
+        Outgoing::Response(r) => {
+            let mut out = Vec::new();
+            json_text::write_response(&mut out, r).ok().map(|()| out)
+        }
         Outgoing::CloseStream { .. } => None,
     }
 }

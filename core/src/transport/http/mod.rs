@@ -10,6 +10,7 @@ pub mod connections;
 mod cors;
 pub mod headers;
 pub(crate) mod hyper_client;
+mod json_body;
 pub mod mounted;
 pub(crate) mod oauth_wire;
 mod resume;

@@ -14,6 +14,7 @@
 //! your own hyper or axum application (its connections are then your server's business).
 
 use super::cors::CorsOptions;
+use super::json_body::Chunks;
 use super::resume::{self, ResumableStreams};
 use super::rules;
 use super::sse;
@@ -35,6 +36,7 @@ use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -802,7 +804,8 @@ pub struct McpBody {
 }
 
 enum Kind {
-    Full(Option<Bytes>),
+    /// A whole body, as its chunks (none empty).
+    Full(VecDeque<Bytes>),
     Sse(Box<SseBody>),
     /// A resumed stream's events.
     Events(Pin<Box<dyn Stream<Item = Bytes> + Send>>),
@@ -817,20 +820,19 @@ impl Body for McpBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Bytes>, Infallible>>> {
         match &mut self.get_mut().kind {
-            Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Full(chunks) => Poll::Ready(chunks.pop_front().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
             Kind::Events(s) => s.poll_next_unpin(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(&self.kind, Kind::Full(None))
+        matches!(&self.kind, Kind::Full(chunks) if chunks.is_empty())
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
-            Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            Kind::Full(None) => SizeHint::with_exact(0),
+            Kind::Full(chunks) => SizeHint::with_exact(chunks.iter().map(|c| c.len() as u64).sum()),
             Kind::Sse(_) | Kind::Events(_) => SizeHint::default(),
         }
     }
@@ -954,11 +956,15 @@ fn json_response(resp: &Response, era: Era) -> http::Response<McpBody> {
         }
         _ => StatusCode::OK,
     };
-    with_json(status, serde_json::to_vec(resp).unwrap_or_default())
+    json_chunks(status, Chunks::response(resp))
 }
 
 fn with_json(status: StatusCode, body: Vec<u8>) -> http::Response<McpBody> {
-    let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from(body))) });
+    json_chunks(status, full(Bytes::from(body)))
+}
+
+fn json_chunks(status: StatusCode, body: VecDeque<Bytes>) -> http::Response<McpBody> {
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(body) });
     *r.status_mut() = status;
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
@@ -985,7 +991,7 @@ fn rpc_error(status: StatusCode, e: ErrorObject) -> http::Response<McpBody> {
 }
 
 fn plain(status: StatusCode, text: &'static str) -> http::Response<McpBody> {
-    let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from_static(text.as_bytes()))) });
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(full(Bytes::from_static(text.as_bytes()))) });
     *r.status_mut() = status;
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
     r
@@ -1010,7 +1016,7 @@ fn metrics(method: &Method) -> http::Response<McpBody> {
     }
     match crate::telemetry::prometheus_text() {
         Some(text) => {
-            let mut r = http::Response::new(McpBody { kind: Kind::Full(Some(Bytes::from(text))) });
+            let mut r = http::Response::new(McpBody { kind: Kind::Full(full(Bytes::from(text))) });
             r.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
             r
@@ -1022,8 +1028,13 @@ fn metrics(method: &Method) -> http::Response<McpBody> {
     }
 }
 
+/// A body of one chunk (none if `bytes` is empty).
+fn full(bytes: Bytes) -> VecDeque<Bytes> {
+    if bytes.is_empty() { VecDeque::new() } else { VecDeque::from([bytes]) }
+}
+
 fn empty(status: StatusCode) -> http::Response<McpBody> {
-    let mut r = http::Response::new(McpBody { kind: Kind::Full(None) });
+    let mut r = http::Response::new(McpBody { kind: Kind::Full(VecDeque::new()) });
     *r.status_mut() = status;
     r
 }

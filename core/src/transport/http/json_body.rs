@@ -8,7 +8,7 @@
 
 use crate::json_text;
 use crate::jsonrpc::Response;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::collections::VecDeque;
 use std::io;
 
@@ -22,14 +22,14 @@ const LARGEST_CHUNK: usize = 64 * 1024;
 #[derive(Default)]
 pub(crate) struct Chunks {
     full: VecDeque<Bytes>,
-    current: BytesMut,
+    current: Vec<u8>,
 }
 
 impl Chunks {
     /// A JSON-RPC response's text as chunks, none of them empty ([`crate::json_text`]:
     /// strings scanned eight bytes at a time).
     pub(crate) fn response(response: &Response) -> VecDeque<Bytes> {
-        let mut chunks = Chunks { full: VecDeque::new(), current: BytesMut::with_capacity(FIRST_CHUNK) };
+        let mut chunks = Chunks { full: VecDeque::new(), current: Vec::with_capacity(FIRST_CHUNK) };
         // Writing into memory cannot fail.
         let _ = json_text::write_response(&mut chunks, response);
         chunks.finish()
@@ -37,17 +37,33 @@ impl Chunks {
 
     fn finish(mut self) -> VecDeque<Bytes> {
         if !self.current.is_empty() {
-            self.full.push_back(self.current.freeze());
+            self.full.push_back(Bytes::from(self.current));
         }
         self.full
+    }
+
+    /// Writes what does not fit in the current chunk: fills it, then the next ones.
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, mut buf: &[u8]) {
+        while !buf.is_empty() {
+            let room = self.current.capacity() - self.current.len();
+            if room == 0 {
+                self.next_chunk();
+                continue;
+            }
+            let n = room.min(buf.len());
+            self.current.extend_from_slice(&buf[..n]);
+            buf = &buf[n..];
+        }
     }
 
     /// Closes the current chunk and starts one twice its size (up to [`LARGEST_CHUNK`]).
     fn next_chunk(&mut self) {
         let size = (self.current.capacity() * 2).clamp(FIRST_CHUNK, LARGEST_CHUNK);
-        let done = std::mem::replace(&mut self.current, BytesMut::with_capacity(size));
+        let done = std::mem::replace(&mut self.current, Vec::with_capacity(size));
         if !done.is_empty() {
-            self.full.push_back(done.freeze());
+            self.full.push_back(Bytes::from(done));
         }
     }
 }
@@ -58,16 +74,12 @@ impl io::Write for Chunks {
         Ok(buf.len())
     }
 
-    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            let room = self.current.capacity() - self.current.len();
-            if room == 0 {
-                self.next_chunk();
-                continue;
-            }
-            let n = room.min(buf.len());
-            self.current.extend_from_slice(&buf[..n]);
-            buf = &buf[n..];
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if buf.len() <= self.current.capacity() - self.current.len() {
+            self.current.extend_from_slice(buf); // the usual case: it fits
+        } else {
+            self.spill(buf);
         }
         Ok(())
     }

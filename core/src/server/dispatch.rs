@@ -23,7 +23,7 @@ use crate::server::registry::{CompletionRef, read};
 use crate::server::request_meta::{self, RequestMeta};
 use crate::server::seal::{self, ParamsDigest, SealedState};
 use crate::server::shaping;
-use crate::server::subscriptions::{Filter, Supported, event_queue, tag};
+use crate::server::subscriptions::{Filter, ListenerLeft, Supported, event_queue, tag};
 use crate::server::tasks::TaskRecord;
 use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_listen, negotiated, required_capability};
 use crate::server::template_paths;
@@ -1072,7 +1072,7 @@ impl Server {
         let supported = Supported { tools, prompts, resources, subscribe: resources };
         let mut filter = Filter::from_params(req.params.as_ref(), supported).map_err(Error::invalid_params)?;
         let filter_for_sink = filter.clone();
-        let (sink, mut events) = event_queue(move |e| filter_for_sink.accepts(e));
+        let (sink, events) = event_queue(move |e| filter_for_sink.accepts(e));
         self.inner.bus.subscribe(sink);
         let (tx, rx) = crate::server::exchange::outgoing_channel();
         let id = req.id;
@@ -1101,10 +1101,13 @@ impl Server {
             let n = Notification::new("notifications/tasks", Some(Value::Object(record.detailed())));
             Outgoing::Notification(tag(n, &status_id))
         };
-        let (trim, open) = (TrimWhenDone, telemetry::gauge(Counted::ListenStream));
+        let (trim, open, left) =
+            (TrimWhenDone, telemetry::gauge(Counted::ListenStream), ListenerLeft(self.inner.bus.clone()));
         let fut = async move {
-            // Ended or dropped (its client left), the stream gives its memory back.
-            let (_trim, _open) = (trim, open);
+            // Ended or dropped (its client left), the stream gives its memory back: its queue
+            // goes first (declared last), then the bus forgets its sink, then the trim.
+            let (_trim, _open, _left) = (trim, open, left);
+            let mut events = events;
             if follows_tasks {
                 let mut readable = Vec::new();
                 for task_id in std::mem::take(&mut filter.task_ids) {

@@ -212,6 +212,10 @@ impl NotificationBus for RedisBus {
         self.start();
     }
 
+    fn listener_left(&self) {
+        self.local.listener_left();
+    }
+
     /// Starts the connections if not yet started and a tokio runtime is current: a read of
     /// one flag once started (every request of the transports calls it).
     fn start(&self) {

@@ -86,12 +86,48 @@ pub trait NotificationBus: Send + Sync + 'static {
     /// Starts what the bus runs in the background (connections to a broker), if anything; the
     /// server transports call it when they start serving, on the tokio runtime. Default: nothing.
     fn start(&self) {}
+    /// A listener's stream ended and its [`EventQueue`] was dropped: a bus that keeps sinks
+    /// until a publish finds them closed forgets them now, or a server that publishes nothing
+    /// would keep one sink for every stream ever opened. Default: nothing.
+    fn listener_left(&self) {}
+}
+
+/// Held by a listener's stream: when the stream ends or is dropped (after its queue), tells the
+/// bus ([`NotificationBus::listener_left`]).
+pub(crate) struct ListenerLeft(pub(crate) Arc<dyn NotificationBus>);
+
+impl Drop for ListenerLeft {
+    fn drop(&mut self) {
+        self.0.listener_left();
+    }
 }
 
 /// The in-process [`NotificationBus`]. Publishing costs one push per listener and never waits.
 #[derive(Default)]
 pub struct LocalBus {
-    sinks: std::sync::Mutex<Vec<EventSink>>,
+    sinks: std::sync::Mutex<Sinks>,
+}
+
+#[derive(Default)]
+struct Sinks {
+    all: Vec<EventSink>,
+    /// Listeners that left since closed sinks were last dropped.
+    left: usize,
+}
+
+impl Sinks {
+    /// Drops the closed sinks once as many listeners left as are still listed by half (each
+    /// sink is looked at O(1) times per leave), and the list's spare room with them.
+    fn forget_closed(&mut self) {
+        if self.left * 2 < self.all.len() {
+            return;
+        }
+        self.left = 0;
+        self.all.retain(|s| !s.is_closed());
+        if self.all.capacity() > 2 * self.all.len().max(4) {
+            self.all.shrink_to(self.all.len() * 2);
+        }
+    }
 }
 
 impl LocalBus {
@@ -103,7 +139,11 @@ impl LocalBus {
     /// How many listeners are attached (a listener whose queue was dropped is counted until
     /// the next publish).
     pub fn listeners(&self) -> usize {
-        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.lock().all.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sinks> {
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -115,10 +155,15 @@ impl std::fmt::Debug for LocalBus {
 
 impl NotificationBus for LocalBus {
     fn publish(&self, event: ServerEvent) {
-        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).retain(|s| s.push(&event));
+        self.lock().all.retain(|s| s.push(&event));
     }
     fn subscribe(&self, sink: EventSink) {
-        self.sinks.lock().unwrap_or_else(|e| e.into_inner()).push(sink);
+        self.lock().all.push(sink);
+    }
+    fn listener_left(&self) {
+        let mut sinks = self.lock();
+        sinks.left += 1;
+        sinks.forget_closed();
     }
 }
 
@@ -246,8 +291,9 @@ impl Drop for EventQueue {
     fn drop(&mut self) {
         let mut p = self.shared.lock();
         p.reader_gone = true;
-        p.order.clear();
-        p.queued.clear();
+        // Their memory too, not only their entries: the sink may outlive the queue a while.
+        p.order = VecDeque::new();
+        p.queued = HashSet::new();
     }
 }
 
@@ -500,6 +546,34 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         assert_eq!(rt.block_on(q.recv()), Some(ServerEvent::ToolsListChanged), "what was pending is still read");
         assert_eq!(rt.block_on(q.recv()), None);
+    }
+
+    #[test]
+    fn listeners_that_left_are_forgotten_without_a_publish() {
+        let bus = LocalBus::new();
+        // Streams come and go and nothing is ever published: the list stays about as long as
+        // the streams open at once, not as all the streams ever opened.
+        let mut open = Vec::new();
+        for round in 0..100 {
+            for _ in 0..50 {
+                let (sink, queue) = event_queue(|_| true);
+                bus.subscribe(sink);
+                open.push(queue);
+            }
+            for queue in open.drain(..) {
+                drop(queue);
+                bus.listener_left();
+            }
+            assert!(bus.listeners() <= 50, "round {round}: {} sinks listed", bus.listeners());
+        }
+        assert!(bus.listeners() <= 1, "{} sinks listed after every stream left", bus.listeners());
+        assert!(bus.lock().all.capacity() <= 8, "the list's spare room goes too");
+        // A listener still there keeps hearing.
+        let (sink, mut queue) = event_queue(|_| true);
+        bus.subscribe(sink);
+        bus.listener_left(); // someone else's stream
+        bus.publish(ServerEvent::list_changed("tools").unwrap());
+        assert!(queue.try_recv().is_some());
     }
 
     #[tokio::test]

@@ -72,7 +72,11 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions, McpError> {
                 "elicitation" => o.elicitation = Some(callbacks::input_handler(f.clone(), "elicitation")),
                 "sampling" => o.sampling = Some(callbacks::input_handler(f.clone(), "sampling")),
                 "roots" => o.roots = Some(callbacks::input_handler(f.clone(), "roots")),
-                _ => return Err(usage(format!("unknown input kind {kind:?} (expected elicitation, sampling or roots)"))),
+                _ => {
+                    return Err(usage(format!(
+                        "unknown input kind {kind:?} (expected elicitation, sampling or roots)"
+                    )));
+                }
             }
         }
     } else if !c.input_kinds.is_empty() {
@@ -113,7 +117,11 @@ pub async fn connect_http(url: String, config: ClientConfig) -> Result<Arc<McpCl
 /// Spawns `command` with `args` and connects to it over stdio (the `env`, `cwd`, `stderr`
 /// options say how).
 #[uniffi::export]
-pub async fn connect_stdio(command: String, args: Vec<String>, config: ClientConfig) -> Result<Arc<McpClient>, McpError> {
+pub async fn connect_stdio(
+    command: String,
+    args: Vec<String>,
+    config: ClientConfig,
+) -> Result<Arc<McpClient>, McpError> {
     let options = client_options(config)?;
     let client = runtime::run(async move { Client::connect_stdio(&command, &args, options).await }).await?;
     Ok(Arc::new(McpClient { client }))
@@ -270,7 +278,10 @@ impl McpClient {
     ) -> Result<String, McpError> {
         let c = self.client.clone();
         let options = call_options(call)?;
-        runtime::run(async move { to_text(&c.get_prompt(&name, arguments.into_iter().collect::<BTreeMap<_, _>>(), options).await?) }).await
+        runtime::run(async move {
+            to_text(&c.get_prompt(&name, arguments.into_iter().collect::<BTreeMap<_, _>>(), options).await?)
+        })
+        .await
     }
 
     /// `completion/complete`: `ref_json` (`{"type": "ref/prompt", "name"}` or

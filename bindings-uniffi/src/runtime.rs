@@ -30,9 +30,9 @@ pub(crate) fn handle() -> Result<&'static Handle, McpError> {
             Stamped { pid: std::process::id(), runtime }
         })
     });
-    let stamped = slot
-        .as_ref()
-        .ok_or_else(|| McpError::from(Error::new(ErrorKind::Transport, "cannot start the mcpaxle runtime (no threads?)")))?;
+    let stamped = slot.as_ref().ok_or_else(|| {
+        McpError::from(Error::new(ErrorKind::Transport, "cannot start the mcpaxle runtime (no threads?)"))
+    })?;
     if stamped.pid != std::process::id() {
         return Err(Error::usage(format!(
             "mcpaxle was started in process {} and this is a child forked from it (pid {}): load it only after the fork",

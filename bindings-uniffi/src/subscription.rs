@@ -19,7 +19,11 @@ pub struct McpSubscription {
 
 impl McpSubscription {
     pub(crate) fn new(sub: Subscription) -> mcpaxle::Result<McpSubscription> {
-        Ok(McpSubscription { acknowledged: to_text(sub.acknowledged())?, sub: Arc::new(Mutex::new(sub)), stop: CancellationToken::new() })
+        Ok(McpSubscription {
+            acknowledged: to_text(sub.acknowledged())?,
+            sub: Arc::new(Mutex::new(sub)),
+            stop: CancellationToken::new(),
+        })
     }
 }
 

@@ -153,12 +153,13 @@ class ClientTest {
         } finally {
             client.close()
         }
-        // Options are read by the core: an unknown name is refused, by name.
+        // Options are read by the core: an unknown name is refused (invalid_params, as in every
+        // binding), by name.
         try {
             Client.connectHttp(url, obj("noSuchOption" to 1))
             fail("an unknown option was accepted")
         } catch (e: McpError) {
-            assertEquals("usage", e.kind)
+            assertEquals("invalid_params", e.kind)
             assertTrue(e.message, e.message.contains("noSuchOption"))
         }
     }

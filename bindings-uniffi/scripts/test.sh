@@ -20,6 +20,17 @@ native="$root/target/uniffi-jar"
 mkdir -p "$native"
 objcopy --strip-debug target/release/libmcpaxle_uniffi.so "$native/libmcpaxle_uniffi.so"
 
+# README's Kotlin quick start, compiled with the tests (it needs a server with a `greet` tool
+# to run, so it is only compiled).
+mkdir -p bindings-uniffi/kotlin/target/quickstart
+python3 - <<'PY'
+import re
+readme = open("README.md").read()
+section = readme.split("## Kotlin quick start", 1)[1]
+block = re.search(r"```kotlin\n(.*?)```", section, re.S).group(1)
+open("bindings-uniffi/kotlin/target/quickstart/QuickStart.kt", "w").write(block)
+PY
+
 cd bindings-uniffi/kotlin
 mvn -B -q -Dnative.dir="$native" package
 cd "$root"

@@ -376,3 +376,44 @@ impl McpToolTask {
         runtime::run(async move { t.cancel().await }).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(options: serde_json::Value) -> ClientConfig {
+        ClientConfig {
+            options_json: options.to_string(),
+            input_kinds: vec![],
+            on_input: None,
+            on_log: None,
+            authorize: None,
+        }
+    }
+
+    /// Every option of the core's client areas (`catalog::examples()`: a valid value for each)
+    /// goes through the binding to the core: an option added in the core is in the examples, so
+    /// this fails if the binding stops handing its JSON over.
+    #[test]
+    fn every_client_option_of_the_core_reaches_the_binding() {
+        let ex = mcpaxle::catalog::examples();
+        let mut client = ex["client"].clone();
+        client["oauth"] = ex["oauth"].clone();
+        let o = client_options(config(client)).unwrap();
+        assert!(o.oauth.is_some());
+        assert_eq!(o.max_input_rounds, 8);
+        let call = call_options(Some(CallConfig { options_json: Some(ex["call"].to_string()), ..Default::default() }));
+        assert_eq!(call.unwrap().timeout, Some(std::time::Duration::from_millis(5000)));
+    }
+
+    #[test]
+    fn refused_options_name_what_is_wrong() {
+        let McpError::Mcp { kind, reason, .. } = client_options(config(json!({ "noSuchOption": 1 }))).err().unwrap();
+        assert_eq!(kind, "invalid_params");
+        assert!(reason.contains("noSuchOption"), "{reason}");
+        let mut c = config(json!({}));
+        c.input_kinds = vec!["elicitation".into()];
+        let McpError::Mcp { kind, .. } = client_options(c).err().unwrap();
+        assert_eq!(kind, "usage", "input kinds without a handler");
+    }
+}

@@ -3,8 +3,10 @@
 // Flows. It converts only; every option is read, and every rule applied, by the Rust core.
 package mcpaxle
 
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
@@ -211,7 +213,8 @@ class Client private constructor(val native: McpClient) {
             while (true) emit(parseObject(call { sub.next() } ?: break))
         } finally {
             try {
-                sub.unsubscribe()
+                // The collector may have been cancelled: unsubscribe all the same.
+                withContext(NonCancellable) { sub.unsubscribe() }
             } finally {
                 sub.destroy()
             }

@@ -8,7 +8,7 @@ export CARGO_TERM_COLOR ?= never
 EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node dist test-dist
+.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node test-kotlin dist test-dist
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
@@ -30,7 +30,7 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: lint test-rust conformance test-demo test-c test-python test-node test-stdio-eof test-fleet test-dist
+test: lint test-rust conformance test-demo test-c test-python test-node test-kotlin test-stdio-eof test-fleet test-dist
 	@echo "make test: all passed"
 
 test-rust:
@@ -136,6 +136,14 @@ test-python:
 # workspace target/, node --test, and the Node everything_client against the client scenarios.
 test-node:
 	bash bindings-node/scripts/test.sh
+
+# Kotlin on the JVM through uniffi (bindings-uniffi/scripts/test.sh): the library in release from
+# the workspace target/, the committed Kotlin and Swift sources checked against uniffi-bindgen's
+# output, the jar (pinned pom, Maven Central; the native library inside), the JUnit tests against
+# the Rust everything_server, and the Kotlin everything client against the client scenarios.
+# Swift is generated and drift-checked only (packaging/swift, built by the release workflow).
+test-kotlin:
+	bash bindings-uniffi/scripts/test.sh
 
 # What the registries would serve (packaging/README.md), from the same release builds the tests
 # use (test-python installs this wheel, test-c tests this prefix; nothing is built twice):

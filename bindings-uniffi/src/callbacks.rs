@@ -1,0 +1,80 @@
+//! The application's callbacks (Kotlin or Swift objects implementing these traits) as the
+//! core's callback types.
+//!
+//! The answering callbacks ([`InputHandler`], [`Authorizer`]) are async (Kotlin `suspend`, Swift
+//! `async`): the core awaits them without holding a thread. [`NotificationListener`] is called
+//! on a thread of the runtime for each progress or log notification, in order: it should return
+//! quickly (hand the value to a channel or a coroutine).
+
+use crate::errors::McpError;
+use mcpaxle::Error;
+use mcpaxle::client::{AuthorizationHandler, LogCallback, ProgressCallback};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Answers the server's input requests: `kind` is `elicitation` (params of
+/// `elicitation/create`), `sampling` (`sampling/createMessage`) or `roots` (`roots/list`), and
+/// the answer is the result as JSON (an `ElicitResult`, `CreateMessageResult`,
+/// `ListRootsResult`). Throwing an `McpError` fails the request with it.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait InputHandler: Send + Sync {
+    /// The answer to one input request, as JSON.
+    async fn answer(&self, kind: String, params_json: String) -> Result<String, McpError>;
+}
+
+/// Receives notifications as JSON: the params of `notifications/progress` or
+/// `notifications/message`.
+#[uniffi::export(with_foreign)]
+pub trait NotificationListener: Send + Sync {
+    /// One notification's params.
+    fn receive(&self, json: String);
+}
+
+/// OAuth's user-agent step: show `authorization_url` to the user (open a browser) and return
+/// the URL the authorization server redirected back to. Throwing fails the request that needed
+/// the authorization.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait Authorizer: Send + Sync {
+    /// The redirect URL, with the authorization response in its query.
+    async fn authorize(&self, authorization_url: String) -> Result<String, McpError>;
+}
+
+/// The core's input handler of one kind, answered by the application's handler.
+pub(crate) fn input_handler(f: Arc<dyn InputHandler>, kind: &'static str) -> mcpaxle::client::InputHandler {
+    Arc::new(move |params: Value| {
+        let f = f.clone();
+        Box::pin(async move {
+            let text = f.answer(kind.to_owned(), params.to_string()).await.map_err(McpError::into_core)?;
+            serde_json::from_str(&text)
+                .map_err(|e| Error::unexpected(format!("the {kind} handler answered with text that is not JSON: {e}")))
+        })
+    })
+}
+
+/// Progress notifications to the application's listener.
+pub(crate) fn progress(f: Arc<dyn NotificationListener>) -> ProgressCallback {
+    Arc::new(move |p| {
+        if let Ok(text) = serde_json::to_string(&p) {
+            f.receive(text)
+        }
+    })
+}
+
+/// Log notifications to the application's listener.
+pub(crate) fn log(f: Arc<dyn NotificationListener>) -> LogCallback {
+    Arc::new(move |p| {
+        if let Ok(text) = serde_json::to_string(&p) {
+            f.receive(text)
+        }
+    })
+}
+
+/// OAuth's user-agent step answered by the application.
+pub(crate) fn authorization_handler(f: Arc<dyn Authorizer>) -> AuthorizationHandler {
+    Arc::new(move |url: String| {
+        let f = f.clone();
+        Box::pin(async move { f.authorize(url).await.map_err(McpError::into_core) })
+    })
+}

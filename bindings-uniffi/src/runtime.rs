@@ -1,0 +1,68 @@
+//! The one tokio runtime of the process, created on first use and stamped with the PID: every
+//! future of this binding is spawned on it through [`run`], the choke point.
+//!
+//! uniffi polls a binding's futures from the host (a Kotlin coroutine, a Swift task), which is
+//! no tokio context; so [`run`] spawns the core's future on the runtime and hands back a future
+//! of its outcome that aborts the task when dropped: a host that stops waiting cancels the call.
+
+use crate::errors::McpError;
+use mcpaxle::{Error, ErrorKind};
+use std::future::Future;
+use std::sync::OnceLock;
+use tokio::runtime::{Handle, Runtime};
+use tokio::task::JoinHandle;
+
+struct Stamped {
+    pid: u32,
+    runtime: Runtime,
+}
+
+static RUNTIME: OnceLock<Option<Stamped>> = OnceLock::new();
+
+/// The runtime's handle, starting it on first use; fails in a child forked after it started.
+pub(crate) fn handle() -> Result<&'static Handle, McpError> {
+    let slot = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("mcpaxle-rt").build().ok().map(|runtime| {
+            // OTEL_EXPORTER_OTLP_ENDPOINT set: telemetry on from the start.
+            if let Err(e) = runtime.block_on(async { mcpaxle::telemetry::install_from_env() }) {
+                tracing::warn!("telemetry from the OTEL_* environment is off: {e}");
+            }
+            Stamped { pid: std::process::id(), runtime }
+        })
+    });
+    let stamped = slot.as_ref().ok_or_else(|| {
+        McpError::from(Error::new(ErrorKind::Transport, "cannot start the mcpaxle runtime (no threads?)"))
+    })?;
+    if stamped.pid != std::process::id() {
+        return Err(Error::usage(format!(
+            "mcpaxle was started in process {} and this is a child forked from it (pid {}): load it only after the fork",
+            stamped.pid,
+            std::process::id()
+        ))
+        .into());
+    }
+    Ok(stamped.runtime.handle())
+}
+
+/// Aborts the spawned task when the host drops the future waiting for it.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `fut` on the runtime; the core's error becomes an [`McpError`], a panic the `panic` kind.
+pub(crate) async fn run<T, F>(fut: F) -> Result<T, McpError>
+where
+    T: Send + 'static,
+    F: Future<Output = mcpaxle::Result<T>> + Send + 'static,
+{
+    let mut task = AbortOnDrop(handle()?.spawn(fut));
+    match (&mut task.0).await {
+        Ok(outcome) => outcome.map_err(McpError::from),
+        Err(e) if e.is_panic() => Err(Error::new(ErrorKind::Panic, format!("a call panicked: {e}")).into()),
+        Err(e) => Err(Error::new(ErrorKind::Cancelled, format!("the call was cancelled: {e}")).into()),
+    }
+}

@@ -30,8 +30,14 @@ demo: build-release
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"
 
-test: lint test-rust conformance test-demo test-c test-python test-node test-kotlin test-stdio-eof test-fleet test-dist
-	@echo "make test: all passed"
+# Each part in turn, with the time it took (the parts' own dependencies are built once: cargo,
+# npm and pip are quick when nothing changed).
+TEST_PARTS := lint test-rust conformance test-demo test-c test-python test-node test-kotlin test-stdio-eof test-fleet test-dist
+test:
+	@start=$$(date +%s); for part in $(TEST_PARTS); do \
+	  t=$$(date +%s); $(MAKE) --no-print-directory $$part || { echo "make test: $$part failed after $$(( $$(date +%s) - t )) s"; exit 1; }; \
+	  echo "== make $$part: $$(( $$(date +%s) - t )) s"; times="$$times $$part=$$(( $$(date +%s) - t ))s"; \
+	done; echo "make test: all passed in $$(( $$(date +%s) - start )) s:$$times"
 
 test-rust:
 	$(CARGO) test --workspace --all-targets
@@ -51,9 +57,11 @@ conformance-server: build-release
 	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust --extra @extension
 
 # No import cycles between the core's files but the schema's own mirror of schema.ts
-# (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which).
+# (scripts/module_cycles.py; ARCHITECTURE.md says which layer may use which); one release build
+# of the core shared by every package that links it (scripts/shared_build.py).
 lint:
 	$(PYTHON) packaging/check_versions.py
+	$(PYTHON) scripts/shared_build.py
 	$(PYTHON) scripts/test_module_cycles.py
 	$(PYTHON) scripts/module_cycles.py core
 	$(CARGO) clippy --workspace --all-targets -- -D warnings

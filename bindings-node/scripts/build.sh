@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Node package in place: the pinned dev tools (npm ci, with the committed
 # package-lock.json, when package.json or the lock changed), then the native module
-# (`napi build --platform --release`, into the workspace's target/; quick when nothing changed).
+# (`napi build --platform --release`, into the workspace's target/ and the build the other
+# bindings share, scripts/cargo-host.sh; quick when nothing changed).
 #
 #   bash bindings-node/scripts/build.sh          # dev tools + native module
 #   bash bindings-node/scripts/build.sh --deps   # only the dev tools
@@ -19,5 +20,13 @@ fi
 if [ "${1:-}" = "--deps" ]; then
   exit 0
 fi
-echo "== node: build (napi build --platform --release)"
-(cd "$here" && npm run --silent build)
+# The napi CLI writes the module and the generated native.js / native.d.ts into target/napi-out/;
+# only the module is copied into the package: the committed native.js and native.d.ts are
+# compared with the generated ones by scripts/check-dts.mjs (`--fix` copies them), so that a
+# build never rewrites them behind the drift check's back.
+echo "== node: build (napi build --platform --release, into target/napi-out/)"
+out="$(cd "$here/.." && pwd)/target/napi-out"
+rm -rf "$out"
+(cd "$here" && CARGO="$here/scripts/cargo-host.sh" node node_modules/@napi-rs/cli/dist/cli.js build \
+  --platform --release --output-dir "$out" --js native.js --dts native.d.ts)
+cp "$out"/*.node "$here/"

@@ -31,7 +31,7 @@ bash "$here/scripts/build.sh"
 echo "== node: protocol.d.ts drift check (generated from spec/2026-07-28/schema.ts)"
 (cd "$here" && node scripts/gen-protocol-types.mjs --check)
 
-echo "== node: .d.ts drift check (napi build --release into a temporary directory)"
+echo "== node: .d.ts drift check (native.d.ts and native.js against those of the build)"
 (cd "$here" && node scripts/check-dts.mjs)
 
 echo "== node: node --test"

@@ -254,6 +254,9 @@ fun toJson(v: Any?): JsonElement = when (v) {
     else -> throw IllegalArgumentException("not a JSON value: ${v::class}")
 }
 
+/** The string member [key] (`tool.string("name")`), or null when it is absent or not a string. */
+fun JsonObject.string(key: String): String? = (this[key] as? JsonPrimitive)?.takeIf { it.isString }?.content
+
 /** The text of a `CallToolResult`'s text blocks, joined. */
 fun JsonObject.text(): String =
     (this["content"]?.jsonArray ?: JsonArray(emptyList())).mapNotNull { (it as? JsonObject)?.get("text")?.jsonPrimitive?.content }.joinToString("")

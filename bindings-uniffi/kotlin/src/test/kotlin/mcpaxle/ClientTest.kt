@@ -25,6 +25,7 @@ import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
 import org.junit.Test
+import quickstart.main as readmeQuickStart
 import java.net.ServerSocket
 import java.net.Socket
 import java.util.Collections
@@ -72,6 +73,23 @@ class ClientTest {
 
     private val accept: InputAnswer = { params ->
         obj("action" to "accept", "content" to obj("username" to "ada", "email" to "ada@example.com", "asked" to params["message"]))
+    }
+
+    @Test
+    fun readmeQuickStartRuns() {
+        // README's quick start as printed (scripts/test.sh extracts it), against this server.
+        System.setProperty("mcpaxle.quickstartUrl", url)
+        val printed = java.io.ByteArrayOutputStream()
+        val stdout = System.out
+        System.setOut(java.io.PrintStream(printed, true, "UTF-8"))
+        try {
+            readmeQuickStart()
+        } finally {
+            System.setOut(stdout)
+        }
+        val lines = printed.toString("UTF-8").lines()
+        assertTrue("the quick start lists the tools: $lines", "greet" in lines && "slow_compute" in lines)
+        assertEquals("Hello, Ada!", lines.filter { it.isNotEmpty() }.last())
     }
 
     @Test

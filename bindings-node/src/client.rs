@@ -4,12 +4,12 @@
 
 use crate::callbacks::{self, AuthorizeFn, EventFn, INPUT_KINDS, InputFn, StrongEventFn};
 use crate::cancel::{CancelToken, until_cancelled};
-use crate::errors::{self, parse_json, to_text, usage};
+use crate::errors::{self, parse_json, to_napi, to_text, usage};
 use crate::runtime;
 use crate::server::NativeServer;
 use crate::subscription::NativeSubscription;
 use mcpaxle::client::{CallOptions, Client, ClientOptions, ToolTask};
-use mcpaxle::schema::{CompleteRequestArgument, CompleteRequestContext, CompletionReference, SubscriptionFilter};
+use mcpaxle::schema::SubscriptionFilter;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -329,16 +329,8 @@ impl NativeClient {
         cancel: Option<&CancelToken>,
     ) -> Result<PromiseRaw<'env, String>> {
         let c = self.client.clone();
-        let reference: CompletionReference =
-            serde_json::from_str(&ref_json).map_err(|e| usage(format!("the completion ref is not valid: {e}")))?;
-        let argument: CompleteRequestArgument = serde_json::from_str(&argument_json)
-            .map_err(|e| usage(format!("the completion argument is not valid: {e}")))?;
-        let context: Option<CompleteRequestContext> = match context_json {
-            None => None,
-            Some(t) => {
-                Some(serde_json::from_str(&t).map_err(|e| usage(format!("the completion context is not valid: {e}")))?)
-            }
-        };
+        let (reference, argument, context) =
+            mcpaxle::client::completion_parts(&ref_json, &argument_json, context_json.as_deref()).map_err(to_napi)?;
         let cancel = cancel.map(CancelToken::token);
         runtime::promise(env, async move {
             to_text(&until_cancelled(cancel, "completion/complete", c.complete(reference, argument, context)).await?)

@@ -11,10 +11,11 @@ CARGO="${CARGO:-cargo}"
 command -v java >/dev/null || { echo "test.sh: java (17) is needed: apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
 command -v mvn >/dev/null || { echo "test.sh: Maven is needed: apt-get install maven" >&2; exit 1; }
 
-# Three builds, not one: each resolves its own features, and the generator's (uniffi `cli`) must
+# Separate builds, not one: each resolves its own features, and the generator's (uniffi `cli`) must
 # not reach the library's build (bindings-uniffi/bindgen/Cargo.toml says why).
 "$CARGO" build --release -p mcpaxle-uniffi
 "$CARGO" build --release -p mcpaxle --examples
+"$CARGO" build --release -p mcpaxle-fixtures --bins
 "$CARGO" build --release -p mcpaxle-uniffi-bindgen
 bindings-uniffi/scripts/generate.sh --check
 

@@ -1,7 +1,7 @@
 //! The application's callbacks (Kotlin or Swift objects implementing these traits) as the
 //! core's callback types.
 //!
-//! The answering callbacks ([`InputHandler`], [`Authorizer`]) are async (Kotlin `suspend`, Swift
+//! The answering callbacks ([`InputHandler`], [`Authorizer`], [`TokenStore`]) are async (Kotlin `suspend`, Swift
 //! `async`): the core awaits them without holding a thread. [`NotificationListener`] is called
 //! on a thread of the runtime for each progress or log notification, in order: it should return
 //! quickly (hand the value to a channel or a coroutine).
@@ -39,6 +39,31 @@ pub trait NotificationListener: Send + Sync {
 pub trait Authorizer: Send + Sync {
     /// The redirect URL, with the authorization response in its query.
     async fn authorize(&self, authorization_url: String) -> Result<String, McpError>;
+}
+
+/// A token store of the application's own (the Android Keystore, the Apple keychain, a
+/// database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
+/// answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
+/// `{"op": "clear", "key": KEY}` (answers ignored); `KEY` is `{issuer, resource, client}`,
+/// `TOKEN` `{accessToken, expiresAt, refreshToken, scopes, registration}`, as the file store
+/// writes them. Throwing fails the request that needed the token.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait TokenStore: Send + Sync {
+    /// One store operation; the answer as JSON.
+    async fn call(&self, request_json: String) -> Result<String, McpError>;
+}
+
+/// The core's token store, kept by the application's.
+pub(crate) fn token_store(f: Arc<dyn TokenStore>) -> Arc<dyn mcpaxle::client::TokenStore> {
+    Arc::new(mcpaxle::client::CallbackTokenStore::new(Arc::new(move |request: Value| {
+        let f = f.clone();
+        Box::pin(async move {
+            let text = f.call(request.to_string()).await.map_err(McpError::into_core)?;
+            serde_json::from_str(&text)
+                .map_err(|e| Error::unexpected(format!("the token store answered with text that is not JSON: {e}")))
+        })
+    })))
 }
 
 /// The core's input handler of one kind, answered by the application's handler.

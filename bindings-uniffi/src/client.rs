@@ -2,12 +2,12 @@
 //! core's `ClientOptions` and `CallOptions`, read by [`mcpaxle::options`]), callbacks beside
 //! them; results come back as the JSON of the core's result types.
 
-use crate::callbacks::{self, Authorizer, InputHandler, NotificationListener};
+use crate::callbacks::{self, Authorizer, InputHandler, NotificationListener, TokenStore};
 use crate::errors::{McpError, parse_json, to_text, usage};
 use crate::runtime;
 use crate::subscription::McpSubscription;
 use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, ToolTask};
-use mcpaxle::schema::{CompleteRequestArgument, CompleteRequestContext, CompletionReference, SubscriptionFilter};
+use mcpaxle::schema::SubscriptionFilter;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -34,6 +34,10 @@ pub struct ClientConfig {
     /// user.
     #[uniffi(default = None)]
     pub authorize: Option<Arc<dyn Authorizer>>,
+    /// Where the OAuth tokens are kept (with the `oauth` option), instead of the memory of this
+    /// client or the `tokenStore: {"file": ...}` option.
+    #[uniffi(default = None)]
+    pub token_store: Option<Arc<dyn TokenStore>>,
 }
 
 /// Options of one call.
@@ -90,6 +94,12 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions, McpError> {
             return Err(usage("an authorize callback needs the \"oauth\" option"));
         };
         oauth.authorize = callbacks::authorization_handler(f);
+    }
+    if let Some(f) = c.token_store {
+        let Some(oauth) = o.oauth.as_mut() else {
+            return Err(usage("a token store needs the \"oauth\" option"));
+        };
+        oauth.token_store = Some(callbacks::token_store(f));
     }
     Ok(o)
 }
@@ -294,16 +304,8 @@ impl McpClient {
         context_json: Option<String>,
     ) -> Result<String, McpError> {
         let c = self.client.clone();
-        let reference: CompletionReference =
-            serde_json::from_str(&ref_json).map_err(|e| usage(format!("the completion ref is not valid: {e}")))?;
-        let argument: CompleteRequestArgument = serde_json::from_str(&argument_json)
-            .map_err(|e| usage(format!("the completion argument is not valid: {e}")))?;
-        let context: Option<CompleteRequestContext> = match context_json {
-            None => None,
-            Some(t) => {
-                Some(serde_json::from_str(&t).map_err(|e| usage(format!("the completion context is not valid: {e}")))?)
-            }
-        };
+        let (reference, argument, context) =
+            mcpaxle::client::completion_parts(&ref_json, &argument_json, context_json.as_deref())?;
         runtime::run(async move { to_text(&c.complete(reference, argument, context).await?) }).await
     }
 
@@ -388,6 +390,7 @@ mod tests {
             on_input: None,
             on_log: None,
             authorize: None,
+            token_store: None,
         }
     }
 

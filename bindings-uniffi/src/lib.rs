@@ -15,7 +15,7 @@ mod errors;
 mod runtime;
 mod subscription;
 
-pub use callbacks::{Authorizer, InputHandler, NotificationListener};
+pub use callbacks::{Authorizer, InputHandler, NotificationListener, TokenStore};
 pub use client::{CallConfig, ClientConfig, ListKind, McpClient, McpToolTask};
 pub use errors::{ErrorKindInfo, McpError};
 pub use subscription::McpSubscription;

@@ -75,6 +75,20 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tool_task::parse_tool_result;
+
+/// The parts of a `completion/complete` request from the JSON texts the bindings receive:
+/// `ref`, `argument` and an optional `context`, each read as its schema type; a usage error
+/// names the part that is not valid. `(reference, argument, context)` for [`Client::complete`].
+pub fn completion_parts(
+    reference: &str,
+    argument: &str,
+    context: Option<&str>,
+) -> Result<(CompletionReference, CompleteRequestArgument, Option<CompleteRequestContext>)> {
+    fn part<T: DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+        serde_json::from_str(text).map_err(|e| Error::usage(format!("the completion {what} is not valid: {e}")))
+    }
+    Ok((part(reference, "ref")?, part(argument, "argument")?, context.map(|c| part(c, "context")).transpose()?))
+}
 use wire::Wire;
 
 /// An MCP client connected to one server. Cheap to clone: clones share the connection.
@@ -425,6 +439,54 @@ impl Client {
         self.inner.wire.close().await;
         for t in self.inner.background.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
             t.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::completion_parts;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn completion_parts_read_each_part_and_name_the_bad_one() {
+        let (reference, argument, context) = completion_parts(
+            r#"{"type": "ref/prompt", "name": "code_review"}"#,
+            r#"{"name": "language", "value": "py"}"#,
+            Some(r#"{"arguments": {"framework": "flask"}}"#),
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_value(reference).unwrap()["name"], "code_review");
+        assert_eq!(argument.value, "py");
+        assert!(context.is_some());
+        assert!(
+            completion_parts(
+                r#"{"type": "ref/resource", "uri": "file:///{path}"}"#,
+                r#"{"name": "path", "value": ""}"#,
+                None
+            )
+            .unwrap()
+            .2
+            .is_none()
+        );
+        for (reference, argument, context, named) in [
+            ("{", r#"{"name": "a", "value": "b"}"#, None, "the completion ref is not valid"),
+            (
+                r#"{"type": "ref/prompt", "name": "p"}"#,
+                r#"{"name": "a"}"#,
+                None,
+                "the completion argument is not valid",
+            ),
+            (
+                r#"{"type": "ref/prompt", "name": "p"}"#,
+                r#"{"name": "a", "value": "b"}"#,
+                Some("\"nope\""),
+                "the completion context is not valid",
+            ),
+        ] {
+            let e = completion_parts(reference, argument, context).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Usage);
+            assert!(e.to_string().contains(named), "{e}");
         }
     }
 }

@@ -262,6 +262,12 @@ typedef void (*UniffiCallbackInterfaceNotificationListenerMethod0)(uint64_t, Rus
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_TOKEN_STORE_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_TOKEN_STORE_METHOD0
+typedef void (*UniffiCallbackInterfaceTokenStoreMethod0)(uint64_t, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_AUTHORIZER
 #define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_AUTHORIZER
 typedef struct UniffiVTableCallbackInterfaceAuthorizer {
@@ -287,6 +293,15 @@ typedef struct UniffiVTableCallbackInterfaceNotificationListener {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceNotificationListenerMethod0 _Nonnull receive;
 } UniffiVTableCallbackInterfaceNotificationListener;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_TOKEN_STORE
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_TOKEN_STORE
+typedef struct UniffiVTableCallbackInterfaceTokenStore {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceTokenStoreMethod0 _Nonnull call;
+} UniffiVTableCallbackInterfaceTokenStore;
 
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_AUTHORIZER
@@ -347,6 +362,26 @@ void uniffi_mcpaxle_uniffi_fn_init_callback_vtable_notificationlistener(const Un
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_NOTIFICATIONLISTENER_RECEIVE
 #define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_NOTIFICATIONLISTENER_RECEIVE
 void uniffi_mcpaxle_uniffi_fn_method_notificationlistener_receive(uint64_t ptr, RustBuffer json, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_TOKENSTORE
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_TOKENSTORE
+uint64_t uniffi_mcpaxle_uniffi_fn_clone_tokenstore(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_FREE_TOKENSTORE
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_FREE_TOKENSTORE
+void uniffi_mcpaxle_uniffi_fn_free_tokenstore(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_INIT_CALLBACK_VTABLE_TOKENSTORE
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_INIT_CALLBACK_VTABLE_TOKENSTORE
+void uniffi_mcpaxle_uniffi_fn_init_callback_vtable_tokenstore(const UniffiVTableCallbackInterfaceTokenStore* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_TOKENSTORE_CALL
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_TOKENSTORE_CALL
+uint64_t uniffi_mcpaxle_uniffi_fn_method_tokenstore_call(uint64_t ptr, RustBuffer request_json
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_MCPCLIENT
@@ -831,6 +866,12 @@ uint16_t uniffi_mcpaxle_uniffi_checksum_method_inputhandler_answer(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_NOTIFICATIONLISTENER_RECEIVE
 #define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_NOTIFICATIONLISTENER_RECEIVE
 uint16_t uniffi_mcpaxle_uniffi_checksum_method_notificationlistener_receive(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_TOKENSTORE_CALL
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_TOKENSTORE_CALL
+uint16_t uniffi_mcpaxle_uniffi_checksum_method_tokenstore_call(void
     
 );
 #endif

@@ -2106,6 +2106,252 @@ public func FfiConverterTypeNotificationListener_lower(_ value: NotificationList
 
 
 
+
+
+/**
+ * A token store of the application's own (the Android Keystore, the Apple keychain, a
+ * database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
+ * answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
+ * `{"op": "clear", "key": KEY}` (answers ignored); `KEY` is `{issuer, resource, client}`,
+ * `TOKEN` `{accessToken, expiresAt, refreshToken, scopes, registration}`, as the file store
+ * writes them. Throwing fails the request that needed the token.
+ */
+public protocol TokenStore: AnyObject, Sendable {
+    
+    /**
+     * One store operation; the answer as JSON.
+     */
+    func call(requestJson: String) async throws  -> String
+    
+}
+/**
+ * A token store of the application's own (the Android Keystore, the Apple keychain, a
+ * database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
+ * answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
+ * `{"op": "clear", "key": KEY}` (answers ignored); `KEY` is `{issuer, resource, client}`,
+ * `TOKEN` `{accessToken, expiresAt, refreshToken, scopes, registration}`, as the file store
+ * writes them. Throwing fails the request that needed the token.
+ */
+open class TokenStoreImpl: TokenStore, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_tokenstore(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_tokenstore(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * One store operation; the answer as JSON.
+     */
+open func call(requestJson: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_tokenstore_call(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(requestJson)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceTokenStore {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceTokenStore = UniffiVTableCallbackInterfaceTokenStore(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeTokenStore.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface TokenStore: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeTokenStore.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface TokenStore: handle missing in uniffiClone")
+            }
+        },
+        call: { (
+            uniffiHandle: UInt64,
+            requestJson: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeTokenStore.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.call(
+                     requestJson: try FfiConverterString.lift(requestJson)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeMcpError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceTokenStore> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceTokenStore>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitTokenStore() {
+    uniffi_mcpaxle_uniffi_fn_init_callback_vtable_tokenstore(UniffiCallbackInterfaceTokenStore.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTokenStore: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<TokenStore>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = TokenStore
+
+    public static func lift(_ handle: UInt64) throws -> TokenStore {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return TokenStoreImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: TokenStore) -> UInt64 {
+         if let rustImpl = value as? TokenStoreImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TokenStore {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: TokenStore, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTokenStore_lift(_ handle: UInt64) throws -> TokenStore {
+    return try FfiConverterTypeTokenStore.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTokenStore_lower(_ value: TokenStore) -> UInt64 {
+    return FfiConverterTypeTokenStore.lower(value)
+}
+
+
+
+
 /**
  * Options of one call.
  */
@@ -2216,6 +2462,11 @@ public struct ClientConfig {
      * user.
      */
     public var authorize: Authorizer?
+    /**
+     * Where the OAuth tokens are kept (with the `oauth` option), instead of the memory of this
+     * client or the `tokenStore: {"file": ...}` option.
+     */
+    public var tokenStore: TokenStore?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -2239,12 +2490,17 @@ public struct ClientConfig {
          * OAuth's user-agent step (with the `oauth` option). None: the client fetches the
          * authorization URL itself and follows its redirect, for servers that approve without a
          * user.
-         */authorize: Authorizer? = nil) {
+         */authorize: Authorizer? = nil, 
+        /**
+         * Where the OAuth tokens are kept (with the `oauth` option), instead of the memory of this
+         * client or the `tokenStore: {"file": ...}` option.
+         */tokenStore: TokenStore? = nil) {
         self.optionsJson = optionsJson
         self.inputKinds = inputKinds
         self.onInput = onInput
         self.onLog = onLog
         self.authorize = authorize
+        self.tokenStore = tokenStore
     }
 
     
@@ -2267,7 +2523,8 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
                 inputKinds: FfiConverterSequenceString.read(from: &buf), 
                 onInput: FfiConverterOptionTypeInputHandler.read(from: &buf), 
                 onLog: FfiConverterOptionTypeNotificationListener.read(from: &buf), 
-                authorize: FfiConverterOptionTypeAuthorizer.read(from: &buf)
+                authorize: FfiConverterOptionTypeAuthorizer.read(from: &buf), 
+                tokenStore: FfiConverterOptionTypeTokenStore.read(from: &buf)
         )
     }
 
@@ -2277,6 +2534,7 @@ public struct FfiConverterTypeClientConfig: FfiConverterRustBuffer {
         FfiConverterOptionTypeInputHandler.write(value.onInput, into: &buf)
         FfiConverterOptionTypeNotificationListener.write(value.onLog, into: &buf)
         FfiConverterOptionTypeAuthorizer.write(value.authorize, into: &buf)
+        FfiConverterOptionTypeTokenStore.write(value.tokenStore, into: &buf)
     }
 }
 
@@ -2658,6 +2916,30 @@ fileprivate struct FfiConverterOptionTypeNotificationListener: FfiConverterRustB
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeTokenStore: FfiConverterRustBuffer {
+    typealias SwiftType = TokenStore?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeTokenStore.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeTokenStore.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeCallConfig: FfiConverterRustBuffer {
     typealias SwiftType = CallConfig?
 
@@ -3002,6 +3284,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_mcpaxle_uniffi_checksum_method_notificationlistener_receive() != 20362) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_mcpaxle_uniffi_checksum_method_tokenstore_call() != 1629) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_mcpaxle_uniffi_checksum_method_mcpclient_call_tool() != 11554) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3078,6 +3363,7 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitAuthorizer()
     uniffiCallbackInitInputHandler()
     uniffiCallbackInitNotificationListener()
+    uniffiCallbackInitTokenStore()
     return InitializationResult.ok
 }()
 

@@ -4,7 +4,10 @@
 package mcpaxle
 
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.channels.BufferOverflow
 import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.buffer
+import kotlinx.coroutines.flow.channelFlow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.withContext
 import kotlinx.serialization.json.Json
@@ -25,6 +28,7 @@ import mcpaxle.ffi.McpClient
 import mcpaxle.ffi.McpException
 import mcpaxle.ffi.McpSubscription
 import mcpaxle.ffi.NotificationListener
+import mcpaxle.ffi.TokenStore as NativeTokenStore
 
 /**
  * The error of every failed call: [kind] is the core's error kind name (`"invalid_params"`,
@@ -63,6 +67,7 @@ typealias InputAnswer = suspend (params: JsonObject) -> JsonObject
  * server's own requests): a client declares the capabilities of those it has. [onLog] gets log
  * messages not tied to a call; [authorize] is OAuth's user-agent step (with the `oauth`
  * option): open the authorization URL, return the URL the authorization server redirected to.
+ * [tokenStore] keeps the OAuth tokens (with the `oauth` option) where the app wants them.
  * Callbacks run on the Rust runtime's threads: [onLog] should return quickly.
  */
 class Handlers(
@@ -71,7 +76,39 @@ class Handlers(
     val onRoots: InputAnswer? = null,
     val onLog: ((JsonObject) -> Unit)? = null,
     val authorize: (suspend (authorizationUrl: String) -> String)? = null,
+    val tokenStore: TokenStore? = null,
 )
+
+/**
+ * Where a client keeps its OAuth tokens between requests and runs (the Android Keystore, the
+ * JVM's KeyStore, a database): [key] is `{issuer, resource, client}`, a token `{accessToken,
+ * expiresAt, refreshToken, scopes, registration}` (the core's `StoredToken`). The client loads
+ * when it first needs a token for a key, saves after every token response and clears when
+ * nothing is left to keep. Throwing fails the request that needed the token.
+ */
+interface TokenStore {
+    /** The token stored for [key], or null. */
+    suspend fun load(key: JsonObject): JsonObject?
+
+    /** Replaces the token of [key]. */
+    suspend fun save(key: JsonObject, token: JsonObject)
+
+    /** Forgets [key]. */
+    suspend fun clear(key: JsonObject)
+}
+
+private fun TokenStore.native() = object : NativeTokenStore {
+    override suspend fun call(requestJson: String): String = callback {
+        val request = parseObject(requestJson)
+        val key = request["key"]!!.jsonObject
+        when (val op = request.string("op")) {
+            "load" -> load(key)?.toString() ?: "null"
+            "save" -> { save(key, request["token"]!!.jsonObject); "null" }
+            "clear" -> { clear(key); "null" }
+            else -> throw McpError("usage", -32603, "unknown token store operation $op")
+        }
+    }
+}
 
 /** Options of one call: [options] the core's `CallOptions` (`timeoutMs`, `meta`, `logLevel`, `bypassCache`). */
 class CallOptions(
@@ -109,7 +146,9 @@ private fun config(options: JsonObject, handlers: Handlers): ClientConfig {
             override suspend fun authorize(authorizationUrl: String): String = callback { f(authorizationUrl) }
         }
     }
-    return ClientConfig(options.toString(), answers.keys.toList(), input, handlers.onLog?.let(::listener), authorize)
+    return ClientConfig(
+        options.toString(), answers.keys.toList(), input, handlers.onLog?.let(::listener), authorize, handlers.tokenStore?.native(),
+    )
 }
 
 /**
@@ -186,6 +225,22 @@ class Client private constructor(val native: McpClient) {
     suspend fun callTool(name: String, arguments: JsonObject = JsonObject(emptyMap()), options: CallOptions? = null): JsonObject =
         parseObject(call { native.callTool(name, arguments.toString(), options?.native()) })
 
+    /**
+     * `tools/call` as a flow: the call's progress and log notifications as they come, then its
+     * result, last. The call starts when the flow is collected; cancelling the collector cancels
+     * it. [options] as [CallOptions.options]. A collector slower than the server sees the latest 64
+     * events, older ones dropped (never the result: it comes last).
+     */
+    fun callToolEvents(name: String, arguments: JsonObject = JsonObject(emptyMap()), options: JsonObject? = null): Flow<CallEvent> =
+        channelFlow {
+            val result = callTool(name, arguments, CallOptions(
+                options,
+                onProgress = { trySend(CallEvent.Progress(it)) },
+                onLog = { trySend(CallEvent.Log(it)) },
+            ))
+            send(CallEvent.Result(result))
+        }.buffer(64, BufferOverflow.DROP_OLDEST)
+
     /** `resources/read`. */
     suspend fun readResource(uri: String, options: CallOptions? = null): JsonObject =
         parseObject(call { native.readResource(uri, options?.native()) })
@@ -235,6 +290,18 @@ class Client private constructor(val native: McpClient) {
             native.destroy()
         }
     }
+}
+
+/** What [Client.callToolEvents] emits: notifications of the call, then its result. */
+sealed interface CallEvent {
+    /** A `notifications/progress`'s params (`progress`, `total`, `message`). */
+    data class Progress(val params: JsonObject) : CallEvent
+
+    /** A `notifications/message`'s params (`level`, `logger`, `data`) sent for the call. */
+    data class Log(val params: JsonObject) : CallEvent
+
+    /** The `CallToolResult`, the flow's last element. */
+    data class Result(val result: JsonObject) : CallEvent
 }
 
 /** [JsonObject]s from pairs, for arguments and options: `obj("a" to 5, "b" to 3)`. */

@@ -129,6 +129,24 @@ class ClientTest {
     }
 
     @Test
+    fun callToolEventsEmitsProgressThenTheResult() = runBlocking<Unit> {
+        val client = Client.connectHttp(url, options())
+        try {
+            val events = client.callToolEvents("test_tool_with_progress").toList()
+            val progress = events.filterIsInstance<CallEvent.Progress>()
+            assertEquals(listOf("0", "50", "100"), progress.map { it.params["progress"]!!.jsonPrimitive.content.substringBefore('.') })
+            val last = events.last()
+            assertTrue("the result comes last: $events", last is CallEvent.Result)
+            assertEquals(1, events.count { it is CallEvent.Result })
+            assertFalse((last as CallEvent.Result).result["isError"]?.jsonPrimitive?.content == "true")
+            // Not collected, not called: a cold flow.
+            client.callToolEvents("greet", obj("name" to "nobody"))
+        } finally {
+            client.close()
+        }
+    }
+
+    @Test
     fun elicitationInBothEras() = runBlocking {
         for (version in listOf("2026-07-28", "2025-11-25")) {
             val client = Client.connectHttp(url, options(version), elicitHandlers(accept))

@@ -666,6 +666,9 @@ internal interface UniffiCallbackInterfaceInputHandlerMethod0 : com.sun.jna.Call
 internal interface UniffiCallbackInterfaceNotificationListenerMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`json`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
 }
+internal interface UniffiCallbackInterfaceTokenStoreMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`requestJson`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
+}
 @Structure.FieldOrder("uniffiFree", "uniffiClone", "authorize")
 internal open class UniffiVTableCallbackInterfaceAuthorizer(
     @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
@@ -723,6 +726,25 @@ internal open class UniffiVTableCallbackInterfaceNotificationListener(
     }
 
 }
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "call")
+internal open class UniffiVTableCallbackInterfaceTokenStore(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `call`: UniffiCallbackInterfaceTokenStoreMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `call`: UniffiCallbackInterfaceTokenStoreMethod0? = null,
+    ): UniffiVTableCallbackInterfaceTokenStore(`uniffiFree`,`uniffiClone`,`call`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceTokenStore) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `call` = other.`call`
+    }
+
+}
 
 // A JNA Library to expose the extern-C FFI definitions.
 // This is an implementation detail which will be called internally by the public API.
@@ -763,6 +785,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_mcpaxle_uniffi_checksum_method_inputhandler_answer(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_notificationlistener_receive(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_tokenstore_call(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_mcpclient_call_tool(
     ): Int
@@ -831,6 +855,7 @@ internal object UniffiLib {
         uniffiCallbackInterfaceAuthorizer.register(this)
         uniffiCallbackInterfaceInputHandler.register(this)
         uniffiCallbackInterfaceNotificationListener.register(this)
+        uniffiCallbackInterfaceTokenStore.register(this)
         
     }
 
@@ -859,6 +884,14 @@ internal object UniffiLib {
     ): Unit
     external fun uniffi_mcpaxle_uniffi_fn_method_notificationlistener_receive(`ptr`: Long,`json`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_clone_tokenstore(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_tokenstore(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_init_callback_vtable_tokenstore(`vtable`: UniffiVTableCallbackInterfaceTokenStore,
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_tokenstore_call(`ptr`: Long,`requestJson`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_mcpaxle_uniffi_fn_clone_mcpclient(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_mcpaxle_uniffi_fn_free_mcpclient(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1070,6 +1103,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_notificationlistener_receive() and 0xFFFF) != 20362) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_tokenstore_call() and 0xFFFF) != 1629) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpclient_call_tool() and 0xFFFF) != 11554) {
@@ -4005,6 +4041,370 @@ public object FfiConverterTypeNotificationListener: FfiConverter<NotificationLis
 }
 
 
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * A token store of the application's own (the Android Keystore, the Apple keychain, a
+ * database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
+ * answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
+ * `{"op": "clear", "key": KEY}` (answers ignored); `KEY` is `{issuer, resource, client}`,
+ * `TOKEN` `{accessToken, expiresAt, refreshToken, scopes, registration}`, as the file store
+ * writes them. Throwing fails the request that needed the token.
+ */
+public interface TokenStore {
+    
+    /**
+     * One store operation; the answer as JSON.
+     */
+    suspend fun `call`(`requestJson`: kotlin.String): kotlin.String
+    
+    companion object
+}
+
+/**
+ * A token store of the application's own (the Android Keystore, the Apple keychain, a
+ * database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
+ * answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
+ * `{"op": "clear", "key": KEY}` (answers ignored); `KEY` is `{issuer, resource, client}`,
+ * `TOKEN` `{accessToken, expiresAt, refreshToken, scopes, registration}`, as the file store
+ * writes them. Throwing fails the request that needed the token.
+ */
+open class TokenStoreImpl: Disposable, AutoCloseable, TokenStore
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_tokenstore(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_tokenstore(handle, status)
+        }
+    }
+
+    
+    /**
+     * One store operation; the answer as JSON.
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `call`(`requestJson`: kotlin.String) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_tokenstore_call(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`requestJson`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceTokenStore {
+    internal object `call`: UniffiCallbackInterfaceTokenStoreMethod0 {
+        override fun callback(`uniffiHandle`: Long,`requestJson`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,) {
+            val uniffiObj = FfiConverterTypeTokenStore.handleMap.get(uniffiHandle)
+            val makeCall = suspend { ->
+                uniffiObj.`call`(
+                    FfiConverterString.lift(`requestJson`),
+                )
+            }
+            val uniffiHandleSuccess = { returnValue: kotlin.String ->
+                val uniffiResult = UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                    FfiConverterString.lower(returnValue),
+                    UniffiRustCallStatus.ByValue()
+                )
+                uniffiResult.write()
+                uniffiFutureCallback.callback(uniffiCallbackData, uniffiResult)
+            }
+            val uniffiHandleError = { callStatus: UniffiRustCallStatus.ByValue ->
+                uniffiFutureCallback.callback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                        RustBuffer.ByValue(),
+                        callStatus,
+                    ),
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall,
+                uniffiHandleSuccess,
+                uniffiHandleError,
+                { e: McpException -> FfiConverterTypeMcpError.lower(e) },
+                uniffiOutDroppedCallback
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeTokenStore.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeTokenStore.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceTokenStore.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `call`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_mcpaxle_uniffi_fn_init_callback_vtable_tokenstore(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeTokenStore: FfiConverter<TokenStore, Long> {
+    internal val handleMap = UniffiHandleMap<TokenStore>()
+
+    override fun lower(value: TokenStore): Long {
+        if (value is TokenStoreImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): TokenStore {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return TokenStoreImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): TokenStore {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: TokenStore) = 8UL
+
+    override fun write(value: TokenStore, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
 
 /**
  * Options of one call.
@@ -4105,6 +4505,12 @@ data class ClientConfig (
      * user.
      */
     var `authorize`: Authorizer? = null 
+    , 
+    /**
+     * Where the OAuth tokens are kept (with the `oauth` option), instead of the memory of this
+     * client or the `tokenStore: {"file": ...}` option.
+     */
+    var `tokenStore`: TokenStore? = null 
     
 ): Disposable{
     
@@ -4120,7 +4526,8 @@ data class ClientConfig (
         this.`inputKinds`,
         this.`onInput`,
         this.`onLog`,
-        this.`authorize`
+        this.`authorize`,
+        this.`tokenStore`
     )
     }
     
@@ -4138,6 +4545,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalTypeInputHandler.read(buf),
             FfiConverterOptionalTypeNotificationListener.read(buf),
             FfiConverterOptionalTypeAuthorizer.read(buf),
+            FfiConverterOptionalTypeTokenStore.read(buf),
         )
     }
 
@@ -4146,7 +4554,8 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterSequenceString.allocationSize(value.`inputKinds`) +
             FfiConverterOptionalTypeInputHandler.allocationSize(value.`onInput`) +
             FfiConverterOptionalTypeNotificationListener.allocationSize(value.`onLog`) +
-            FfiConverterOptionalTypeAuthorizer.allocationSize(value.`authorize`)
+            FfiConverterOptionalTypeAuthorizer.allocationSize(value.`authorize`) +
+            FfiConverterOptionalTypeTokenStore.allocationSize(value.`tokenStore`)
     )
 
     override fun write(value: ClientConfig, buf: ByteBuffer) {
@@ -4155,6 +4564,7 @@ public object FfiConverterTypeClientConfig: FfiConverterRustBuffer<ClientConfig>
             FfiConverterOptionalTypeInputHandler.write(value.`onInput`, buf)
             FfiConverterOptionalTypeNotificationListener.write(value.`onLog`, buf)
             FfiConverterOptionalTypeAuthorizer.write(value.`authorize`, buf)
+            FfiConverterOptionalTypeTokenStore.write(value.`tokenStore`, buf)
     }
 }
 
@@ -4476,6 +4886,38 @@ public object FfiConverterOptionalTypeNotificationListener: FfiConverterRustBuff
         } else {
             buf.put(1)
             FfiConverterTypeNotificationListener.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeTokenStore: FfiConverterRustBuffer<TokenStore?> {
+    override fun read(buf: ByteBuffer): TokenStore? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeTokenStore.read(buf)
+    }
+
+    override fun allocationSize(value: TokenStore?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeTokenStore.allocationSize(value)
+        }
+    }
+
+    override fun write(value: TokenStore?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeTokenStore.write(value, buf)
         }
     }
 }

@@ -147,8 +147,10 @@ test-node:
 
 # Kotlin on the JVM through uniffi (bindings-uniffi/scripts/test.sh): the library in release from
 # the workspace target/, the committed Kotlin and Swift sources checked against uniffi-bindgen's
-# output, the jar (pinned pom, Maven Central; the native library inside), the JUnit tests against
-# the Rust everything_server, and the Kotlin everything client against the client scenarios.
+# output, the jar (pinned pom, Maven Central; the native library inside), the JUnit tests (the
+# client against the Rust everything_server and the OAuth fixture, the Kotlin server called by the
+# Kotlin client, README's two quick starts), and the Kotlin everything client against the client
+# scenarios.
 # Swift is generated and drift-checked only (packaging/swift, built by the release workflow).
 test-kotlin:
 	bash bindings-uniffi/scripts/test.sh

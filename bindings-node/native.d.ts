@@ -214,11 +214,7 @@ export declare class NativeToolTask {
 
 /** The context of one request being handled by a JavaScript handler. */
 export declare class RequestCtx {
-  /**
-   * The request's metadata as JSON: `requestId`, `method`, `protocolVersion`,
-   * `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`, `headers`
-   * (lowercase names; `{}` on stdio), `claims` and `scopes` (`null` without a bearer token).
-   */
+  /** The request's metadata as JSON ([`RequestContext::info_json`]). */
   info(): string
   /** Sends `notifications/progress` (nothing when the client asked for no progress). */
   progress(progress: number, total?: number | undefined | null, message?: string | undefined | null): void

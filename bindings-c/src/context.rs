@@ -331,21 +331,7 @@ pub unsafe extern "C" fn mcpaxle_context_info(
         // SAFETY: per the contract.
         let out = unsafe { out_ptr(info_json, "info_json")? };
         let (_, rc) = server_ctx(ctx)?;
-        let info = json!({
-            "method": rc.method(),
-            "requestId": serde_json::to_value(rc.request_id()).unwrap_or(Value::Null),
-            "protocolVersion": rc.protocol_version(),
-            "clientCapabilities": rc.client_capabilities(),
-            "clientInfo": rc.client_info(),
-            "principal": rc.principal(),
-            "progressToken": rc.progress_token(),
-            "meta": rc.meta(),
-            "headers": rc.headers().map(mcpaxle_core::server::middleware::headers_to_json).unwrap_or_default(),
-            "claims": rc.claims(),
-            "scopes": rc.token().map(|t| &t.scopes),
-            "taskId": rc.task_id(),
-            "trace": rc.trace_context().map(|t| t.to_map()),
-        });
+        let info = rc.info_json();
         write_json(out, &info);
         Ok(())
     })

@@ -43,26 +43,10 @@ impl RequestCtx {
 
 #[napi]
 impl RequestCtx {
-    /// The request's metadata as JSON: `requestId`, `method`, `protocolVersion`,
-    /// `clientCapabilities`, `clientInfo`, `meta`, `principal`, `progressToken`, `headers`
-    /// (lowercase names; `{}` on stdio), `claims` and `scopes` (`null` without a bearer token).
+    /// The request's metadata as JSON ([`RequestContext::info_json`]).
     #[napi]
     pub fn info(&self) -> String {
-        let c = &self.ctx;
-        json!({
-            "requestId": c.request_id(),
-            "method": c.method(),
-            "protocolVersion": c.protocol_version(),
-            "clientCapabilities": c.client_capabilities(),
-            "clientInfo": c.client_info(),
-            "meta": c.meta(),
-            "principal": c.principal(),
-            "progressToken": c.progress_token(),
-            "headers": c.headers().map(mcpaxle::server::middleware::headers_to_json).unwrap_or_default(),
-            "claims": c.claims(),
-            "scopes": c.token().map(|t| &t.scopes),
-        })
-        .to_string()
+        self.ctx.info_json().to_string()
     }
 
     /// Sends `notifications/progress` (nothing when the client asked for no progress).

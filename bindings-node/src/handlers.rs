@@ -20,15 +20,12 @@
 use crate::context::RequestCtx;
 use crate::errors;
 use mcpaxle::RequestContext;
-use mcpaxle::server::{
-    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, Returned,
-    ToolHandler,
-};
+use mcpaxle::server::{BoxFuture, JsonHandler, Returned};
 use napi::Status;
 use napi::bindgen_prelude::{FnArgs, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -103,7 +100,7 @@ pub fn request_context(call_id: i64) -> Option<RequestCtx> {
     Some(RequestCtx::new(run.ctx.clone(), run.over.clone(), run.answered.clone()))
 }
 
-/// A JavaScript handler, usable as any of the core's handler traits.
+/// A JavaScript handler, usable as any of the core's handler traits through [`mcpaxle::server::JsonInput`].
 #[derive(Clone)]
 pub struct JsHandler {
     f: Arc<HandlerFn>,
@@ -115,7 +112,7 @@ impl JsHandler {
         JsHandler { f: Arc::new(f) }
     }
 
-    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+    fn start(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         let f = self.f.clone();
         Box::pin(async move {
             // `over` fires when this run ends, answered or dropped (a dropped run is a cancelled
@@ -140,30 +137,8 @@ impl JsHandler {
     }
 }
 
-impl ToolHandler for JsHandler {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
-        self.run(arguments, ctx)
-    }
-}
-
-impl ResourceHandler for JsHandler {
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
-        self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx)
-    }
-}
-
-impl PromptHandler for JsHandler {
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
-        self.run(Value::Object(arguments), ctx)
-    }
-}
-
-impl CompletionHandler for JsHandler {
-    fn complete(
-        &self,
-        request: CompletionRequest,
-        ctx: RequestContext,
-    ) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
-        self.run(json!({ "argument": request.argument, "value": request.value, "context": request.context }), ctx)
+impl JsonHandler for JsHandler {
+    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+        self.start(input, ctx)
     }
 }

@@ -10,7 +10,9 @@ use crate::handlers::{HandlerFn, JsHandler};
 use crate::mount::NativeMount;
 use crate::runtime;
 use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use mcpaxle::server::{CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions};
+use mcpaxle::server::{
+    CacheHint, CompletionRef, JsonInput, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions,
+};
 use mcpaxle::transport::http::{HttpOptions, HttpServer, McpService};
 use mcpaxle::transport::stdio::{self, StdioOptions};
 use napi::bindgen_prelude::PromiseRaw;
@@ -125,7 +127,7 @@ impl NativeServer {
     ) -> Result<()> {
         let tool: Tool = definition(&definition_json, "tool")?;
         let options: ToolOptions = options(options_json.as_deref(), "the tool options")?;
-        self.server.add_tool_with(tool, options, JsHandler::new(handler)).map_err(errors::to_napi)
+        self.server.add_tool_with(tool, options, JsonInput(JsHandler::new(handler))).map_err(errors::to_napi)
     }
 
     /// Appends a middleware to the chain (the first added runs outermost): `(requestJson,
@@ -173,7 +175,9 @@ impl NativeServer {
         handler: HandlerFn,
     ) -> Result<()> {
         let resource: Resource = definition(&definition_json, "resource")?;
-        self.server.add_resource(resource, cache_hint(cache_json)?, JsHandler::new(handler)).map_err(errors::to_napi)
+        self.server
+            .add_resource(resource, cache_hint(cache_json)?, JsonInput(JsHandler::new(handler)))
+            .map_err(errors::to_napi)
     }
 
     /// Removes a resource by URI; whether it existed.
@@ -196,7 +200,7 @@ impl NativeServer {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
         let options: TemplateOptions = options(options_json.as_deref(), "the resource template options")?;
         self.server
-            .add_resource_template_with(template, cache_hint(cache_json)?, options, JsHandler::new(handler))
+            .add_resource_template_with(template, cache_hint(cache_json)?, options, JsonInput(JsHandler::new(handler)))
             .map_err(errors::to_napi)
     }
 
@@ -215,7 +219,7 @@ impl NativeServer {
         handler: HandlerFn,
     ) -> Result<()> {
         let prompt: Prompt = definition(&definition_json, "prompt")?;
-        self.server.add_prompt(prompt, JsHandler::new(handler)).map_err(errors::to_napi)
+        self.server.add_prompt(prompt, JsonInput(JsHandler::new(handler))).map_err(errors::to_napi)
     }
 
     /// Removes a prompt; whether it existed.
@@ -234,7 +238,7 @@ impl NativeServer {
         #[napi(ts_arg_type = "(callId: number, inputJson: string, traceJson: string | null) => void")]
         handler: HandlerFn,
     ) -> Result<()> {
-        self.server.set_completion(completion_ref(&kind, name)?, JsHandler::new(handler));
+        self.server.set_completion(completion_ref(&kind, name)?, JsonInput(JsHandler::new(handler)));
         Ok(())
     }
 

@@ -24,19 +24,25 @@ native="$root/target/uniffi-jar"
 mkdir -p "$native"
 objcopy --strip-debug target/release/libmcpaxle_uniffi.so "$native/libmcpaxle_uniffi.so"
 
-# README's Kotlin quick start, as it is printed, in a package of its own and with its URL read
-# from a system property (ClientTest.readmeQuickStartRuns runs it against the everything_server).
+# README's Kotlin quick starts (the client's, then the server's), as they are printed, each in a
+# package of its own with its URL or address read from a system property (ClientTest and
+# ServerTest run them: the client against the everything_server, the server called by a client).
 mkdir -p bindings-uniffi/kotlin/target/quickstart
 python3 - <<'PY2'
 import re, sys
 readme = open("README.md").read()
-section = readme.split("## Kotlin quick start", 1)[1]
-block = re.search(r"```kotlin\n(.*?)```", section, re.S).group(1)
-url = '"http://127.0.0.1:3000/mcp"'
-if block.count(url) != 1:
-    sys.exit(f"test.sh: README's Kotlin quick start must name the server as {url}, once")
-block = block.replace(url, 'System.getProperty("mcpaxle.quickstartUrl")')
-open("bindings-uniffi/kotlin/target/quickstart/QuickStart.kt", "w").write("package quickstart\n\n" + block)
+section = readme.split("## Kotlin quick start", 1)[1].split("\n## ", 1)[0]
+blocks = re.findall(r"```kotlin\n(.*?)```", section, re.S)
+if len(blocks) != 2:
+    sys.exit(f"test.sh: README's Kotlin quick start must have two kotlin blocks (client, server), not {len(blocks)}")
+for block, package, literal, prop in (
+    (blocks[0], "quickstart", '"http://127.0.0.1:3000/mcp"', "mcpaxle.quickstartUrl"),
+    (blocks[1], "quickstartserver", '"127.0.0.1:3000"', "mcpaxle.quickstartAddress"),
+):
+    if block.count(literal) != 1:
+        sys.exit(f"test.sh: README's Kotlin {package} block must name the server as {literal}, once")
+    block = block.replace(literal, f'System.getProperty("{prop}")')
+    open(f"bindings-uniffi/kotlin/target/quickstart/{package}.kt", "w").write(f"package {package}\n\n" + block)
 PY2
 
 cd bindings-uniffi/kotlin

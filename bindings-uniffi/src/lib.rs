@@ -1,4 +1,5 @@
-//! mcpaxle's client for Kotlin (JVM, Android) and Swift, through uniffi.
+//! mcpaxle's client (and a server for JVM services) for Kotlin (JVM, Android) and Swift, through
+//! uniffi.
 //!
 //! A thin binding, as the others: the core reads every option (JSON in, [`mcpaxle::options`]),
 //! results go out as the JSON of the core's types, errors carry the core's [`mcpaxle::ErrorKind`]
@@ -13,11 +14,13 @@ mod callbacks;
 mod client;
 mod errors;
 mod runtime;
+mod server;
 mod subscription;
 
 pub use callbacks::{Authorizer, InputHandler, NotificationListener, TokenStore};
 pub use client::{CallConfig, ClientConfig, ListKind, McpClient, McpToolTask};
 pub use errors::{ErrorKindInfo, McpError};
+pub use server::{McpHttpServer, McpRequestContext, McpServer, ServerHandler};
 pub use subscription::McpSubscription;
 
 uniffi::setup_scaffolding!();

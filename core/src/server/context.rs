@@ -322,6 +322,29 @@ impl RequestContext {
         self.token().map(|t| &t.claims)
     }
 
+    /// The request's metadata as one JSON object, what every binding hands its handlers:
+    /// `method`, `requestId`, `protocolVersion`, `clientCapabilities`, `clientInfo`,
+    /// `principal`, `progressToken`, `meta`, `headers` (lowercase names; `{}` on stdio),
+    /// `claims` and `scopes` (null without a bearer token), `taskId` (null outside a task) and
+    /// `trace` (the trace context while telemetry is on, else null).
+    pub fn info_json(&self) -> Value {
+        json!({
+            "method": self.method(),
+            "requestId": self.request_id(),
+            "protocolVersion": self.protocol_version(),
+            "clientCapabilities": self.client_capabilities(),
+            "clientInfo": self.client_info(),
+            "principal": self.principal(),
+            "progressToken": self.progress_token(),
+            "meta": self.meta(),
+            "headers": self.headers().map(crate::server::middleware::headers_to_json).unwrap_or_default(),
+            "claims": self.claims(),
+            "scopes": self.token().map(|t| &t.scopes),
+            "taskId": self.task_id(),
+            "trace": self.trace_context().map(|t| t.to_map()),
+        })
+    }
+
     /// The progress token of the request, when the client asked for progress.
     pub fn progress_token(&self) -> Option<&Value> {
         self.inner.meta.progress_token.as_ref()
@@ -602,5 +625,19 @@ mod tests {
         assert_eq!("sampling".parse::<AskKind>().unwrap(), AskKind::Sample);
         assert_eq!("roots".parse::<AskKind>().unwrap().name(), "roots");
         assert_eq!("sample".parse::<AskKind>().unwrap_err().kind(), ErrorKind::Usage);
+    }
+
+    #[test]
+    fn info_json_names_every_part_of_the_request() {
+        let info = ctx(json!({})).info_json();
+        assert_eq!(info["method"], "tools/call");
+        assert_eq!(info["requestId"], 1);
+        assert_eq!(info["protocolVersion"], crate::server::request_meta::PROTOCOL_VERSION);
+        assert_eq!(info["clientCapabilities"], json!({ "elicitation": {}, "roots": {} }));
+        assert_eq!(info["headers"], json!({}), "no headers on stdio: an empty object");
+        for absent in ["clientInfo", "principal", "progressToken", "claims", "scopes", "taskId", "trace"] {
+            assert_eq!(info[absent], Value::Null, "{absent}");
+        }
+        assert_eq!(info.as_object().map(Map::len), Some(13));
     }
 }

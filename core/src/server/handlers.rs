@@ -111,3 +111,41 @@ where
         Box::pin(async move { fut.await.map(Into::into) })
     }
 }
+
+/// One function for every kind of handler, its input as JSON: what a binding whose host
+/// callbacks take JSON implements once; [`JsonInput`] makes it each of the handler traits.
+/// The input is the tool's arguments, the prompt's arguments, `{"uri", "variables"}` for a
+/// resource or template, or `{"argument", "value", "context"}` for a completion.
+pub trait JsonHandler: Send + Sync + 'static {
+    /// One run of the handler.
+    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>>;
+}
+
+/// A [`JsonHandler`] as a tool, resource, prompt or completion handler.
+pub struct JsonInput<H>(pub H);
+
+impl<H: JsonHandler> ToolHandler for JsonInput<H> {
+    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        self.0.run(arguments, ctx)
+    }
+}
+
+impl<H: JsonHandler> ResourceHandler for JsonInput<H> {
+    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        self.0.run(serde_json::json!({ "uri": request.uri, "variables": request.variables }), ctx)
+    }
+}
+
+impl<H: JsonHandler> PromptHandler for JsonInput<H> {
+    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        self.0.run(Value::Object(arguments), ctx)
+    }
+}
+
+impl<H: JsonHandler> CompletionHandler for JsonInput<H> {
+    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        let input =
+            serde_json::json!({ "argument": request.argument, "value": request.value, "context": request.context });
+        self.0.run(input, ctx)
+    }
+}

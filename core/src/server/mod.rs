@@ -48,7 +48,8 @@ pub use dispatch::{RequestHeaders, TransportContext};
 pub use exchange::{Exchange, Outgoing};
 pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
-    BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, ResourceHandler, ResourceRequest, ToolHandler,
+    BoxFuture, CompletionHandler, CompletionRequest, JsonHandler, JsonInput, PromptHandler, ResourceHandler,
+    ResourceRequest, ToolHandler,
 };
 pub use middleware::{Item, ItemInfo, ItemKind, Middleware, Next, RequestInfo, Token, Visibility, VisibilityFilter};
 pub use options::{

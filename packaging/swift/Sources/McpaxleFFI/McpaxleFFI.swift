@@ -471,6 +471,22 @@ private let UNIFFI_CALLBACK_UNEXPECTED_ERROR: Int32 = 2
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt16: FfiConverterPrimitive {
+    typealias FfiType = UInt16
+    typealias SwiftType = UInt16
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt16 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
     typealias FfiType = Int32
     typealias SwiftType = Int32
@@ -480,6 +496,46 @@ fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
     }
 
     public static func write(_ value: Int32, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterDouble: FfiConverterPrimitive {
+    typealias FfiType = Double
+    typealias SwiftType = Double
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Double {
+        return try lift(readDouble(&buf))
+    }
+
+    public static func write(_ value: Double, into buf: inout [UInt8]) {
+        writeDouble(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterBool : FfiConverter {
+    typealias FfiType = Int8
+    typealias SwiftType = Bool
+
+    public static func lift(_ value: Int8) throws -> Bool {
+        return value != 0
+    }
+
+    public static func lower(_ value: Bool) -> Int8 {
+        return value ? 1 : 0
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Bool {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: Bool, into buf: inout [UInt8]) {
         writeInt(&buf, lower(value))
     }
 }
@@ -1515,6 +1571,869 @@ public func FfiConverterTypeMcpClient_lower(_ value: McpClient) -> UInt64 {
 
 
 /**
+ * A running Streamable HTTP server.
+ */
+public protocol McpHttpServerProtocol: AnyObject, Sendable {
+    
+    /**
+     * The port listened on.
+     */
+    func port()  -> UInt16
+    
+    /**
+     * Stops accepting, ends listen streams, drains requests in flight; returns when done.
+     * (Not `close`: the generated Kotlin class is an `AutoCloseable`, whose `close` frees it.)
+     */
+    func shutdown() async 
+    
+    /**
+     * The MCP endpoint's URL.
+     */
+    func url()  -> String
+    
+    /**
+     * Returns when the server has stopped.
+     */
+    func wait() async 
+    
+}
+/**
+ * A running Streamable HTTP server.
+ */
+open class McpHttpServer: McpHttpServerProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_mcphttpserver(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_mcphttpserver(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The port listened on.
+     */
+open func port() -> UInt16  {
+    return try!  FfiConverterUInt16.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_port(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Stops accepting, ends listen streams, drains requests in flight; returns when done.
+     * (Not `close`: the generated Kotlin class is an `AutoCloseable`, whose `close` frees it.)
+     */
+open func shutdown()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_shutdown(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_void,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_void,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+    /**
+     * The MCP endpoint's URL.
+     */
+open func url() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_url(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Returns when the server has stopped.
+     */
+open func wait()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_wait(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_void,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_void,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpHttpServer: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = McpHttpServer
+
+    public static func lift(_ handle: UInt64) throws -> McpHttpServer {
+        return McpHttpServer(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: McpHttpServer) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpHttpServer {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpHttpServer, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpHttpServer_lift(_ handle: UInt64) throws -> McpHttpServer {
+    return try FfiConverterTypeMcpHttpServer.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpHttpServer_lower(_ value: McpHttpServer) -> UInt64 {
+    return FfiConverterTypeMcpHttpServer.lower(value)
+}
+
+
+
+
+
+
+/**
+ * The context of one request a handler runs for.
+ */
+public protocol McpRequestContextProtocol: AnyObject, Sendable {
+    
+    /**
+     * Asks the client for input (`kind`: `elicitation`, `sampling` or `roots`) under `key`
+     * (none: the core's next automatic key), the result as JSON. In the stateless era the
+     * first run fails with the `input_required` kind: let it propagate, and the client's
+     * answer arrives in the next round's run; in a legacy session it is a request to the client.
+     */
+    func ask(kind: String, key: String?, paramsJson: String?) async throws  -> String
+    
+    /**
+     * The request's metadata as JSON: `method`, `requestId`, `protocolVersion`,
+     * `clientCapabilities`, `clientInfo`, `principal`, `progressToken`, `meta`, `headers`,
+     * `claims`, `scopes`, `taskId`, `trace`.
+     */
+    func infoJson()  -> String
+    
+    /**
+     * Whether the request was cancelled (by the client, or the server shutting down).
+     */
+    func isCancelled()  -> Bool
+    
+    /**
+     * Sends `notifications/message` when the request asked for logs at this level.
+     */
+    func log(level: String, dataJson: String, logger: String?) throws 
+    
+    /**
+     * Whether a log message at `level` would be sent.
+     */
+    func logEnabled(level: String) throws  -> Bool
+    
+    /**
+     * Sends `notifications/progress` (nothing when the client asked for no progress).
+     */
+    func progress(progress: Double, total: Double?, message: String?) 
+    
+    /**
+     * The state the handler saved in an earlier round (JSON), if any.
+     */
+    func requestState()  -> String?
+    
+    /**
+     * Saves state (JSON) for the next round.
+     */
+    func setRequestState(stateJson: String) throws 
+    
+}
+/**
+ * The context of one request a handler runs for.
+ */
+open class McpRequestContext: McpRequestContextProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_mcprequestcontext(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_mcprequestcontext(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Asks the client for input (`kind`: `elicitation`, `sampling` or `roots`) under `key`
+     * (none: the core's next automatic key), the result as JSON. In the stateless era the
+     * first run fails with the `input_required` kind: let it propagate, and the client's
+     * answer arrives in the next round's run; in a legacy session it is a request to the client.
+     */
+open func ask(kind: String, key: String?, paramsJson: String?)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_ask(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(kind),FfiConverterOptionString.lower(key),FfiConverterOptionString.lower(paramsJson)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+    /**
+     * The request's metadata as JSON: `method`, `requestId`, `protocolVersion`,
+     * `clientCapabilities`, `clientInfo`, `principal`, `progressToken`, `meta`, `headers`,
+     * `claims`, `scopes`, `taskId`, `trace`.
+     */
+open func infoJson() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_info_json(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Whether the request was cancelled (by the client, or the server shutting down).
+     */
+open func isCancelled() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_is_cancelled(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Sends `notifications/message` when the request asked for logs at this level.
+     */
+open func log(level: String, dataJson: String, logger: String?)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(level),
+        FfiConverterString.lower(dataJson),
+        FfiConverterOptionString.lower(logger),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Whether a log message at `level` would be sent.
+     */
+open func logEnabled(level: String)throws  -> Bool  {
+    return try  FfiConverterBool.lift(try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log_enabled(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(level),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Sends `notifications/progress` (nothing when the client asked for no progress).
+     */
+open func progress(progress: Double, total: Double?, message: String?)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_progress(
+            self.uniffiCloneHandle(),
+        FfiConverterDouble.lower(progress),
+        FfiConverterOptionDouble.lower(total),
+        FfiConverterOptionString.lower(message),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * The state the handler saved in an earlier round (JSON), if any.
+     */
+open func requestState() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_request_state(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Saves state (JSON) for the next round.
+     */
+open func setRequestState(stateJson: String)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_set_request_state(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(stateJson),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpRequestContext: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = McpRequestContext
+
+    public static func lift(_ handle: UInt64) throws -> McpRequestContext {
+        return McpRequestContext(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: McpRequestContext) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpRequestContext {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpRequestContext, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpRequestContext_lift(_ handle: UInt64) throws -> McpRequestContext {
+    return try FfiConverterTypeMcpRequestContext.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpRequestContext_lower(_ value: McpRequestContext) -> UInt64 {
+    return FfiConverterTypeMcpRequestContext.lower(value)
+}
+
+
+
+
+
+
+/**
+ * An MCP server whose handlers are the application's.
+ */
+public protocol McpServerProtocol: AnyObject, Sendable {
+    
+    /**
+     * Adds or replaces a prompt (`definition_json` a `Prompt`).
+     */
+    func addPrompt(definitionJson: String, handler: ServerHandler) throws 
+    
+    /**
+     * Adds or replaces a resource (`definition_json` a `Resource`; `cache_json` an optional
+     * `{ttlMs, cacheScope}` for its reads).
+     */
+    func addResource(definitionJson: String, cacheJson: String?, handler: ServerHandler) throws 
+    
+    /**
+     * Adds or replaces a resource template (`definition_json` a `ResourceTemplate`;
+     * `options_json` the core's `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
+     */
+    func addResourceTemplate(definitionJson: String, cacheJson: String?, optionsJson: String?, handler: ServerHandler) throws 
+    
+    /**
+     * Adds or replaces a tool (`definition_json` a `Tool`; `options_json` the core's
+     * `ToolOptions`, e.g. `{"timeoutMs": 5000}`).
+     */
+    func addTool(definitionJson: String, optionsJson: String?, handler: ServerHandler) throws 
+    
+    /**
+     * Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+     * `list` is "tools", "prompts" or "resources".
+     */
+    func notifyListChanged(list: String) throws 
+    
+    /**
+     * Announces that a resource changed (`notifications/resources/updated` to subscribers).
+     */
+    func notifyResourceUpdated(uri: String) 
+    
+    /**
+     * Removes a prompt; whether it existed.
+     */
+    func removePrompt(name: String)  -> Bool
+    
+    /**
+     * Removes a resource by URI; whether it existed.
+     */
+    func removeResource(uri: String)  -> Bool
+    
+    /**
+     * Removes a resource template by its URI template; whether it existed.
+     */
+    func removeResourceTemplate(uriTemplate: String)  -> Bool
+    
+    /**
+     * Removes a tool; whether it existed.
+     */
+    func removeTool(name: String)  -> Bool
+    
+    /**
+     * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
+     * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     */
+    func serveHttp(address: String, optionsJson: String?) async throws  -> McpHttpServer
+    
+    /**
+     * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
+     * within the drain deadline) or the caller stops waiting; `options_json` the core's
+     * `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`, `maxOutboundQueue`).
+     */
+    func serveStdio(optionsJson: String?) async throws 
+    
+    /**
+     * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
+     * (`"resource"`) arguments.
+     */
+    func setCompletion(kind: String, name: String, handler: ServerHandler) throws 
+    
+}
+/**
+ * An MCP server whose handlers are the application's.
+ */
+open class McpServer: McpServerProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_mcpserver(self.handle, $0) }
+    }
+    /**
+     * A server named `name` (`serverInfo`); `options_json` the core's `ServerOptions`
+     * (`title`, `instructions`, `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`,
+     * `maskErrorDetails`, `tasks`, ...), environment overrides applied.
+     */
+public convenience init(name: String, version: String, optionsJson: String?)throws  {
+    let handle =
+        try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_constructor_mcpserver_new(
+        FfiConverterString.lower(name),
+        FfiConverterString.lower(version),
+        FfiConverterOptionString.lower(optionsJson),uniffiCallStatus
+    )
+}
+    self.init(unsafeFromHandle: handle)
+}
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_mcpserver(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Adds or replaces a prompt (`definition_json` a `Prompt`).
+     */
+open func addPrompt(definitionJson: String, handler: ServerHandler)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_prompt(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(definitionJson),
+        FfiConverterTypeServerHandler_lower(handler),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Adds or replaces a resource (`definition_json` a `Resource`; `cache_json` an optional
+     * `{ttlMs, cacheScope}` for its reads).
+     */
+open func addResource(definitionJson: String, cacheJson: String?, handler: ServerHandler)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(definitionJson),
+        FfiConverterOptionString.lower(cacheJson),
+        FfiConverterTypeServerHandler_lower(handler),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Adds or replaces a resource template (`definition_json` a `ResourceTemplate`;
+     * `options_json` the core's `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
+     */
+open func addResourceTemplate(definitionJson: String, cacheJson: String?, optionsJson: String?, handler: ServerHandler)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource_template(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(definitionJson),
+        FfiConverterOptionString.lower(cacheJson),
+        FfiConverterOptionString.lower(optionsJson),
+        FfiConverterTypeServerHandler_lower(handler),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Adds or replaces a tool (`definition_json` a `Tool`; `options_json` the core's
+     * `ToolOptions`, e.g. `{"timeoutMs": 5000}`).
+     */
+open func addTool(definitionJson: String, optionsJson: String?, handler: ServerHandler)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_tool(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(definitionJson),
+        FfiConverterOptionString.lower(optionsJson),
+        FfiConverterTypeServerHandler_lower(handler),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+     * `list` is "tools", "prompts" or "resources".
+     */
+open func notifyListChanged(list: String)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_list_changed(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(list),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Announces that a resource changed (`notifications/resources/updated` to subscribers).
+     */
+open func notifyResourceUpdated(uri: String)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_resource_updated(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(uri),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Removes a prompt; whether it existed.
+     */
+open func removePrompt(name: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_prompt(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Removes a resource by URI; whether it existed.
+     */
+open func removeResource(uri: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(uri),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Removes a resource template by its URI template; whether it existed.
+     */
+open func removeResourceTemplate(uriTemplate: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource_template(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(uriTemplate),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Removes a tool; whether it existed.
+     */
+open func removeTool(name: String) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_tool(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(name),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
+     * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     */
+open func serveHttp(address: String, optionsJson: String?)async throws  -> McpHttpServer  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(address),FfiConverterOptionString.lower(optionsJson)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeMcpHttpServer_lift,
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+    /**
+     * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
+     * within the drain deadline) or the caller stops waiting; `options_json` the core's
+     * `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`, `maxOutboundQueue`).
+     */
+open func serveStdio(optionsJson: String?)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_stdio(
+                        self.uniffiCloneHandle(),FfiConverterOptionString.lower(optionsJson)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_void,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_void,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+    /**
+     * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
+     * (`"resource"`) arguments.
+     */
+open func setCompletion(kind: String, name: String, handler: ServerHandler)throws   {try rustCallWithError(FfiConverterTypeMcpError_lift) {
+        uniffiCallStatus in
+    uniffi_mcpaxle_uniffi_fn_method_mcpserver_set_completion(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(kind),
+        FfiConverterString.lower(name),
+        FfiConverterTypeServerHandler_lower(handler),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeMcpServer: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = McpServer
+
+    public static func lift(_ handle: UInt64) throws -> McpServer {
+        return McpServer(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: McpServer) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> McpServer {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: McpServer, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServer_lift(_ handle: UInt64) throws -> McpServer {
+    return try FfiConverterTypeMcpServer.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeMcpServer_lower(_ value: McpServer) -> UInt64 {
+    return FfiConverterTypeMcpServer.lower(value)
+}
+
+
+
+
+
+
+/**
  * An open subscription.
  */
 public protocol McpSubscriptionProtocol: AnyObject, Sendable {
@@ -2101,6 +3020,256 @@ public func FfiConverterTypeNotificationListener_lift(_ handle: UInt64) throws -
 #endif
 public func FfiConverterTypeNotificationListener_lower(_ value: NotificationListener) -> UInt64 {
     return FfiConverterTypeNotificationListener.lower(value)
+}
+
+
+
+
+
+
+/**
+ * One of the application's handlers: a tool, a resource (or template), a prompt or a
+ * completion. `input_json` is the tool's arguments, the prompt's arguments, `{"uri",
+ * "variables"}` for a resource, or `{"argument", "value", "context"}` for a completion. The
+ * answer is the handler's value in the core's tagged JSON form (`{"json": VALUE}`, `{"bytes":
+ * BASE64}`, `{"list": [TAGGED...]}`, `{"object": {NAME: TAGGED}}`), which the core shapes into
+ * the result. Throwing an `McpError` fails the request with its kind (`tool`: a tool result
+ * with `isError`; `input_required`: the asks made so far go to the client, MRTR).
+ */
+public protocol ServerHandler: AnyObject, Sendable {
+    
+    /**
+     * One run of the handler.
+     */
+    func run(inputJson: String, ctx: McpRequestContext) async throws  -> String
+    
+}
+/**
+ * One of the application's handlers: a tool, a resource (or template), a prompt or a
+ * completion. `input_json` is the tool's arguments, the prompt's arguments, `{"uri",
+ * "variables"}` for a resource, or `{"argument", "value", "context"}` for a completion. The
+ * answer is the handler's value in the core's tagged JSON form (`{"json": VALUE}`, `{"bytes":
+ * BASE64}`, `{"list": [TAGGED...]}`, `{"object": {NAME: TAGGED}}`), which the core shapes into
+ * the result. Throwing an `McpError` fails the request with its kind (`tool`: a tool result
+ * with `isError`; `input_required`: the asks made so far go to the client, MRTR).
+ */
+open class ServerHandlerImpl: ServerHandler, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_serverhandler(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_serverhandler(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * One run of the handler.
+     */
+open func run(inputJson: String, ctx: McpRequestContext)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_serverhandler_run(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(inputJson),FfiConverterTypeMcpRequestContext_lower(ctx)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceServerHandler {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceServerHandler = UniffiVTableCallbackInterfaceServerHandler(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeServerHandler.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface ServerHandler: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeServerHandler.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface ServerHandler: handle missing in uniffiClone")
+            }
+        },
+        run: { (
+            uniffiHandle: UInt64,
+            inputJson: RustBuffer,
+            ctx: UInt64,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeServerHandler.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.run(
+                     inputJson: try FfiConverterString.lift(inputJson),
+                     ctx: try FfiConverterTypeMcpRequestContext_lift(ctx)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeMcpError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceServerHandler> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceServerHandler>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitServerHandler() {
+    uniffi_mcpaxle_uniffi_fn_init_callback_vtable_serverhandler(UniffiCallbackInterfaceServerHandler.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeServerHandler: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<ServerHandler>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = ServerHandler
+
+    public static func lift(_ handle: UInt64) throws -> ServerHandler {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ServerHandlerImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: ServerHandler) -> UInt64 {
+         if let rustImpl = value as? ServerHandlerImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ServerHandler {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: ServerHandler, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeServerHandler_lift(_ handle: UInt64) throws -> ServerHandler {
+    return try FfiConverterTypeServerHandler.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeServerHandler_lower(_ value: ServerHandler) -> UInt64 {
+    return FfiConverterTypeServerHandler.lower(value)
 }
 
 
@@ -2820,6 +3989,30 @@ public func FfiConverterTypeMcpError_lower(_ value: McpError) -> RustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionDouble: FfiConverterRustBuffer {
+    typealias SwiftType = Double?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterDouble.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterDouble.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
     typealias SwiftType = String?
 
@@ -3350,6 +4543,84 @@ private let initializationResult: InitializationResult = {
     if (uniffi_mcpaxle_uniffi_checksum_method_mcptooltask_task_id() != 29470) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_port() != 15643) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_shutdown() != 48280) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_url() != 56605) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_wait() != 44994) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_ask() != 47721) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_info_json() != 983) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_is_cancelled() != 61079) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log() != 5805) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log_enabled() != 56099) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_progress() != 63214) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_request_state() != 34127) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_set_request_state() != 1381) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_prompt() != 10798) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource() != 49937) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource_template() != 41936) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_tool() != 61512) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_list_changed() != 54458) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_resource_updated() != 23791) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_prompt() != 14940) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource() != 1138) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource_template() != 7388) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_tool() != 22563) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() != 20926) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_stdio() != 2139) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_set_completion() != 24424) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_mcpaxle_uniffi_checksum_method_serverhandler_run() != 64144) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_acknowledged() != 61121) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -3359,10 +4630,14 @@ private let initializationResult: InitializationResult = {
     if (uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_unsubscribe() != 59773) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_mcpaxle_uniffi_checksum_constructor_mcpserver_new() != 15456) {
+        return InitializationResult.apiChecksumMismatch
+    }
 
     uniffiCallbackInitAuthorizer()
     uniffiCallbackInitInputHandler()
     uniffiCallbackInitNotificationListener()
+    uniffiCallbackInitServerHandler()
     uniffiCallbackInitTokenStore()
     return InitializationResult.ok
 }()

@@ -53,7 +53,7 @@ internal inline fun <T> call(block: () -> T): T = try {
 }
 
 /** Runs an application's callback, an [McpError] it throws as the generated exception. */
-private inline fun <T> callback(block: () -> T): T = try {
+internal inline fun <T> callback(block: () -> T): T = try {
     block()
 } catch (e: McpError) {
     throw e.native()

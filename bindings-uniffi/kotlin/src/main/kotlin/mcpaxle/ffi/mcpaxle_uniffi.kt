@@ -669,6 +669,9 @@ internal interface UniffiCallbackInterfaceNotificationListenerMethod0 : com.sun.
 internal interface UniffiCallbackInterfaceTokenStoreMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`requestJson`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
+internal interface UniffiCallbackInterfaceServerHandlerMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`inputJson`: RustBuffer.ByValue,`ctx`: Long,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
+}
 @Structure.FieldOrder("uniffiFree", "uniffiClone", "authorize")
 internal open class UniffiVTableCallbackInterfaceAuthorizer(
     @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
@@ -742,6 +745,25 @@ internal open class UniffiVTableCallbackInterfaceTokenStore(
         `uniffiFree` = other.`uniffiFree`
         `uniffiClone` = other.`uniffiClone`
         `call` = other.`call`
+    }
+
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "run")
+internal open class UniffiVTableCallbackInterfaceServerHandler(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `run`: UniffiCallbackInterfaceServerHandlerMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `run`: UniffiCallbackInterfaceServerHandlerMethod0? = null,
+    ): UniffiVTableCallbackInterfaceServerHandler(`uniffiFree`,`uniffiClone`,`run`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceServerHandler) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `run` = other.`run`
     }
 
 }
@@ -830,11 +852,65 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_mcptooltask_task_id(
     ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_port(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_shutdown(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_url(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_wait(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_ask(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_info_json(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_is_cancelled(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log_enabled(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_progress(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_request_state(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_set_request_state(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_prompt(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource_template(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_tool(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_list_changed(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_resource_updated(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_prompt(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource_template(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_tool(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_stdio(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_mcpserver_set_completion(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_serverhandler_run(
+    ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_acknowledged(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_next(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_unsubscribe(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_constructor_mcpserver_new(
     ): Int
     external fun ffi_mcpaxle_uniffi_uniffi_contract_version(
     ): Int
@@ -855,6 +931,7 @@ internal object UniffiLib {
         uniffiCallbackInterfaceAuthorizer.register(this)
         uniffiCallbackInterfaceInputHandler.register(this)
         uniffiCallbackInterfaceNotificationListener.register(this)
+        uniffiCallbackInterfaceServerHandler.register(this)
         uniffiCallbackInterfaceTokenStore.register(this)
         
     }
@@ -942,6 +1019,78 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_mcpaxle_uniffi_fn_method_mcptooltask_task_id(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_mcpaxle_uniffi_fn_clone_mcphttpserver(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_mcphttpserver(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_port(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_shutdown(`ptr`: Long,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_url(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_wait(`ptr`: Long,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_clone_mcprequestcontext(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_mcprequestcontext(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_ask(`ptr`: Long,`kind`: RustBuffer.ByValue,`key`: RustBuffer.ByValue,`paramsJson`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_info_json(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_is_cancelled(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log(`ptr`: Long,`level`: RustBuffer.ByValue,`dataJson`: RustBuffer.ByValue,`logger`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log_enabled(`ptr`: Long,`level`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_progress(`ptr`: Long,`progress`: Double,`total`: RustBuffer.ByValue,`message`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_request_state(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_set_request_state(`ptr`: Long,`stateJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_clone_mcpserver(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_mcpserver(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_constructor_mcpserver_new(`name`: RustBuffer.ByValue,`version`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_prompt(`ptr`: Long,`definitionJson`: RustBuffer.ByValue,`handler`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource(`ptr`: Long,`definitionJson`: RustBuffer.ByValue,`cacheJson`: RustBuffer.ByValue,`handler`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource_template(`ptr`: Long,`definitionJson`: RustBuffer.ByValue,`cacheJson`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,`handler`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_tool(`ptr`: Long,`definitionJson`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,`handler`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_list_changed(`ptr`: Long,`list`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_resource_updated(`ptr`: Long,`uri`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_prompt(`ptr`: Long,`name`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource(`ptr`: Long,`uri`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource_template(`ptr`: Long,`uriTemplate`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_tool(`ptr`: Long,`name`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(`ptr`: Long,`address`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_stdio(`ptr`: Long,`optionsJson`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_set_completion(`ptr`: Long,`kind`: RustBuffer.ByValue,`name`: RustBuffer.ByValue,`handler`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_clone_serverhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_serverhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_init_callback_vtable_serverhandler(`vtable`: UniffiVTableCallbackInterfaceServerHandler,
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_serverhandler_run(`ptr`: Long,`inputJson`: RustBuffer.ByValue,`ctx`: Long,
+    ): Long
     external fun uniffi_mcpaxle_uniffi_fn_clone_mcpsubscription(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_mcpaxle_uniffi_fn_free_mcpsubscription(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1171,6 +1320,84 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcptooltask_task_id() and 0xFFFF) != 29470) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_port() and 0xFFFF) != 15643) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_shutdown() and 0xFFFF) != 48280) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_url() and 0xFFFF) != 56605) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcphttpserver_wait() and 0xFFFF) != 44994) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_ask() and 0xFFFF) != 47721) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_info_json() and 0xFFFF) != 983) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_is_cancelled() and 0xFFFF) != 61079) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log() and 0xFFFF) != 5805) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_log_enabled() and 0xFFFF) != 56099) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_progress() and 0xFFFF) != 63214) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_request_state() and 0xFFFF) != 34127) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcprequestcontext_set_request_state() and 0xFFFF) != 1381) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_prompt() and 0xFFFF) != 10798) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource() and 0xFFFF) != 49937) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_resource_template() and 0xFFFF) != 41936) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_add_tool() and 0xFFFF) != 61512) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_list_changed() and 0xFFFF) != 54458) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_notify_resource_updated() and 0xFFFF) != 23791) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_prompt() and 0xFFFF) != 14940) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource() and 0xFFFF) != 1138) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_resource_template() and 0xFFFF) != 7388) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_tool() and 0xFFFF) != 22563) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() and 0xFFFF) != 20926) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_stdio() and 0xFFFF) != 2139) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_set_completion() and 0xFFFF) != 24424) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_serverhandler_run() and 0xFFFF) != 64144) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_acknowledged() and 0xFFFF) != 61121) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1178,6 +1405,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpsubscription_unsubscribe() and 0xFFFF) != 59773) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_constructor_mcpserver_new() and 0xFFFF) != 15456) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
 }
@@ -1500,6 +1730,33 @@ private class JavaLangRefCleanable(
 /**
  * @suppress
  */
+public object FfiConverterUShort: FfiConverter<UShort, Short> {
+    override fun lift(value: Short): UShort {
+        return value.toUShort()
+    }
+
+    fun lift(value: Int): UShort {
+        return value.toUShort()
+    }
+
+    override fun read(buf: ByteBuffer): UShort {
+        return lift(buf.getShort())
+    }
+
+    override fun lower(value: UShort): Short {
+        return value.toShort()
+    }
+
+    override fun allocationSize(value: UShort) = 2UL
+
+    override fun write(value: UShort, buf: ByteBuffer) {
+        buf.putShort(value.toShort())
+    }
+}
+
+/**
+ * @suppress
+ */
 public object FfiConverterInt: FfiConverter<Int, Int> {
     override fun lift(value: Int): Int {
         return value
@@ -1517,6 +1774,52 @@ public object FfiConverterInt: FfiConverter<Int, Int> {
 
     override fun write(value: Int, buf: ByteBuffer) {
         buf.putInt(value)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterDouble: FfiConverter<Double, Double> {
+    override fun lift(value: Double): Double {
+        return value
+    }
+
+    override fun read(buf: ByteBuffer): Double {
+        return buf.getDouble()
+    }
+
+    override fun lower(value: Double): Double {
+        return value
+    }
+
+    override fun allocationSize(value: Double) = 8UL
+
+    override fun write(value: Double, buf: ByteBuffer) {
+        buf.putDouble(value)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterBoolean: FfiConverter<Boolean, Byte> {
+    override fun lift(value: Byte): Boolean {
+        return value.toInt() != 0
+    }
+
+    override fun read(buf: ByteBuffer): Boolean {
+        return lift(buf.get())
+    }
+
+    override fun lower(value: Boolean): Byte {
+        return if (value) 1.toByte() else 0.toByte()
+    }
+
+    override fun allocationSize(value: Boolean) = 1UL
+
+    override fun write(value: Boolean, buf: ByteBuffer) {
+        buf.put(lower(value))
     }
 }
 
@@ -3127,6 +3430,1390 @@ public object FfiConverterTypeMcpClient: FfiConverter<McpClient, Long> {
 
 
 /**
+ * A running Streamable HTTP server.
+ */
+public interface McpHttpServerInterface {
+    
+    /**
+     * The port listened on.
+     */
+    fun `port`(): kotlin.UShort
+    
+    /**
+     * Stops accepting, ends listen streams, drains requests in flight; returns when done.
+     * (Not `close`: the generated Kotlin class is an `AutoCloseable`, whose `close` frees it.)
+     */
+    suspend fun `shutdown`()
+    
+    /**
+     * The MCP endpoint's URL.
+     */
+    fun `url`(): kotlin.String
+    
+    /**
+     * Returns when the server has stopped.
+     */
+    suspend fun `wait`()
+    
+    companion object
+}
+
+/**
+ * A running Streamable HTTP server.
+ */
+open class McpHttpServer: Disposable, AutoCloseable, McpHttpServerInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_mcphttpserver(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_mcphttpserver(handle, status)
+        }
+    }
+
+    
+    /**
+     * The port listened on.
+     */override fun `port`(): kotlin.UShort {
+            return FfiConverterUShort.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_port(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Stops accepting, ends listen streams, drains requests in flight; returns when done.
+     * (Not `close`: the generated Kotlin class is an `AutoCloseable`, whose `close` frees it.)
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `shutdown`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_shutdown(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+    /**
+     * The MCP endpoint's URL.
+     */override fun `url`(): kotlin.String {
+            return FfiConverterString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_url(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Returns when the server has stopped.
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `wait`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcphttpserver_wait(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeMcpHttpServer: FfiConverter<McpHttpServer, Long> {
+    override fun lower(value: McpHttpServer): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): McpHttpServer {
+        return McpHttpServer(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): McpHttpServer {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: McpHttpServer) = 8UL
+
+    override fun write(value: McpHttpServer, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * The context of one request a handler runs for.
+ */
+public interface McpRequestContextInterface {
+    
+    /**
+     * Asks the client for input (`kind`: `elicitation`, `sampling` or `roots`) under `key`
+     * (none: the core's next automatic key), the result as JSON. In the stateless era the
+     * first run fails with the `input_required` kind: let it propagate, and the client's
+     * answer arrives in the next round's run; in a legacy session it is a request to the client.
+     */
+    suspend fun `ask`(`kind`: kotlin.String, `key`: kotlin.String?, `paramsJson`: kotlin.String?): kotlin.String
+    
+    /**
+     * The request's metadata as JSON: `method`, `requestId`, `protocolVersion`,
+     * `clientCapabilities`, `clientInfo`, `principal`, `progressToken`, `meta`, `headers`,
+     * `claims`, `scopes`, `taskId`, `trace`.
+     */
+    fun `infoJson`(): kotlin.String
+    
+    /**
+     * Whether the request was cancelled (by the client, or the server shutting down).
+     */
+    fun `isCancelled`(): kotlin.Boolean
+    
+    /**
+     * Sends `notifications/message` when the request asked for logs at this level.
+     */
+    fun `log`(`level`: kotlin.String, `dataJson`: kotlin.String, `logger`: kotlin.String?)
+    
+    /**
+     * Whether a log message at `level` would be sent.
+     */
+    fun `logEnabled`(`level`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * Sends `notifications/progress` (nothing when the client asked for no progress).
+     */
+    fun `progress`(`progress`: kotlin.Double, `total`: kotlin.Double?, `message`: kotlin.String?)
+    
+    /**
+     * The state the handler saved in an earlier round (JSON), if any.
+     */
+    fun `requestState`(): kotlin.String?
+    
+    /**
+     * Saves state (JSON) for the next round.
+     */
+    fun `setRequestState`(`stateJson`: kotlin.String)
+    
+    companion object
+}
+
+/**
+ * The context of one request a handler runs for.
+ */
+open class McpRequestContext: Disposable, AutoCloseable, McpRequestContextInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_mcprequestcontext(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_mcprequestcontext(handle, status)
+        }
+    }
+
+    
+    /**
+     * Asks the client for input (`kind`: `elicitation`, `sampling` or `roots`) under `key`
+     * (none: the core's next automatic key), the result as JSON. In the stateless era the
+     * first run fails with the `input_required` kind: let it propagate, and the client's
+     * answer arrives in the next round's run; in a legacy session it is a request to the client.
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `ask`(`kind`: kotlin.String, `key`: kotlin.String?, `paramsJson`: kotlin.String?) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_ask(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`kind`),
+        FfiConverterOptionalString.lower(`key`),
+        FfiConverterOptionalString.lower(`paramsJson`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * The request's metadata as JSON: `method`, `requestId`, `protocolVersion`,
+     * `clientCapabilities`, `clientInfo`, `principal`, `progressToken`, `meta`, `headers`,
+     * `claims`, `scopes`, `taskId`, `trace`.
+     */override fun `infoJson`(): kotlin.String {
+            return FfiConverterString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_info_json(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Whether the request was cancelled (by the client, or the server shutting down).
+     */override fun `isCancelled`(): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_is_cancelled(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Sends `notifications/message` when the request asked for logs at this level.
+     */
+    @Throws(McpException::class)override fun `log`(`level`: kotlin.String, `dataJson`: kotlin.String, `logger`: kotlin.String?)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log(
+        it,
+        
+        FfiConverterString.lower(`level`),
+        FfiConverterString.lower(`dataJson`),
+        FfiConverterOptionalString.lower(`logger`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Whether a log message at `level` would be sent.
+     */
+    @Throws(McpException::class)override fun `logEnabled`(`level`: kotlin.String): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_log_enabled(
+        it,
+        
+        FfiConverterString.lower(`level`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Sends `notifications/progress` (nothing when the client asked for no progress).
+     */override fun `progress`(`progress`: kotlin.Double, `total`: kotlin.Double?, `message`: kotlin.String?)
+        = 
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_progress(
+        it,
+        
+        FfiConverterDouble.lower(`progress`),
+        FfiConverterOptionalDouble.lower(`total`),
+        FfiConverterOptionalString.lower(`message`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * The state the handler saved in an earlier round (JSON), if any.
+     */override fun `requestState`(): kotlin.String? {
+            return FfiConverterOptionalString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_request_state(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Saves state (JSON) for the next round.
+     */
+    @Throws(McpException::class)override fun `setRequestState`(`stateJson`: kotlin.String)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcprequestcontext_set_request_state(
+        it,
+        
+        FfiConverterString.lower(`stateJson`),_status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeMcpRequestContext: FfiConverter<McpRequestContext, Long> {
+    override fun lower(value: McpRequestContext): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): McpRequestContext {
+        return McpRequestContext(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): McpRequestContext {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: McpRequestContext) = 8UL
+
+    override fun write(value: McpRequestContext, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * An MCP server whose handlers are the application's.
+ */
+public interface McpServerInterface {
+    
+    /**
+     * Adds or replaces a prompt (`definition_json` a `Prompt`).
+     */
+    fun `addPrompt`(`definitionJson`: kotlin.String, `handler`: ServerHandler)
+    
+    /**
+     * Adds or replaces a resource (`definition_json` a `Resource`; `cache_json` an optional
+     * `{ttlMs, cacheScope}` for its reads).
+     */
+    fun `addResource`(`definitionJson`: kotlin.String, `cacheJson`: kotlin.String?, `handler`: ServerHandler)
+    
+    /**
+     * Adds or replaces a resource template (`definition_json` a `ResourceTemplate`;
+     * `options_json` the core's `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
+     */
+    fun `addResourceTemplate`(`definitionJson`: kotlin.String, `cacheJson`: kotlin.String?, `optionsJson`: kotlin.String?, `handler`: ServerHandler)
+    
+    /**
+     * Adds or replaces a tool (`definition_json` a `Tool`; `options_json` the core's
+     * `ToolOptions`, e.g. `{"timeoutMs": 5000}`).
+     */
+    fun `addTool`(`definitionJson`: kotlin.String, `optionsJson`: kotlin.String?, `handler`: ServerHandler)
+    
+    /**
+     * Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+     * `list` is "tools", "prompts" or "resources".
+     */
+    fun `notifyListChanged`(`list`: kotlin.String)
+    
+    /**
+     * Announces that a resource changed (`notifications/resources/updated` to subscribers).
+     */
+    fun `notifyResourceUpdated`(`uri`: kotlin.String)
+    
+    /**
+     * Removes a prompt; whether it existed.
+     */
+    fun `removePrompt`(`name`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * Removes a resource by URI; whether it existed.
+     */
+    fun `removeResource`(`uri`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * Removes a resource template by its URI template; whether it existed.
+     */
+    fun `removeResourceTemplate`(`uriTemplate`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * Removes a tool; whether it existed.
+     */
+    fun `removeTool`(`name`: kotlin.String): kotlin.Boolean
+    
+    /**
+     * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
+     * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     */
+    suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?): McpHttpServer
+    
+    /**
+     * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
+     * within the drain deadline) or the caller stops waiting; `options_json` the core's
+     * `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`, `maxOutboundQueue`).
+     */
+    suspend fun `serveStdio`(`optionsJson`: kotlin.String?)
+    
+    /**
+     * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
+     * (`"resource"`) arguments.
+     */
+    fun `setCompletion`(`kind`: kotlin.String, `name`: kotlin.String, `handler`: ServerHandler)
+    
+    companion object
+}
+
+/**
+ * An MCP server whose handlers are the application's.
+ */
+open class McpServer: Disposable, AutoCloseable, McpServerInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+    /**
+     * A server named `name` (`serverInfo`); `options_json` the core's `ServerOptions`
+     * (`title`, `instructions`, `pageSize`, `legacy`, `cache`, `handlerTimeoutMs`,
+     * `maskErrorDetails`, `tasks`, ...), environment overrides applied.
+     */
+    constructor(`name`: kotlin.String, `version`: kotlin.String, `optionsJson`: kotlin.String?) :
+        this(UniffiWithHandle, 
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_constructor_mcpserver_new(
+    
+        
+        FfiConverterString.lower(`name`),
+        FfiConverterString.lower(`version`),
+        FfiConverterOptionalString.lower(`optionsJson`),_status)
+}
+    )
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_mcpserver(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_mcpserver(handle, status)
+        }
+    }
+
+    
+    /**
+     * Adds or replaces a prompt (`definition_json` a `Prompt`).
+     */
+    @Throws(McpException::class)override fun `addPrompt`(`definitionJson`: kotlin.String, `handler`: ServerHandler)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_prompt(
+        it,
+        
+        FfiConverterString.lower(`definitionJson`),
+        FfiConverterTypeServerHandler.lower(`handler`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Adds or replaces a resource (`definition_json` a `Resource`; `cache_json` an optional
+     * `{ttlMs, cacheScope}` for its reads).
+     */
+    @Throws(McpException::class)override fun `addResource`(`definitionJson`: kotlin.String, `cacheJson`: kotlin.String?, `handler`: ServerHandler)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource(
+        it,
+        
+        FfiConverterString.lower(`definitionJson`),
+        FfiConverterOptionalString.lower(`cacheJson`),
+        FfiConverterTypeServerHandler.lower(`handler`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Adds or replaces a resource template (`definition_json` a `ResourceTemplate`;
+     * `options_json` the core's `TemplateOptions`, e.g. `{"allowPathTraversal": true}`).
+     */
+    @Throws(McpException::class)override fun `addResourceTemplate`(`definitionJson`: kotlin.String, `cacheJson`: kotlin.String?, `optionsJson`: kotlin.String?, `handler`: ServerHandler)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_resource_template(
+        it,
+        
+        FfiConverterString.lower(`definitionJson`),
+        FfiConverterOptionalString.lower(`cacheJson`),
+        FfiConverterOptionalString.lower(`optionsJson`),
+        FfiConverterTypeServerHandler.lower(`handler`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Adds or replaces a tool (`definition_json` a `Tool`; `options_json` the core's
+     * `ToolOptions`, e.g. `{"timeoutMs": 5000}`).
+     */
+    @Throws(McpException::class)override fun `addTool`(`definitionJson`: kotlin.String, `optionsJson`: kotlin.String?, `handler`: ServerHandler)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_add_tool(
+        it,
+        
+        FfiConverterString.lower(`definitionJson`),
+        FfiConverterOptionalString.lower(`optionsJson`),
+        FfiConverterTypeServerHandler.lower(`handler`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Announces that a list changed (`notifications/<list>/list_changed` to listeners);
+     * `list` is "tools", "prompts" or "resources".
+     */
+    @Throws(McpException::class)override fun `notifyListChanged`(`list`: kotlin.String)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_list_changed(
+        it,
+        
+        FfiConverterString.lower(`list`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Announces that a resource changed (`notifications/resources/updated` to subscribers).
+     */override fun `notifyResourceUpdated`(`uri`: kotlin.String)
+        = 
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_notify_resource_updated(
+        it,
+        
+        FfiConverterString.lower(`uri`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Removes a prompt; whether it existed.
+     */override fun `removePrompt`(`name`: kotlin.String): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_prompt(
+        it,
+        
+        FfiConverterString.lower(`name`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Removes a resource by URI; whether it existed.
+     */override fun `removeResource`(`uri`: kotlin.String): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource(
+        it,
+        
+        FfiConverterString.lower(`uri`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Removes a resource template by its URI template; whether it existed.
+     */override fun `removeResourceTemplate`(`uriTemplate`: kotlin.String): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_resource_template(
+        it,
+        
+        FfiConverterString.lower(`uriTemplate`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Removes a tool; whether it existed.
+     */override fun `removeTool`(`name`: kotlin.String): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_tool(
+        it,
+        
+        FfiConverterString.lower(`name`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
+     * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?) : McpHttpServer {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`address`),
+        FfiConverterOptionalString.lower(`optionsJson`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_u64(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_u64(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_u64(future) },
+        // lift function
+        { FfiConverterTypeMcpHttpServer.lift(it) },
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
+     * within the drain deadline) or the caller stops waiting; `options_json` the core's
+     * `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`, `maxOutboundQueue`).
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `serveStdio`(`optionsJson`: kotlin.String?) {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_stdio(
+                uniffiHandle,
+                
+        FfiConverterOptionalString.lower(`optionsJson`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
+     * (`"resource"`) arguments.
+     */
+    @Throws(McpException::class)override fun `setCompletion`(`kind`: kotlin.String, `name`: kotlin.String, `handler`: ServerHandler)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(McpException) { _status ->
+    UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_set_completion(
+        it,
+        
+        FfiConverterString.lower(`kind`),
+        FfiConverterString.lower(`name`),
+        FfiConverterTypeServerHandler.lower(`handler`),_status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeMcpServer: FfiConverter<McpServer, Long> {
+    override fun lower(value: McpServer): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): McpServer {
+        return McpServer(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): McpServer {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: McpServer) = 8UL
+
+    override fun write(value: McpServer, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
  * An open subscription.
  */
 public interface McpSubscriptionInterface {
@@ -4137,6 +5824,374 @@ public object FfiConverterTypeNotificationListener: FfiConverter<NotificationLis
 
 
 /**
+ * One of the application's handlers: a tool, a resource (or template), a prompt or a
+ * completion. `input_json` is the tool's arguments, the prompt's arguments, `{"uri",
+ * "variables"}` for a resource, or `{"argument", "value", "context"}` for a completion. The
+ * answer is the handler's value in the core's tagged JSON form (`{"json": VALUE}`, `{"bytes":
+ * BASE64}`, `{"list": [TAGGED...]}`, `{"object": {NAME: TAGGED}}`), which the core shapes into
+ * the result. Throwing an `McpError` fails the request with its kind (`tool`: a tool result
+ * with `isError`; `input_required`: the asks made so far go to the client, MRTR).
+ */
+public interface ServerHandler {
+    
+    /**
+     * One run of the handler.
+     */
+    suspend fun `run`(`inputJson`: kotlin.String, `ctx`: McpRequestContext): kotlin.String
+    
+    companion object
+}
+
+/**
+ * One of the application's handlers: a tool, a resource (or template), a prompt or a
+ * completion. `input_json` is the tool's arguments, the prompt's arguments, `{"uri",
+ * "variables"}` for a resource, or `{"argument", "value", "context"}` for a completion. The
+ * answer is the handler's value in the core's tagged JSON form (`{"json": VALUE}`, `{"bytes":
+ * BASE64}`, `{"list": [TAGGED...]}`, `{"object": {NAME: TAGGED}}`), which the core shapes into
+ * the result. Throwing an `McpError` fails the request with its kind (`tool`: a tool result
+ * with `isError`; `input_required`: the asks made so far go to the client, MRTR).
+ */
+open class ServerHandlerImpl: Disposable, AutoCloseable, ServerHandler
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_serverhandler(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_serverhandler(handle, status)
+        }
+    }
+
+    
+    /**
+     * One run of the handler.
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `run`(`inputJson`: kotlin.String, `ctx`: McpRequestContext) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_serverhandler_run(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`inputJson`),
+        FfiConverterTypeMcpRequestContext.lower(`ctx`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceServerHandler {
+    internal object `run`: UniffiCallbackInterfaceServerHandlerMethod0 {
+        override fun callback(`uniffiHandle`: Long,`inputJson`: RustBuffer.ByValue,`ctx`: Long,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,) {
+            val uniffiObj = FfiConverterTypeServerHandler.handleMap.get(uniffiHandle)
+            val makeCall = suspend { ->
+                uniffiObj.`run`(
+                    FfiConverterString.lift(`inputJson`),
+                    FfiConverterTypeMcpRequestContext.lift(`ctx`),
+                )
+            }
+            val uniffiHandleSuccess = { returnValue: kotlin.String ->
+                val uniffiResult = UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                    FfiConverterString.lower(returnValue),
+                    UniffiRustCallStatus.ByValue()
+                )
+                uniffiResult.write()
+                uniffiFutureCallback.callback(uniffiCallbackData, uniffiResult)
+            }
+            val uniffiHandleError = { callStatus: UniffiRustCallStatus.ByValue ->
+                uniffiFutureCallback.callback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                        RustBuffer.ByValue(),
+                        callStatus,
+                    ),
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall,
+                uniffiHandleSuccess,
+                uniffiHandleError,
+                { e: McpException -> FfiConverterTypeMcpError.lower(e) },
+                uniffiOutDroppedCallback
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeServerHandler.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeServerHandler.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceServerHandler.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `run`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_mcpaxle_uniffi_fn_init_callback_vtable_serverhandler(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeServerHandler: FfiConverter<ServerHandler, Long> {
+    internal val handleMap = UniffiHandleMap<ServerHandler>()
+
+    override fun lower(value: ServerHandler): Long {
+        if (value is ServerHandlerImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): ServerHandler {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ServerHandlerImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): ServerHandler {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: ServerHandler) = 8UL
+
+    override fun write(value: ServerHandler, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
  * A token store of the application's own (the Android Keystore, the Apple keychain, a
  * database): each of the core's store operations as JSON, `{"op": "load", "key": KEY}`
  * answered with the stored token or `null`, `{"op": "save", "key": KEY, "token": TOKEN}` and
@@ -4760,6 +6815,38 @@ public object FfiConverterTypeMcpError : FfiConverterRustBuffer<McpException> {
         }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
     }
 
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalDouble: FfiConverterRustBuffer<kotlin.Double?> {
+    override fun read(buf: ByteBuffer): kotlin.Double? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterDouble.read(buf)
+    }
+
+    override fun allocationSize(value: kotlin.Double?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterDouble.allocationSize(value)
+        }
+    }
+
+    override fun write(value: kotlin.Double?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterDouble.write(value, buf)
+        }
+    }
 }
 
 

@@ -3,7 +3,7 @@
 //! them; results come back as the JSON of the core's result types.
 
 use crate::callbacks::{self, Authorizer, InputHandler, NotificationListener, TokenStore};
-use crate::errors::{McpError, parse_json, to_text, usage};
+use crate::errors::{McpError, parse_json, read_options, to_text, usage};
 use crate::runtime;
 use crate::subscription::McpSubscription;
 use mcpaxle::client::{CallOptions, Client, ClientOptions, Era, ToolTask};
@@ -69,7 +69,7 @@ pub enum ListKind {
 }
 
 fn client_options(c: ClientConfig) -> Result<ClientOptions, McpError> {
-    let mut o: ClientOptions = mcpaxle::options::from_str("the client options", &c.options_json)?;
+    let mut o: ClientOptions = read_options(Some(&c.options_json), "the client options")?;
     if let Some(f) = c.on_input {
         for kind in c.input_kinds {
             match kind.as_str() {
@@ -107,7 +107,7 @@ fn client_options(c: ClientConfig) -> Result<ClientOptions, McpError> {
 fn call_options(c: Option<CallConfig>) -> Result<CallOptions, McpError> {
     let c = c.unwrap_or_default();
     let mut o: CallOptions = match c.options_json {
-        Some(json) => mcpaxle::options::from_str("the call options", &json)?,
+        Some(json) => read_options(Some(&json), "the call options")?,
         None => CallOptions::new(),
     };
     o.on_progress = c.on_progress.map(callbacks::progress);

@@ -73,6 +73,20 @@ pub(crate) fn usage(message: impl Into<String>) -> McpError {
     Error::usage(message).into()
 }
 
+/// Options of type `T` from the application's JSON (`None`: every default), read by the core; a
+/// name or value it refuses is a usage error, as in every binding.
+pub(crate) fn read_options<T: serde::de::DeserializeOwned + Default>(
+    json: Option<&str>,
+    what: &str,
+) -> Result<T, McpError> {
+    json.map_or_else(|| Ok(T::default()), |j| mcpaxle::options::from_str(what, j).map_err(misuse))
+}
+
+/// A misuse the core reported (an option it cannot read) as a usage error.
+pub(crate) fn misuse(e: Error) -> McpError {
+    usage(e.message().to_owned())
+}
+
 /// Parses JSON the application sent (`null` when absent).
 pub(crate) fn parse_json(text: Option<&str>, what: &str) -> Result<serde_json::Value, McpError> {
     match text {

@@ -6,7 +6,7 @@
 //! (the same names and units), and a handler's value is shaped into its result by the core's
 //! one rule ([`mcpaxle::server::Returned`]).
 
-use crate::errors::{McpError, parse_json, to_text, usage};
+use crate::errors::{McpError, misuse, parse_json, read_options, to_text, usage};
 use crate::runtime;
 use mcpaxle::Error;
 use mcpaxle::RequestContext;
@@ -54,16 +54,6 @@ impl JsonHandler for Foreign {
     }
 }
 
-/// A misuse the core reported (an option it cannot read) as a usage error, as in every binding.
-fn misuse(e: Error) -> McpError {
-    usage(e.message().to_owned())
-}
-
-/// Options of type `T` from the application's JSON (`None`: every default).
-fn options<T: DeserializeOwned + Default>(json: Option<&str>, what: &str) -> Result<T, McpError> {
-    json.map_or_else(|| Ok(T::default()), |j| mcpaxle::options::from_str(what, j).map_err(misuse))
-}
-
 /// A definition (`Tool`, `Resource`, ...) from its JSON.
 fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T, McpError> {
     serde_json::from_str(json).map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
@@ -91,7 +81,7 @@ impl McpServer {
     #[uniffi::constructor]
     pub fn new(name: String, version: String, options_json: Option<String>) -> Result<Arc<Self>, McpError> {
         let _in_runtime = runtime::handle()?.enter();
-        let o = options::<ServerOptions>(options_json.as_deref(), "the server options")?
+        let o = read_options::<ServerOptions>(options_json.as_deref(), "the server options")?
             .with_environment()
             .map_err(misuse)?;
         Ok(Arc::new(McpServer { server: Server::builder(name, version).options(o).build() }))
@@ -106,7 +96,7 @@ impl McpServer {
         handler: Arc<dyn ServerHandler>,
     ) -> Result<(), McpError> {
         let tool: Tool = definition(&definition_json, "tool")?;
-        let options: ToolOptions = options(options_json.as_deref(), "the tool options")?;
+        let options: ToolOptions = read_options(options_json.as_deref(), "the tool options")?;
         Ok(self.server.add_tool_with(tool, options, JsonInput(Foreign(handler)))?)
     }
 
@@ -124,7 +114,7 @@ impl McpServer {
         handler: Arc<dyn ServerHandler>,
     ) -> Result<(), McpError> {
         let resource: Resource = definition(&definition_json, "resource")?;
-        let cache: Option<CacheHint> = options(cache_json.as_deref(), "the cache hint")?;
+        let cache: Option<CacheHint> = read_options(cache_json.as_deref(), "the cache hint")?;
         Ok(self.server.add_resource(resource, cache, JsonInput(Foreign(handler)))?)
     }
 
@@ -143,8 +133,8 @@ impl McpServer {
         handler: Arc<dyn ServerHandler>,
     ) -> Result<(), McpError> {
         let template: ResourceTemplate = definition(&definition_json, "resource template")?;
-        let cache: Option<CacheHint> = options(cache_json.as_deref(), "the cache hint")?;
-        let options: TemplateOptions = options(options_json.as_deref(), "the resource template options")?;
+        let cache: Option<CacheHint> = read_options(cache_json.as_deref(), "the cache hint")?;
+        let options: TemplateOptions = read_options(options_json.as_deref(), "the resource template options")?;
         Ok(self.server.add_resource_template_with(template, cache, options, JsonInput(Foreign(handler)))?)
     }
 
@@ -194,7 +184,7 @@ impl McpServer {
         let addr: SocketAddr = address
             .parse()
             .map_err(|_| usage(format!("the address must be an IP address and a port, not {address:?}")))?;
-        let options: HttpOptions = options(options_json.as_deref(), "the HTTP options")?;
+        let options: HttpOptions = read_options(options_json.as_deref(), "the HTTP options")?;
         if options.auth.is_some() {
             return Err(usage("the \"auth\" HTTP option needs a token verifier, which this binding does not take yet"));
         }
@@ -218,7 +208,7 @@ impl McpServer {
     /// within the drain deadline) or the caller stops waiting; `options_json` the core's
     /// `StdioOptions` (`maxMessageSize`, `drainTimeoutMs`, `maxOutboundQueue`).
     pub async fn serve_stdio(&self, options_json: Option<String>) -> Result<(), McpError> {
-        let options: StdioOptions = options(options_json.as_deref(), "the stdio options")?;
+        let options: StdioOptions = read_options(options_json.as_deref(), "the stdio options")?;
         let server = self.server.clone();
         runtime::run(async move { stdio::serve_with(server, tokio::io::stdin(), tokio::io::stdout(), options).await })
             .await

@@ -189,13 +189,13 @@ class ClientTest {
         } finally {
             client.close()
         }
-        // Options are read by the core: an unknown name is refused (invalid_params, as in every
-        // binding), by name.
+        // Options are read by the core: an unknown name is a usage error (as in every binding),
+        // by name.
         try {
             Client.connectHttp(url, obj("noSuchOption" to 1))
             fail("an unknown option was accepted")
         } catch (e: McpError) {
-            assertEquals("invalid_params", e.kind)
+            assertEquals("usage", e.kind)
             assertTrue(e.message, e.message.contains("noSuchOption"))
         }
     }

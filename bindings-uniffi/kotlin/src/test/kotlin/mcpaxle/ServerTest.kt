@@ -24,6 +24,7 @@ import org.junit.Test
 class ServerTest {
     companion object {
         private val cancelled = CompletableDeferred<Boolean>()
+        private val reads = java.util.concurrent.atomic.AtomicInteger()
         private lateinit var http: HttpServer
 
         private val png = byteArrayOf(0x89.toByte(), 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3)
@@ -63,6 +64,9 @@ class ServerTest {
             }
             server.resource(obj("uri" to "mem://hello", "name" to "hello", "mimeType" to "text/plain")) { uri, _ -> "hello from $uri" }
             server.resource(obj("uri" to "mem://blob", "name" to "blob")) { _, _ -> byteArrayOf(0, 1, 2) }
+            server.resource(obj("uri" to "mem://counted", "name" to "counted"), obj("ttlMs" to 60_000, "cacheScope" to "public")) { _, _ ->
+                "read ${reads.incrementAndGet()}"
+            }
             server.resourceTemplate(obj("uriTemplate" to "mem://users/{id}", "name" to "user")) { uri, vars, _ ->
                 obj("id" to vars.string("id"), "uri" to uri)
             }
@@ -171,6 +175,7 @@ class ServerTest {
         for (version in eras) withClient(version) { client ->
             val text = client.readResource("mem://hello")["contents"]!!.jsonArray.single().jsonObject
             assertEquals("hello from mem://hello", text.string("text"))
+            assertEquals(setOf("mem://hello", "mem://blob", "mem://counted"), client.listAllResources().map { it.string("uri") }.toSet())
             assertEquals("text/plain", text.string("mimeType"))
             val blob = client.readResource("mem://blob")["contents"]!!.jsonArray.single().jsonObject
             assertEquals("AAEC", blob.string("blob"))
@@ -181,6 +186,21 @@ class ServerTest {
             assertEquals("Say hello to grace", message["content"]!!.jsonObject.string("text"))
             val completion = client.complete(obj("type" to "ref/prompt", "name" to "greet"), obj("name" to "who", "value" to "a"))
             assertEquals(listOf("ada", "alan"), completion["completion"]!!.jsonObject["values"]!!.jsonArray.map { it.jsonPrimitive.content })
+        }
+    }
+
+    @Test
+    fun theClientCachesPerTtlMsAndCacheScope() = runBlocking {
+        withClient("2026-07-28") { client ->
+            suspend fun read(options: CallOptions? = null) =
+                client.readResource("mem://counted", options)["contents"]!!.jsonArray.single().jsonObject.string("text")
+            val first = read()
+            assertEquals("kept for its ttlMs: the handler ran once", first, read())
+            val fresh = read(CallOptions(obj("bypassCache" to true)))
+            assertTrue("$first then $fresh", fresh != first)
+            assertEquals("the fresh result is stored", fresh, read())
+            client.clearCache()
+            assertTrue(read() != fresh)
         }
     }
 

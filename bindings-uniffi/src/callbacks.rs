@@ -1,7 +1,8 @@
 //! The application's callbacks (Kotlin or Swift objects implementing these traits) as the
 //! core's callback types.
 //!
-//! The answering callbacks ([`InputHandler`], [`Authorizer`], [`TokenStore`]) are async (Kotlin `suspend`, Swift
+//! The answering callbacks ([`InputHandler`], [`Authorizer`], [`TokenStore`],
+//! [`BearerVerifier`]) are async (Kotlin `suspend`, Swift
 //! `async`): the core awaits them without holding a thread. [`NotificationListener`] is called
 //! on a thread of the runtime for each progress or log notification, in order: it should return
 //! quickly (hand the value to a channel or a coroutine).
@@ -52,6 +53,31 @@ pub trait Authorizer: Send + Sync {
 pub trait TokenStore: Send + Sync {
     /// One store operation; the answer as JSON.
     async fn call(&self, request_json: String) -> Result<String, McpError>;
+}
+
+/// Checks a bearer token for a server's `auth` HTTP option: the answer is JSON, `{"subject",
+/// "scopes", "claims"?, "expiresAt"?}` for a valid token (the core reads it:
+/// `TokenInfo::from_answer`), `null` for an invalid one (the request gets `401`). Throwing, or
+/// an answer the core cannot read, gets the request `503`.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait BearerVerifier: Send + Sync {
+    /// What `token` grants, as JSON, or `null`.
+    async fn verify(&self, token: String) -> Result<String, McpError>;
+}
+
+/// The core's token verifier, answered by the application's.
+pub(crate) fn bearer_verifier(f: Arc<dyn BearerVerifier>) -> mcpaxle::transport::auth::TokenVerifier {
+    use mcpaxle::transport::auth::TokenInfo;
+    Arc::new(move |token: String| -> mcpaxle::server::BoxFuture<'static, mcpaxle::Result<Option<TokenInfo>>> {
+        let f = f.clone();
+        Box::pin(async move {
+            let text = f.verify(token).await.map_err(McpError::into_core)?;
+            let answer = serde_json::from_str(&text)
+                .map_err(|e| Error::internal(format!("the token verifier's answer is not JSON: {e}")))?;
+            TokenInfo::from_answer(answer)
+        })
+    })
 }
 
 /// The core's token store, kept by the application's.

@@ -17,7 +17,7 @@ mod runtime;
 mod server;
 mod subscription;
 
-pub use callbacks::{Authorizer, InputHandler, NotificationListener, TokenStore};
+pub use callbacks::{Authorizer, BearerVerifier, InputHandler, NotificationListener, TokenStore};
 pub use client::{CallConfig, ClientConfig, ListKind, McpClient, McpToolTask};
 pub use errors::{ErrorKindInfo, McpError};
 pub use server::{McpHttpServer, McpRequestContext, McpServer, ServerHandler};

@@ -6,6 +6,7 @@
 //! (the same names and units), and a handler's value is shaped into its result by the core's
 //! one rule ([`mcpaxle::server::Returned`]).
 
+use crate::callbacks::{BearerVerifier, bearer_verifier};
 use crate::errors::{McpError, misuse, parse_json, read_options, to_text, usage};
 use crate::runtime;
 use mcpaxle::Error;
@@ -175,18 +176,22 @@ impl McpServer {
 
     /// Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
     /// `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
-    /// `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+    /// `allowedOrigins`, `connections`, `cors`, `healthPath`, `auth`, ...). With `auth`, tokens
+    /// are checked by `verify`, or by the built-in `jwt` / `introspection` verifiers.
     pub async fn serve_http(
         &self,
         address: String,
         options_json: Option<String>,
+        verify: Option<Arc<dyn BearerVerifier>>,
     ) -> Result<Arc<McpHttpServer>, McpError> {
         let addr: SocketAddr = address
             .parse()
             .map_err(|_| usage(format!("the address must be an IP address and a port, not {address:?}")))?;
-        let options: HttpOptions = read_options(options_json.as_deref(), "the HTTP options")?;
-        if options.auth.is_some() {
-            return Err(usage("the \"auth\" HTTP option needs a token verifier, which this binding does not take yet"));
+        let mut options: HttpOptions = read_options(options_json.as_deref(), "the HTTP options")?;
+        match options.auth.as_mut() {
+            Some(auth) => auth.use_verifier(verify.map(bearer_verifier)).map_err(misuse)?,
+            None if verify.is_some() => return Err(usage("a token verifier needs the \"auth\" HTTP option")),
+            None => {}
         }
         options.connections.validate().map_err(misuse)?;
         let path = options.path.clone();

@@ -249,6 +249,12 @@ typedef void (*UniffiCallbackInterfaceAuthorizerMethod0)(uint64_t, RustBuffer, U
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BEARER_VERIFIER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BEARER_VERIFIER_METHOD0
+typedef void (*UniffiCallbackInterfaceBearerVerifierMethod0)(uint64_t, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_INPUT_HANDLER_METHOD0
 #define UNIFFI_FFIDEF_CALLBACK_INTERFACE_INPUT_HANDLER_METHOD0
 typedef void (*UniffiCallbackInterfaceInputHandlerMethod0)(uint64_t, RustBuffer, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
@@ -281,6 +287,15 @@ typedef struct UniffiVTableCallbackInterfaceAuthorizer {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceAuthorizerMethod0 _Nonnull authorize;
 } UniffiVTableCallbackInterfaceAuthorizer;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BEARER_VERIFIER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BEARER_VERIFIER
+typedef struct UniffiVTableCallbackInterfaceBearerVerifier {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceBearerVerifierMethod0 _Nonnull verify;
+} UniffiVTableCallbackInterfaceBearerVerifier;
 
 #endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_INPUT_HANDLER
@@ -337,6 +352,26 @@ void uniffi_mcpaxle_uniffi_fn_init_callback_vtable_authorizer(const UniffiVTable
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_AUTHORIZER_AUTHORIZE
 #define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_AUTHORIZER_AUTHORIZE
 uint64_t uniffi_mcpaxle_uniffi_fn_method_authorizer_authorize(uint64_t ptr, RustBuffer authorization_url
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_BEARERVERIFIER
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_BEARERVERIFIER
+uint64_t uniffi_mcpaxle_uniffi_fn_clone_bearerverifier(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_FREE_BEARERVERIFIER
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_FREE_BEARERVERIFIER
+void uniffi_mcpaxle_uniffi_fn_free_bearerverifier(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_INIT_CALLBACK_VTABLE_BEARERVERIFIER
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_INIT_CALLBACK_VTABLE_BEARERVERIFIER
+void uniffi_mcpaxle_uniffi_fn_init_callback_vtable_bearerverifier(const UniffiVTableCallbackInterfaceBearerVerifier* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_BEARERVERIFIER_VERIFY
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_BEARERVERIFIER_VERIFY
+uint64_t uniffi_mcpaxle_uniffi_fn_method_bearerverifier_verify(uint64_t ptr, RustBuffer token
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_CLONE_INPUTHANDLER
@@ -671,7 +706,7 @@ int8_t uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_tool(uint64_t ptr, RustB
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_MCPSERVER_SERVE_HTTP
 #define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_MCPSERVER_SERVE_HTTP
-uint64_t uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(uint64_t ptr, RustBuffer address, RustBuffer options_json
+uint64_t uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(uint64_t ptr, RustBuffer address, RustBuffer options_json, RustBuffer verify
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_FN_METHOD_MCPSERVER_SERVE_STDIO
@@ -1049,6 +1084,12 @@ uint16_t uniffi_mcpaxle_uniffi_checksum_func_error_kinds(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_AUTHORIZER_AUTHORIZE
 #define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_AUTHORIZER_AUTHORIZE
 uint16_t uniffi_mcpaxle_uniffi_checksum_method_authorizer_authorize(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_BEARERVERIFIER_VERIFY
+#define UNIFFI_FFIDEF_UNIFFI_MCPAXLE_UNIFFI_CHECKSUM_METHOD_BEARERVERIFIER_VERIFY
+uint16_t uniffi_mcpaxle_uniffi_checksum_method_bearerverifier_verify(void
     
 );
 #endif

@@ -830,6 +830,248 @@ public func FfiConverterTypeAuthorizer_lower(_ value: Authorizer) -> UInt64 {
 
 
 /**
+ * Checks a bearer token for a server's `auth` HTTP option: the answer is JSON, `{"subject",
+ * "scopes", "claims"?, "expiresAt"?}` for a valid token (the core reads it:
+ * `TokenInfo::from_answer`), `null` for an invalid one (the request gets `401`). Throwing, or
+ * an answer the core cannot read, gets the request `503`.
+ */
+public protocol BearerVerifier: AnyObject, Sendable {
+    
+    /**
+     * What `token` grants, as JSON, or `null`.
+     */
+    func verify(token: String) async throws  -> String
+    
+}
+/**
+ * Checks a bearer token for a server's `auth` HTTP option: the answer is JSON, `{"subject",
+ * "scopes", "claims"?, "expiresAt"?}` for a valid token (the core reads it:
+ * `TokenInfo::from_answer`), `null` for an invalid one (the request gets `401`). Throwing, or
+ * an answer the core cannot read, gets the request `503`.
+ */
+open class BearerVerifierImpl: BearerVerifier, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_mcpaxle_uniffi_fn_clone_bearerverifier(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_mcpaxle_uniffi_fn_free_bearerverifier(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * What `token` grants, as JSON, or `null`.
+     */
+open func verify(token: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_mcpaxle_uniffi_fn_method_bearerverifier_verify(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(token)
+                )
+            },
+            pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_mcpaxle_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeMcpError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceBearerVerifier {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceBearerVerifier = UniffiVTableCallbackInterfaceBearerVerifier(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeBearerVerifier.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface BearerVerifier: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeBearerVerifier.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface BearerVerifier: handle missing in uniffiClone")
+            }
+        },
+        verify: { (
+            uniffiHandle: UInt64,
+            token: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> String in
+                guard let uniffiObj = try? FfiConverterTypeBearerVerifier.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.verify(
+                     token: try FfiConverterString.lift(token)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: String) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterString.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeMcpError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceBearerVerifier> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceBearerVerifier>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitBearerVerifier() {
+    uniffi_mcpaxle_uniffi_fn_init_callback_vtable_bearerverifier(UniffiCallbackInterfaceBearerVerifier.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeBearerVerifier: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<BearerVerifier>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = BearerVerifier
+
+    public static func lift(_ handle: UInt64) throws -> BearerVerifier {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return BearerVerifierImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: BearerVerifier) -> UInt64 {
+         if let rustImpl = value as? BearerVerifierImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> BearerVerifier {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: BearerVerifier, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeBearerVerifier_lift(_ handle: UInt64) throws -> BearerVerifier {
+    return try FfiConverterTypeBearerVerifier.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeBearerVerifier_lower(_ value: BearerVerifier) -> UInt64 {
+    return FfiConverterTypeBearerVerifier.lower(value)
+}
+
+
+
+
+
+
+/**
  * Answers the server's input requests: `kind` is `elicitation` (params of
  * `elicitation/create`), `sampling` (`sampling/createMessage`) or `roots` (`roots/list`), and
  * the answer is the result as JSON (an `ElicitResult`, `CreateMessageResult`,
@@ -2100,9 +2342,10 @@ public protocol McpServerProtocol: AnyObject, Sendable {
     /**
      * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
      * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
-     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, `auth`, ...). With `auth`, tokens
+     * are checked by `verify`, or by the built-in `jwt` / `introspection` verifiers.
      */
-    func serveHttp(address: String, optionsJson: String?) async throws  -> McpHttpServer
+    func serveHttp(address: String, optionsJson: String?, verify: BearerVerifier?) async throws  -> McpHttpServer
     
     /**
      * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
@@ -2329,14 +2572,15 @@ open func removeTool(name: String) -> Bool  {
     /**
      * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
      * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
-     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, `auth`, ...). With `auth`, tokens
+     * are checked by `verify`, or by the built-in `jwt` / `introspection` verifiers.
      */
-open func serveHttp(address: String, optionsJson: String?)async throws  -> McpHttpServer  {
+open func serveHttp(address: String, optionsJson: String?, verify: BearerVerifier?)async throws  -> McpHttpServer  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(address),FfiConverterOptionString.lower(optionsJson)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(address),FfiConverterOptionString.lower(optionsJson),FfiConverterOptionTypeBearerVerifier.lower(verify)
                 )
             },
             pollFunc: ffi_mcpaxle_uniffi_rust_future_poll_u64,
@@ -4061,6 +4305,30 @@ fileprivate struct FfiConverterOptionTypeAuthorizer: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeBearerVerifier: FfiConverterRustBuffer {
+    typealias SwiftType = BearerVerifier?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeBearerVerifier.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeBearerVerifier.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeInputHandler: FfiConverterRustBuffer {
     typealias SwiftType = InputHandler?
 
@@ -4471,6 +4739,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_mcpaxle_uniffi_checksum_method_authorizer_authorize() != 20348) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_mcpaxle_uniffi_checksum_method_bearerverifier_verify() != 24163) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_mcpaxle_uniffi_checksum_method_inputhandler_answer() != 35528) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -4609,7 +4880,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_tool() != 22563) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() != 20926) {
+    if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() != 10303) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_stdio() != 2139) {
@@ -4635,6 +4906,7 @@ private let initializationResult: InitializationResult = {
     }
 
     uniffiCallbackInitAuthorizer()
+    uniffiCallbackInitBearerVerifier()
     uniffiCallbackInitInputHandler()
     uniffiCallbackInitNotificationListener()
     uniffiCallbackInitServerHandler()

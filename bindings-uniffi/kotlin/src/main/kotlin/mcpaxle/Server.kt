@@ -10,6 +10,7 @@ import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonNull
 import kotlinx.serialization.json.JsonObject
 import kotlinx.serialization.json.jsonObject
+import mcpaxle.ffi.BearerVerifier
 import mcpaxle.ffi.McpHttpServer
 import mcpaxle.ffi.McpRequestContext
 import mcpaxle.ffi.McpServer
@@ -68,6 +69,10 @@ internal fun tagged(value: Any?): JsonElement = when (value) {
     is List<*> -> obj("list" to JsonArray(value.map(::tagged)))
     is Map<*, *> -> obj("object" to JsonObject(value.entries.associate { (k, v) -> k.toString() to tagged(v) }))
     else -> obj("json" to toJson(value))
+}
+
+private fun verifier(f: suspend (token: String) -> JsonObject?) = object : BearerVerifier {
+    override suspend fun verify(token: String): String = callback { f(token)?.toString() ?: "null" }
 }
 
 private fun handler(f: suspend (input: JsonObject, ctx: RequestContext) -> Any?) = object : ServerHandler {
@@ -156,9 +161,18 @@ class Server(name: String, version: String, options: JsonObject? = null) {
     /** Announces that a list (`"tools"`, `"prompts"`, `"resources"`) changed. */
     fun notifyListChanged(list: String) = call { native.notifyListChanged(list) }
 
-    /** Serves over Streamable HTTP on [address] (`host:port`; port 0: any free port); [options] the core's `HttpOptions`. */
-    suspend fun serveHttp(address: String = "127.0.0.1:0", options: JsonObject? = null): HttpServer =
-        HttpServer(call { native.serveHttp(address, options?.toString()) })
+    /**
+     * Serves over Streamable HTTP on [address] (`host:port`; port 0: any free port); [options]
+     * the core's `HttpOptions` (`path`, `allowedHosts`, `cors`, `auth`, ...). With `auth`
+     * (`resource`, `authorizationServers`, `requiredScopes`, ...), [verify] checks each bearer
+     * token: what it grants (`{"subject", "scopes", "claims"?}`) or null for an invalid token (the
+     * request gets 401); or `auth`'s built-in `jwt` / `introspection` verifiers check them.
+     */
+    suspend fun serveHttp(
+        address: String = "127.0.0.1:0",
+        options: JsonObject? = null,
+        verify: (suspend (token: String) -> JsonObject?)? = null,
+    ): HttpServer = HttpServer(call { native.serveHttp(address, options?.toString(), verify?.let(::verifier)) })
 
     /** Serves on this process's stdin and stdout until stdin closes; [options] the core's `StdioOptions`. */
     suspend fun serveStdio(options: JsonObject? = null) = call { native.serveStdio(options?.toString()) }

@@ -243,6 +243,57 @@ class ServerTest {
     }
 
     @Test
+    fun bearerAuthWithTheApplicationsVerifier() = runBlocking {
+        val port = java.net.ServerSocket(0).use { it.localPort }
+        val url = "http://127.0.0.1:$port/mcp"
+        val server = Server("protected", "1.0.0")
+        server.tool("whoami", "The caller") { _, ctx -> "${ctx.info.string("principal")} ${ctx.info["scopes"]}" }
+        val auth = obj("resource" to url, "authorizationServers" to listOf("https://auth.example.com"), "requiredScopes" to listOf("notes:read"))
+        val protected = server.serveHttp("127.0.0.1:$port", obj("auth" to auth)) { token ->
+            if (token == "good") obj("subject" to "alice", "scopes" to listOf("notes:read")) else null
+        }
+        try {
+            // No token, a bad token: 401 with where to get one.
+            val http = java.net.http.HttpClient.newHttpClient()
+            for (header in listOf(null, "Bearer bad")) {
+                val request = java.net.http.HttpRequest.newBuilder(java.net.URI(url))
+                    .header("content-type", "application/json").header("accept", "application/json, text/event-stream")
+                    .apply { if (header != null) header("authorization", header) }
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("""{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"""))
+                    .build()
+                val response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
+                assertEquals("$header", 401, response.statusCode())
+                val challenge = response.headers().firstValue("www-authenticate").orElse("")
+                assertTrue(challenge, challenge.startsWith("Bearer") && challenge.contains("resource_metadata="))
+            }
+            val client = Client.connectHttp(url, obj(
+                "clientInfo" to obj("name" to "kotlin-auth-tests", "version" to "0.1.0"),
+                "headers" to obj("authorization" to "Bearer good"),
+            ))
+            try {
+                assertEquals("alice [\"notes:read\"]", client.callTool("whoami").text())
+            } finally {
+                client.close()
+            }
+        } finally {
+            protected.close()
+        }
+        try {
+            server.serveHttp("127.0.0.1:0", obj("auth" to auth))
+            fail("auth without a verifier is refused")
+        } catch (e: McpError) {
+            assertEquals("usage", e.kind)
+            assertTrue(e.message, e.message.contains("verify callback"))
+        }
+        try {
+            server.serveHttp("127.0.0.1:0") { null }
+            fail("a verifier without auth is refused")
+        } catch (e: McpError) {
+            assertEquals("usage", e.kind)
+        }
+    }
+
+    @Test
     fun badDefinitionsAndAddressesAreUsageErrors() = runBlocking {
         val server = Server("bad", "1.0.0")
         try {

@@ -660,6 +660,9 @@ internal interface UniffiForeignFutureCompleteVoid : com.sun.jna.Callback {
 internal interface UniffiCallbackInterfaceAuthorizerMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`authorizationUrl`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
+internal interface UniffiCallbackInterfaceBearerVerifierMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`token`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
+}
 internal interface UniffiCallbackInterfaceInputHandlerMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`kind`: RustBuffer.ByValue,`paramsJson`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
@@ -688,6 +691,25 @@ internal open class UniffiVTableCallbackInterfaceAuthorizer(
         `uniffiFree` = other.`uniffiFree`
         `uniffiClone` = other.`uniffiClone`
         `authorize` = other.`authorize`
+    }
+
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "verify")
+internal open class UniffiVTableCallbackInterfaceBearerVerifier(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `verify`: UniffiCallbackInterfaceBearerVerifierMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `verify`: UniffiCallbackInterfaceBearerVerifierMethod0? = null,
+    ): UniffiVTableCallbackInterfaceBearerVerifier(`uniffiFree`,`uniffiClone`,`verify`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceBearerVerifier) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `verify` = other.`verify`
     }
 
 }
@@ -803,6 +825,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_mcpaxle_uniffi_checksum_func_error_kinds(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_authorizer_authorize(
+    ): Int
+    external fun uniffi_mcpaxle_uniffi_checksum_method_bearerverifier_verify(
     ): Int
     external fun uniffi_mcpaxle_uniffi_checksum_method_inputhandler_answer(
     ): Int
@@ -929,6 +953,7 @@ internal object UniffiLib {
     init {
         Native.register(UniffiLib::class.java, findLibraryName(componentName = "mcpaxle_uniffi"))
         uniffiCallbackInterfaceAuthorizer.register(this)
+        uniffiCallbackInterfaceBearerVerifier.register(this)
         uniffiCallbackInterfaceInputHandler.register(this)
         uniffiCallbackInterfaceNotificationListener.register(this)
         uniffiCallbackInterfaceServerHandler.register(this)
@@ -944,6 +969,14 @@ internal object UniffiLib {
     external fun uniffi_mcpaxle_uniffi_fn_init_callback_vtable_authorizer(`vtable`: UniffiVTableCallbackInterfaceAuthorizer,
     ): Unit
     external fun uniffi_mcpaxle_uniffi_fn_method_authorizer_authorize(`ptr`: Long,`authorizationUrl`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_clone_bearerverifier(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_mcpaxle_uniffi_fn_free_bearerverifier(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_init_callback_vtable_bearerverifier(`vtable`: UniffiVTableCallbackInterfaceBearerVerifier,
+    ): Unit
+    external fun uniffi_mcpaxle_uniffi_fn_method_bearerverifier_verify(`ptr`: Long,`token`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_mcpaxle_uniffi_fn_clone_inputhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1077,7 +1110,7 @@ internal object UniffiLib {
     ): Byte
     external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_remove_tool(`ptr`: Long,`name`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
-    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(`ptr`: Long,`address`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,
+    external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(`ptr`: Long,`address`: RustBuffer.ByValue,`optionsJson`: RustBuffer.ByValue,`verify`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_stdio(`ptr`: Long,`optionsJson`: RustBuffer.ByValue,
     ): Long
@@ -1248,6 +1281,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_authorizer_authorize() and 0xFFFF) != 20348) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_bearerverifier_verify() and 0xFFFF) != 24163) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_inputhandler_answer() and 0xFFFF) != 35528) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1386,7 +1422,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_remove_tool() and 0xFFFF) != 22563) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() and 0xFFFF) != 20926) {
+    if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_http() and 0xFFFF) != 10303) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_mcpaxle_uniffi_checksum_method_mcpserver_serve_stdio() and 0xFFFF) != 2139) {
@@ -2234,6 +2270,366 @@ public object FfiConverterTypeAuthorizer: FfiConverter<Authorizer, Long> {
     override fun allocationSize(value: Authorizer) = 8UL
 
     override fun write(value: Authorizer, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * Checks a bearer token for a server's `auth` HTTP option: the answer is JSON, `{"subject",
+ * "scopes", "claims"?, "expiresAt"?}` for a valid token (the core reads it:
+ * `TokenInfo::from_answer`), `null` for an invalid one (the request gets `401`). Throwing, or
+ * an answer the core cannot read, gets the request `503`.
+ */
+public interface BearerVerifier {
+    
+    /**
+     * What `token` grants, as JSON, or `null`.
+     */
+    suspend fun `verify`(`token`: kotlin.String): kotlin.String
+    
+    companion object
+}
+
+/**
+ * Checks a bearer token for a server's `auth` HTTP option: the answer is JSON, `{"subject",
+ * "scopes", "claims"?, "expiresAt"?}` for a valid token (the core reads it:
+ * `TokenInfo::from_answer`), `null` for an invalid one (the request gets `401`). Throwing, or
+ * an answer the core cannot read, gets the request `503`.
+ */
+open class BearerVerifierImpl: Disposable, AutoCloseable, BearerVerifier
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_mcpaxle_uniffi_fn_free_bearerverifier(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_clone_bearerverifier(handle, status)
+        }
+    }
+
+    
+    /**
+     * What `token` grants, as JSON, or `null`.
+     */
+    @Throws(McpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `verify`(`token`: kotlin.String) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_mcpaxle_uniffi_fn_method_bearerverifier_verify(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`token`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        McpException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceBearerVerifier {
+    internal object `verify`: UniffiCallbackInterfaceBearerVerifierMethod0 {
+        override fun callback(`uniffiHandle`: Long,`token`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,) {
+            val uniffiObj = FfiConverterTypeBearerVerifier.handleMap.get(uniffiHandle)
+            val makeCall = suspend { ->
+                uniffiObj.`verify`(
+                    FfiConverterString.lift(`token`),
+                )
+            }
+            val uniffiHandleSuccess = { returnValue: kotlin.String ->
+                val uniffiResult = UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                    FfiConverterString.lower(returnValue),
+                    UniffiRustCallStatus.ByValue()
+                )
+                uniffiResult.write()
+                uniffiFutureCallback.callback(uniffiCallbackData, uniffiResult)
+            }
+            val uniffiHandleError = { callStatus: UniffiRustCallStatus.ByValue ->
+                uniffiFutureCallback.callback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                        RustBuffer.ByValue(),
+                        callStatus,
+                    ),
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall,
+                uniffiHandleSuccess,
+                uniffiHandleError,
+                { e: McpException -> FfiConverterTypeMcpError.lower(e) },
+                uniffiOutDroppedCallback
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeBearerVerifier.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeBearerVerifier.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceBearerVerifier.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `verify`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_mcpaxle_uniffi_fn_init_callback_vtable_bearerverifier(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeBearerVerifier: FfiConverter<BearerVerifier, Long> {
+    internal val handleMap = UniffiHandleMap<BearerVerifier>()
+
+    override fun lower(value: BearerVerifier): Long {
+        if (value is BearerVerifierImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): BearerVerifier {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return BearerVerifierImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): BearerVerifier {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: BearerVerifier) = 8UL
+
+    override fun write(value: BearerVerifier, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -4282,9 +4678,10 @@ public interface McpServerInterface {
     /**
      * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
      * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
-     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, `auth`, ...). With `auth`, tokens
+     * are checked by `verify`, or by the built-in `jwt` / `introspection` verifiers.
      */
-    suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?): McpHttpServer
+    suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?, `verify`: BearerVerifier?): McpHttpServer
     
     /**
      * Serves on this process's stdin and stdout until stdin closes (requests in flight finish
@@ -4607,11 +5004,12 @@ open class McpServer: Disposable, AutoCloseable, McpServerInterface
     /**
      * Serves over Streamable HTTP on `address` (`host:port`, port 0: any free port);
      * `options_json` the core's `HttpOptions` (`path`, `maxBody`, `allowedHosts`,
-     * `allowedOrigins`, `connections`, `cors`, `healthPath`, ...).
+     * `allowedOrigins`, `connections`, `cors`, `healthPath`, `auth`, ...). With `auth`, tokens
+     * are checked by `verify`, or by the built-in `jwt` / `introspection` verifiers.
      */
     @Throws(McpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?) : McpHttpServer {
+    override suspend fun `serveHttp`(`address`: kotlin.String, `optionsJson`: kotlin.String?, `verify`: BearerVerifier?) : McpHttpServer {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_mcpaxle_uniffi_fn_method_mcpserver_serve_http(
@@ -4619,6 +5017,7 @@ open class McpServer: Disposable, AutoCloseable, McpServerInterface
                 
         FfiConverterString.lower(`address`),
         FfiConverterOptionalString.lower(`optionsJson`),
+        FfiConverterOptionalTypeBearerVerifier.lower(`verify`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_mcpaxle_uniffi_rust_future_poll_u64(future, callback, continuation) },
@@ -6909,6 +7308,38 @@ public object FfiConverterOptionalTypeAuthorizer: FfiConverterRustBuffer<Authori
         } else {
             buf.put(1)
             FfiConverterTypeAuthorizer.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeBearerVerifier: FfiConverterRustBuffer<BearerVerifier?> {
+    override fun read(buf: ByteBuffer): BearerVerifier? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeBearerVerifier.read(buf)
+    }
+
+    override fun allocationSize(value: BearerVerifier?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeBearerVerifier.allocationSize(value)
+        }
+    }
+
+    override fun write(value: BearerVerifier?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeBearerVerifier.write(value, buf)
         }
     }
 }

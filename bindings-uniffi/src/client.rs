@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn refused_options_name_what_is_wrong() {
         let McpError::Mcp { kind, reason, .. } = client_options(config(json!({ "noSuchOption": 1 }))).err().unwrap();
-        assert_eq!(kind, "invalid_params");
+        assert_eq!(kind, "usage", "an option the core refuses is a misuse, as in every binding");
         assert!(reason.contains("noSuchOption"), "{reason}");
         let mut c = config(json!({}));
         c.input_kinds = vec!["elicitation".into()];

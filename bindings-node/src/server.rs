@@ -83,11 +83,7 @@ fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
 }
 
 fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
-    match kind {
-        "prompt" => Ok(CompletionRef::Prompt(name)),
-        "resource" => Ok(CompletionRef::ResourceTemplate(name)),
-        other => Err(usage(format!("a completion is for a \"prompt\" or a \"resource\" template, not {other:?}"))),
-    }
+    CompletionRef::from_kind(kind, name).map_err(errors::to_napi)
 }
 
 /// An MCP server with JavaScript handlers (the JavaScript `Server` wraps it).

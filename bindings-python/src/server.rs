@@ -330,13 +330,7 @@ impl PyServer {
 }
 
 fn completion_ref(kind: &str, name: String) -> PyResult<CompletionRef> {
-    match kind {
-        "prompt" => Ok(CompletionRef::Prompt(name)),
-        "resource" => Ok(CompletionRef::ResourceTemplate(name)),
-        other => {
-            Err(PyValueError::new_err(format!("completion kind must be \"prompt\" or \"resource\", not {other:?}")))
-        }
-    }
+    CompletionRef::from_kind(kind, name).map_err(|e| PyValueError::new_err(e.message().to_owned()))
 }
 
 /// The core's HTTP options from the dict `Server.start_http` passes; the verifier of `auth`

@@ -60,14 +60,6 @@ fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T, McpError
     serde_json::from_str(json).map_err(|e| usage(format!("the {what} definition is not valid: {e}")))
 }
 
-fn completion_ref(kind: &str, name: String) -> Result<CompletionRef, McpError> {
-    match kind {
-        "prompt" => Ok(CompletionRef::Prompt(name)),
-        "resource" => Ok(CompletionRef::ResourceTemplate(name)),
-        other => Err(usage(format!("a completion is for a \"prompt\" or a \"resource\" template, not {other:?}"))),
-    }
-}
-
 /// An MCP server whose handlers are the application's.
 #[derive(uniffi::Object)]
 pub struct McpServer {
@@ -158,7 +150,7 @@ impl McpServer {
     /// Sets the completion handler of a prompt's (`kind` `"prompt"`) or a resource template's
     /// (`"resource"`) arguments.
     pub fn set_completion(&self, kind: String, name: String, handler: Arc<dyn ServerHandler>) -> Result<(), McpError> {
-        self.server.set_completion(completion_ref(&kind, name)?, JsonInput(Foreign(handler)));
+        self.server.set_completion(CompletionRef::from_kind(&kind, name)?, JsonInput(Foreign(handler)));
         Ok(())
     }
 

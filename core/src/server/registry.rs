@@ -69,6 +69,20 @@ pub enum CompletionRef {
     ResourceTemplate(String),
 }
 
+impl CompletionRef {
+    /// The completion target a binding names by `kind` (`"prompt"` or `"resource"`, a resource
+    /// template) and `name`; another kind is a usage error.
+    pub fn from_kind(kind: &str, name: String) -> Result<Self> {
+        match kind {
+            "prompt" => Ok(CompletionRef::Prompt(name)),
+            "resource" => Ok(CompletionRef::ResourceTemplate(name)),
+            other => {
+                Err(Error::usage(format!("a completion is for a \"prompt\" or a \"resource\" template, not {other:?}")))
+            }
+        }
+    }
+}
+
 macro_rules! listed {
     ($($entry:ty),*) => {$(
         impl Listed for $entry {

@@ -26,42 +26,25 @@ import org.junit.Assert.fail
 import org.junit.BeforeClass
 import org.junit.Test
 import quickstart.main as readmeQuickStart
-import java.net.ServerSocket
-import java.net.Socket
 import java.util.Collections
 
 class ClientTest {
     companion object {
         private val serverPath: String = System.getProperty("mcpaxle.everythingServer")
             ?: error("the system property mcpaxle.everythingServer names the Rust everything_server")
-        private lateinit var server: Process
+        private lateinit var server: ServerProcess
         private lateinit var url: String
 
         @BeforeClass
         @JvmStatic
         fun startServer() {
-            val port = ServerSocket(0).use { it.localPort }
-            server = ProcessBuilder(serverPath, "--http", "127.0.0.1:$port").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
-            url = "http://127.0.0.1:$port/mcp"
-            val deadline = System.currentTimeMillis() + 15_000
-            while (true) {
-                try {
-                    Socket("127.0.0.1", port).close()
-                    break
-                } catch (e: java.io.IOException) {
-                    if (!server.isAlive || System.currentTimeMillis() > deadline) throw IllegalStateException("the everything_server did not start on port $port", e)
-                    Thread.sleep(50)
-                }
-            }
+            server = ServerProcess(serverPath)
+            url = "${server.base}/mcp"
         }
 
         @AfterClass
         @JvmStatic
-        fun stopServer() {
-            server.destroy()
-            server.waitFor()
-        }
+        fun stopServer() = server.close()
 
         fun options(vararg versions: String) = obj(
             "clientInfo" to obj("name" to "kotlin-tests", "version" to "0.1.0"),

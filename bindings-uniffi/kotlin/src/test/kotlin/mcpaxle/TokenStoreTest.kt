@@ -14,42 +14,25 @@ import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
 import org.junit.Test
-import java.net.ServerSocket
-import java.net.Socket
 import java.net.URI
 import java.util.Collections
 
 class TokenStoreTest {
     companion object {
-        private lateinit var server: Process
+        private lateinit var server: ServerProcess
         private lateinit var base: String
 
         @BeforeClass
         @JvmStatic
         fun startServer() {
             val path = System.getProperty("mcpaxle.oauthServer") ?: error("the system property mcpaxle.oauthServer names the oauth_server fixture")
-            val port = ServerSocket(0).use { it.localPort }
-            server = ProcessBuilder(path, "--http", "127.0.0.1:$port").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
-            base = "http://127.0.0.1:$port"
-            val deadline = System.currentTimeMillis() + 15_000
-            while (true) {
-                try {
-                    Socket("127.0.0.1", port).close()
-                    break
-                } catch (e: java.io.IOException) {
-                    if (!server.isAlive || System.currentTimeMillis() > deadline) throw IllegalStateException("oauth_server did not start on port $port", e)
-                    Thread.sleep(50)
-                }
-            }
+            server = ServerProcess(path)
+            base = server.base
         }
 
         @AfterClass
         @JvmStatic
-        fun stopServer() {
-            server.destroy()
-            server.waitFor()
-        }
+        fun stopServer() = server.close()
     }
 
     /** The application's store: a map, and the operations it was asked for. */

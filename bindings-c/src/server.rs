@@ -94,58 +94,46 @@ struct CHandler {
 }
 
 impl CHandler {
-    fn run(&self, request: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Payload>> {
+    /// One run of the C function with `request` as JSON text (serialized here, so a tool's
+    /// arguments are read where the server keeps them, never copied).
+    fn run(&self, request: &Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         let me = self.clone();
+        let request = request.to_string();
         Box::pin(async move {
             let Target { func, user_data } = me.target;
             let thread = if me.inline.load(Ordering::Relaxed) { Thread::Inline } else { Thread::BlockingPool };
-            calls::invoke_on(thread, &me.owner, me.kind, Some(ctx), request.to_string(), move |id, json| {
+            let completed = calls::invoke_on(thread, &me.owner, me.kind, Some(ctx), request, move |id, json| {
                 // SAFETY: the C function pointer and user_data were given together at
                 // registration; the handle ids are opaque to C.
                 unsafe { func(user_data.get(), json, id as *mut mcpaxle_context, id as *mut mcpaxle_reply) }
-            })
-            .await
+            });
+            match completed.await? {
+                Payload::Returned(r) => Ok(r),
+                _ => Err(Error::internal("Internal error: the handler completed with a result of another kind")),
+            }
         })
     }
 }
 
-fn mismatch() -> Error {
-    Error::internal("Internal error: the handler completed with a result of another kind")
-}
-
 impl ToolHandler for CHandler {
     fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        let f = self.run(arguments, ctx);
-        Box::pin(async move {
-            match f.await? {
-                Payload::Returned(r) => Ok(r),
-                _ => Err(mismatch()),
-            }
-        })
+        self.run(&arguments, ctx)
+    }
+
+    fn call_shared(&self, arguments: Arc<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        self.run(&arguments, ctx)
     }
 }
 
 impl ResourceHandler for CHandler {
     fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        let f = self.run(json!({ "uri": request.uri, "variables": request.variables }), ctx);
-        Box::pin(async move {
-            match f.await? {
-                Payload::Returned(r) => Ok(r),
-                _ => Err(mismatch()),
-            }
-        })
+        self.run(&json!({ "uri": request.uri, "variables": request.variables }), ctx)
     }
 }
 
 impl PromptHandler for CHandler {
     fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        let f = self.run(Value::Object(arguments), ctx);
-        Box::pin(async move {
-            match f.await? {
-                Payload::Returned(r) => Ok(r),
-                _ => Err(mismatch()),
-            }
-        })
+        self.run(&Value::Object(arguments), ctx)
     }
 }
 
@@ -155,13 +143,7 @@ impl CompletionHandler for CHandler {
             "argument": { "name": request.argument, "value": request.value },
             "context": { "arguments": request.context },
         });
-        let f = self.run(req, ctx);
-        Box::pin(async move {
-            match f.await? {
-                Payload::Returned(r) => Ok(r),
-                _ => Err(mismatch()),
-            }
-        })
+        self.run(&req, ctx)
     }
 }
 

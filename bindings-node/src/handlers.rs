@@ -112,8 +112,9 @@ impl JsHandler {
         JsHandler { f: Arc::new(f) }
     }
 
-    fn start(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+    fn start(&self, input: &Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         let f = self.f.clone();
+        let input = input.to_string();
         Box::pin(async move {
             // `over` fires when this run ends, answered or dropped (a dropped run is a cancelled
             // request: the exchange drops the handler's future before firing its token).
@@ -122,7 +123,7 @@ impl JsHandler {
             let _over = over.clone().drop_guard();
             let trace = ctx.trace_context().map(|t| Value::Object(t.to_map()).to_string());
             let (open, answer) = runs::open(ctx, over, answered.clone());
-            let args = FnArgs::from((open.0, input.to_string(), trace));
+            let args = FnArgs::from((open.0, input, trace));
             let status = f.call(args, ThreadsafeFunctionCallMode::NonBlocking);
             if status != Status::Ok {
                 return Err(errors::from_napi(napi::Error::from_status(status)));
@@ -138,7 +139,7 @@ impl JsHandler {
 }
 
 impl JsonHandler for JsHandler {
-    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+    fn run(&self, input: &Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         self.start(input, ctx)
     }
 }

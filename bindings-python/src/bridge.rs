@@ -39,8 +39,8 @@ pub type Make = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyAn
 
 /// What a Python handler is called with.
 pub enum Payload {
-    /// `tools/call`: the arguments object.
-    Tool(Value),
+    /// `tools/call`: the arguments object, shared with the server (read in place, not copied).
+    Tool(Arc<Value>),
     /// `resources/read`: the URI and the template's variables.
     Resource { uri: String, variables: Map<String, Value> },
     /// `prompts/get`: the arguments.
@@ -380,7 +380,7 @@ pub async fn call(
 /// client's input handler, progress callback or OAuth authorize step, a server's token
 /// verifier) on the bridge's loop, the same way as [`call`].
 pub async fn call_client(bridge: Arc<BridgeInner>, handler: Arc<Py<PyAny>>, value: Value) -> Result<Value> {
-    match call_inner(bridge, handler, Payload::Tool(value), None).await? {
+    match call_inner(bridge, handler, Payload::Tool(Arc::new(value)), None).await? {
         Returned::Json(v) => Ok(v),
         _ => Err(Error::internal(
             "Internal error: the callback returned a value that cannot be sent as JSON: bytes are not JSON",

@@ -57,6 +57,10 @@ impl PyHandler {
 
 impl ToolHandler for PyHandler {
     fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
+        self.invoke(Payload::Tool(Arc::new(arguments)), ctx)
+    }
+
+    fn call_shared(&self, arguments: Arc<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
         self.invoke(Payload::Tool(arguments), ctx)
     }
 }

@@ -42,11 +42,11 @@ pub trait ServerHandler: Send + Sync {
 struct Foreign(Arc<dyn ServerHandler>);
 
 impl JsonHandler for Foreign {
-    fn run(&self, input: Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
+    fn run(&self, input: &Value, ctx: RequestContext) -> BoxFuture<'static, mcpaxle::Result<Returned>> {
         let f = self.0.clone();
+        let input = input.to_string();
         Box::pin(async move {
-            let text =
-                f.run(input.to_string(), Arc::new(McpRequestContext { ctx })).await.map_err(McpError::into_core)?;
+            let text = f.run(input, Arc::new(McpRequestContext { ctx })).await.map_err(McpError::into_core)?;
             let tagged = serde_json::from_str(&text).map_err(|e| {
                 Error::internal(format!("Internal error: a handler answered with text that is not JSON: {e}"))
             })?;

@@ -88,3 +88,26 @@ async fn clients_share_a_server_and_close_alone() {
     assert_eq!(r.structured_content, Some(json!({ "x": 1 })));
     b.close().await;
 }
+
+/// A `SharedArguments` tool reads the call's arguments where the server keeps them (for a
+/// `requestState` the handler might bind): the same allocation, not a copy of it.
+#[tokio::test]
+async fn a_tool_reads_shared_arguments_without_a_copy() {
+    use mcpaxle::server::SharedArguments;
+    let server = test_server(cache_hints(0), Arc::default());
+    let seen = Arc::new(Mutex::new(None));
+    let s = seen.clone();
+    let reader = SharedArguments(move |args: Arc<serde_json::Value>, _ctx| {
+        *s.lock().unwrap() = Some(Arc::strong_count(&args));
+        let text = args["text"].as_str().unwrap_or_default().len().to_string();
+        async move { Ok(CallToolResult::text(text)) }
+    });
+    server.add_tool(Tool::new("length", "Length of text", json!({ "type": "object" })), reader).unwrap();
+    let client = Client::connect_in_memory(&server, options()).await.unwrap();
+    let big = "x".repeat(100_000);
+    let r = client.call_tool("length", json!({ "text": big }), CallOptions::new()).await.unwrap();
+    assert_eq!(text_of(&r), "100000");
+    let shared = seen.lock().unwrap().expect("the handler ran");
+    assert!(shared >= 2, "the handler's arguments were a copy (strong count {shared})");
+    client.close().await;
+}

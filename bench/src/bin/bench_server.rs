@@ -10,9 +10,10 @@
 //! lists the same.
 
 use mcpaxle::schema::{CallToolResult, Tool};
-use mcpaxle::server::Server;
+use mcpaxle::server::{Server, SharedArguments};
 use mcpaxle::transport::http::{self, HttpOptions};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 fn build(tools: usize) -> mcpaxle::Result<Server> {
     let server = Server::builder("mcpaxle-bench", env!("CARGO_PKG_VERSION")).page_size(tools.max(1)).build();
@@ -21,9 +22,10 @@ fn build(tools: usize) -> mcpaxle::Result<Server> {
     for name in names {
         server.add_tool(
             Tool::new(name, "Returns its text argument", schema.clone()),
-            |args: Value, _ctx| async move {
+            // Reads its arguments where the server keeps them, as rmcp's handler reads its request.
+            SharedArguments(|args: Arc<Value>, _ctx| async move {
                 Ok(CallToolResult::text(args.get("text").and_then(Value::as_str).unwrap_or_default()))
-            },
+            }),
         )?;
     }
     Ok(server)

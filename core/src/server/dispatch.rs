@@ -836,7 +836,6 @@ impl Server {
                 return Ok(self.ready(id, tool_error(text), None, era));
             }
             (_, false) if negotiated(&meta) => {
-                let arguments = Value::clone(&arguments);
                 return Ok(self.call_tool_as_task(id, meta, tc, tool, arguments, (digest, round), era.clone()));
             }
             (TaskSupport::Required, false) => return Err(required_capability()),
@@ -845,7 +844,7 @@ impl Server {
         let server = self.clone();
         let era2 = era.clone();
         Ok(self.run(id, "tools/call", meta, tc, Some((digest, round)), era, move |ctx| {
-            server.tool_future(tool.clone(), Value::clone(&arguments), era2.clone(), ctx)
+            server.tool_future(tool.clone(), arguments.clone(), era2.clone(), ctx)
         }))
     }
 
@@ -854,7 +853,7 @@ impl Server {
     pub(crate) fn tool_future(
         &self,
         tool: Arc<crate::server::registry::ToolEntry>,
-        arguments: Value,
+        arguments: Arc<Value>,
         era: ServedIn,
         ctx: RequestContext,
     ) -> crate::server::BoxFuture<'static, Result<Value>> {
@@ -866,7 +865,7 @@ impl Server {
                     "tool",
                     tool.json["name"].as_str().unwrap_or_default(),
                     &ctx,
-                    tool.handler.call(arguments, ctx.clone()),
+                    tool.handler.call_shared(arguments, ctx.clone()),
                 )
                 .await
                 .and_then(|returned| shaping::tool_result(returned, tool.output.as_ref()))

@@ -49,7 +49,7 @@ pub use exchange::{Exchange, Outgoing};
 pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, JsonHandler, JsonInput, PromptHandler, ResourceHandler,
-    ResourceRequest, ToolHandler,
+    ResourceRequest, SharedArguments, ToolHandler,
 };
 pub use middleware::{Item, ItemInfo, ItemKind, Middleware, Next, RequestInfo, Token, Visibility, VisibilityFilter};
 pub use options::{

@@ -42,7 +42,7 @@ impl Server {
         meta: RequestMeta,
         tc: &TransportContext,
         tool: Arc<ToolEntry>,
-        arguments: Value,
+        arguments: Arc<Value>,
         mrtr: (ParamsDigest, Round),
         era: ServedIn,
     ) -> Exchange {

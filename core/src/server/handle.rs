@@ -195,7 +195,14 @@ impl ServerBuilder {
     }
 
     /// Builds the server.
+    ///
+    /// On Linux with glibc, the first server a process builds raises the allocator's trim and
+    /// mmap thresholds (to 16 MiB and 4 MiB), so that calls with large bodies do not give back
+    /// and fault in the same pages every time (a 100 KB call costs a third of the CPU). An
+    /// application that sets `glibc.malloc.trim_threshold` or `glibc.malloc.mmap_threshold` in
+    /// `GLIBC_TUNABLES` (or `MALLOC_TRIM_THRESHOLD_`/`MALLOC_MMAP_THRESHOLD_`) keeps its own.
     pub fn build(self) -> Server {
+        crate::server::memory::tune_allocator();
         let bus = self.bus.unwrap_or_else(|| Arc::new(LocalBus::new()));
         let sealer =
             seal::Sealer::new(&self.config.state_key, self.config.previous_state_key.as_ref(), self.config.state_ttl);

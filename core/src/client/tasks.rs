@@ -55,11 +55,9 @@ impl Inner {
                         ErrorObject::new(crate::jsonrpc::INTERNAL_ERROR, format!("task {task_id} failed"))
                     })));
                 }
+                // By anyone: this client through another handle, another client, the server.
                 Some("cancelled") => {
-                    return Err(Error::new(
-                        ErrorKind::Cancelled,
-                        format!("task {task_id} was cancelled by the server"),
-                    ));
+                    return Err(Error::new(ErrorKind::Cancelled, format!("task {task_id} was cancelled")));
                 }
                 Some("input_required") => {
                     let pending: Map<String, Value> = task

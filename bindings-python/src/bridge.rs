@@ -334,7 +334,9 @@ impl Completer {
                     e.value(py)
                 ))
             }),
-            Err(e) => Err(errors::from_py_err(py, &e)),
+            // The coroutine ran the Python layer's wrapper, which logged an unexpected exception
+            // with its traceback (`_handlers._failure`): the core does not log it again.
+            Err(e) => Err(errors::from_py_err(py, &e).reported()),
         };
         let (tx, task) = {
             let mut state = self.slot.lock();

@@ -29,10 +29,21 @@ def failing_server() -> Server:
     return server
 
 
+def slow_server() -> Server:
+    server = Server("logs")
+
+    @server.tool(timeout_ms=50)
+    async def slow() -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    return server
+
+
 async def test_the_cores_events_reach_python_logging(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
-    client = await serve(failing_server())
+    client = await serve(slow_server())
     with caplog.at_level(logging.DEBUG, logger="mcpaxle"):
-        r = await threaded(client.call_tool)("fails")
+        r = await threaded(client.call_tool)("slow")
         assert r["isError"] is True
         for _ in range(200):
             core = [rec for rec in caplog.records if rec.name == "mcpaxle.server.dispatch"]
@@ -40,10 +51,24 @@ async def test_the_cores_events_reach_python_logging(serve: Any, caplog: pytest.
                 break
             await asyncio.sleep(0.025)
     [record] = core
-    assert record.levelno == logging.ERROR
-    assert "the disk is full" in record.getMessage()
-    assert "fails" in record.mcpaxle_fields["handler"]  # type: ignore[attr-defined]
+    assert record.levelno == logging.WARNING
+    assert "timed out after 50 ms" in record.getMessage()
+    assert "slow" in record.mcpaxle_fields["handler"]  # type: ignore[attr-defined]
     assert record.threadName != threading.current_thread().name, "delivered on the core's log thread"
+
+
+async def test_a_handlers_exception_is_logged_once_with_its_traceback(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = await serve(failing_server())
+    with caplog.at_level(logging.DEBUG, logger="mcpaxle"):
+        r = await threaded(client.call_tool)("fails")
+        assert r["isError"] is True
+        await asyncio.sleep(0.3)  # the core's log thread would have delivered its record by now
+    errors = [rec for rec in caplog.records if rec.levelno >= logging.ERROR]
+    [record] = errors
+    assert record.name == "mcpaxle"
+    assert record.exc_info is not None and "the disk is full" in str(record.exc_info[1])
 
 
 async def test_levels_below_the_loggers_are_not_logged(serve: Any, caplog: pytest.LogCaptureFixture) -> None:

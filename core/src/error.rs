@@ -165,12 +165,14 @@ pub struct Error {
     code: Option<i32>,
     /// Raised by a handler that did not mean to fail (see [`Error::unexpected`]).
     unexpected: bool,
+    /// Already logged by the binding that made it (see [`Error::reported`]).
+    reported: bool,
 }
 
 impl Error {
     /// An error of a kind with a message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), data: None, code: None, unexpected: false }
+        Error { kind, message: message.into(), data: None, code: None, unexpected: false, reported: false }
     }
 
     /// Invalid params (-32602).
@@ -210,6 +212,18 @@ impl Error {
         self.unexpected
     }
 
+    /// Marks an error its maker has already logged, with what its host knows of it (a Python
+    /// traceback): the server does not log it a second time.
+    pub fn reported(mut self) -> Self {
+        self.reported = true;
+        self
+    }
+
+    /// Whether the error was logged where it was made ([`Error::reported`]).
+    pub fn is_reported(&self) -> bool {
+        self.reported
+    }
+
     /// Misuse of the library (bad definition, bad configuration).
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Usage, message)
@@ -232,7 +246,7 @@ impl Error {
     /// An error from a peer's JSON-RPC error object.
     pub fn remote(e: ErrorObject) -> Self {
         let kind = kind_for_code(e.code);
-        Error { kind, message: e.message, data: e.data, code: Some(e.code), unexpected: false }
+        Error { kind, message: e.message, data: e.data, code: Some(e.code), unexpected: false, reported: false }
     }
 
     /// Sends this error with another JSON-RPC code (its kind stays).

@@ -1176,12 +1176,14 @@ impl Limit {
     /// The policy for what an unexpected exception shows the client
     /// ([`ServerBuilder::mask_error_details`](crate::server::ServerBuilder::mask_error_details)):
     /// its message, or when masked a generic text naming the handler (`what`). The exception's
-    /// message is logged either way.
+    /// message is logged either way, here unless the binding logged it ([`Error::reported`]).
     fn mask<T>(&self, r: Result<T>, what: impl FnOnce() -> String) -> Result<T> {
         match r {
             Err(e) if e.is_unexpected() => {
                 let what = what();
-                tracing::error!(handler = %what, "a handler raised an unexpected exception: {}", e.message());
+                if !e.is_reported() {
+                    tracing::error!(handler = %what, "a handler raised an unexpected exception: {}", e.message());
+                }
                 if self.mask { Err(Error::unexpected(format!("Internal error in {what}"))) } else { Err(e) }
             }
             r => r,

@@ -53,7 +53,7 @@ pub enum Payload {
 }
 
 impl Payload {
-    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    pub fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         Ok(match self {
             Payload::Tool(v) => convert::to_py(py, &v)?,
             Payload::Prompt(m) => convert::map_to_py(py, &m)?.into_any(),
@@ -131,6 +131,11 @@ impl BridgeInner {
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Arc<Slot>>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The event loop this bridge serves.
+    pub fn event_loop<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.event_loop.bind(py).clone()
     }
 
     /// Whether the bridge was closed (its loop ended).
@@ -327,17 +332,7 @@ fn slot_key(slot: &Arc<Slot>) -> usize {
 #[pymethods]
 impl Completer {
     fn __call__(&self, py: Python<'_>, task: &Bound<'_, PyAny>) {
-        let outcome = match task.call_method0(intern!(py, "result")) {
-            Ok(v) => convert::returned_from_py(&v).map_err(|e| {
-                Error::internal(format!(
-                    "Internal error: the handler returned a value that cannot be sent as JSON: {}",
-                    e.value(py)
-                ))
-            }),
-            // The coroutine ran the Python layer's wrapper, which logged an unexpected exception
-            // with its traceback (`_handlers._failure`): the core does not log it again.
-            Err(e) => Err(errors::from_py_err(py, &e).reported()),
-        };
+        let outcome = outcome(py, task.call_method0(intern!(py, "result")));
         let (tx, task) = {
             let mut state = self.slot.lock();
             (state.tx.take(), state.task.take())
@@ -349,6 +344,22 @@ impl Completer {
         if let Some(tx) = tx {
             let _ = tx.send(outcome);
         }
+    }
+}
+
+/// The outcome of a handler run by the Python layer's wrapper: its value (JSON types, bytes
+/// kept) or what it raised.
+pub fn outcome(py: Python<'_>, returned: PyResult<Bound<'_, PyAny>>) -> Result<Returned> {
+    match returned {
+        Ok(v) => convert::returned_from_py(&v).map_err(|e| {
+            Error::internal(format!(
+                "Internal error: the handler returned a value that cannot be sent as JSON: {}",
+                e.value(py)
+            ))
+        }),
+        // The wrapper logged an unexpected exception with its traceback (`_handlers._failure`):
+        // the core does not log it again.
+        Err(e) => Err(errors::from_py_err(py, &e).reported()),
     }
 }
 

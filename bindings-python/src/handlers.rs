@@ -5,6 +5,7 @@
 //! it into the result (`mcpaxle::server::shaping`).
 
 use crate::bridge::{self, BridgeInner, Payload};
+use crate::pool::{self, PoolHandler};
 use mcpaxle::server::{
     BoxFuture, CompletionHandler, CompletionRequest, PromptHandler, RequestContext, ResourceHandler, ResourceRequest,
     Returned, ToolHandler,
@@ -31,18 +32,31 @@ impl Home {
 /// A Python handler of one tool, resource, template, prompt or completion.
 pub struct PyHandler {
     home: Home,
-    callable: Arc<Py<PyAny>>,
+    target: Arc<Target>,
     /// What it serves, for error messages: `tool "forecast"`.
     what: Arc<str>,
 }
 
+/// Where a handler runs.
+enum Target {
+    /// On the serving loop: `invoke(payload, ctx)` returns a coroutine.
+    Loop(Arc<Py<PyAny>>),
+    /// On a thread of the server's pool (a plain `def`).
+    Pool(Py<PoolHandler>),
+}
+
 impl PyHandler {
-    pub fn new(home: Home, callable: Py<PyAny>, what: String) -> Self {
-        PyHandler { home, callable: Arc::new(callable), what: what.into() }
+    /// `handler` is the Python layer's `async def invoke(payload, ctx)`, or a `PoolHandler`.
+    pub fn new(home: Home, handler: &Bound<'_, PyAny>, what: String) -> Self {
+        let target = match handler.cast::<PoolHandler>() {
+            Ok(pool) => Target::Pool(pool.clone().unbind()),
+            Err(_) => Target::Loop(Arc::new(handler.clone().unbind())),
+        };
+        PyHandler { home, target: Arc::new(target), what: what.into() }
     }
 
     fn invoke(&self, payload: Payload, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        let (home, callable, what) = (self.home.clone(), self.callable.clone(), self.what.clone());
+        let (home, target, what) = (self.home.clone(), self.target.clone(), self.what.clone());
         Box::pin(async move {
             let Some(bridge) = home.get().filter(|b| !b.is_closed()) else {
                 return Err(Error::new(
@@ -50,7 +64,13 @@ impl PyHandler {
                     format!("Internal error: the {what} has no running event loop (the server is not being served)"),
                 ));
             };
-            bridge::call(bridge, callable, payload, ctx).await
+            match &*target {
+                Target::Loop(callable) => bridge::call(bridge, callable.clone(), payload, ctx).await,
+                Target::Pool(h) => {
+                    let h = h.get();
+                    pool::call(&h.shared, h.what.clone(), h.invoke.clone(), bridge, payload, ctx).await
+                }
+            }
         })
     }
 }

@@ -12,6 +12,7 @@ mod errors;
 mod handlers;
 mod log;
 mod middleware;
+mod pool;
 mod runtime;
 mod server;
 mod stdio;
@@ -85,6 +86,9 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<asgi::PyAsgiService>()?;
     m.add_class::<asgi::PyAsgiBody>()?;
     m.add_class::<middleware::CallNext>()?;
+    m.add_class::<pool::Pool>()?;
+    m.add_class::<pool::PoolJob>()?;
+    m.add_class::<pool::PoolHandler>()?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<client::PySubscription>()?;
     m.add_class::<client::PyToolTask>()?;

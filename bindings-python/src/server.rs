@@ -92,7 +92,7 @@ impl PyServer {
     fn add_tool(
         &self,
         definition: &Bound<'_, PyAny>,
-        handler: Py<PyAny>,
+        handler: &Bound<'_, PyAny>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         check_fork()?;
@@ -135,7 +135,7 @@ impl PyServer {
     fn add_resource(
         &self,
         definition: &Bound<'_, PyAny>,
-        handler: Py<PyAny>,
+        handler: &Bound<'_, PyAny>,
         cache: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         check_fork()?;
@@ -157,7 +157,7 @@ impl PyServer {
     fn add_resource_template(
         &self,
         definition: &Bound<'_, PyAny>,
-        handler: Py<PyAny>,
+        handler: &Bound<'_, PyAny>,
         cache: Option<&Bound<'_, PyDict>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
@@ -175,7 +175,7 @@ impl PyServer {
     }
 
     /// Adds or replaces a prompt; listeners get `notifications/prompts/list_changed`.
-    fn add_prompt(&self, definition: &Bound<'_, PyAny>, handler: Py<PyAny>) -> PyResult<()> {
+    fn add_prompt(&self, definition: &Bound<'_, PyAny>, handler: &Bound<'_, PyAny>) -> PyResult<()> {
         check_fork()?;
         let p: Prompt = self::definition(definition, "prompt")?;
         let h = PyHandler::new(self.home.clone(), handler, format!("prompt {:?}", p.name));
@@ -190,7 +190,7 @@ impl PyServer {
 
     /// Sets the completion handler of a prompt's arguments (`kind` "prompt", `name` its name)
     /// or of a resource template's variables (`kind` "resource", `name` its URI template).
-    fn set_completion(&self, kind: &str, name: String, handler: Py<PyAny>) -> PyResult<()> {
+    fn set_completion(&self, kind: &str, name: String, handler: &Bound<'_, PyAny>) -> PyResult<()> {
         check_fork()?;
         let r = completion_ref(kind, name)?;
         let what = match &r {

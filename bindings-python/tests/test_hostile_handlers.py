@@ -311,6 +311,9 @@ async def test_abandoned_threads_are_bounded(caplog: pytest.LogCaptureFixture) -
     # The first stuck thread was abandoned and replaced; the second, past the bound, keeps its
     # place (said once); the third call never got a thread and was dropped from the queue.
     assert pool.abandoned == 1 and pool._workers == 1
+    deadline = time.monotonic() + 5  # the pool's log records reach logging on the core's log thread
+    while not any("max_abandoned_threads" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
     [record] = [r for r in caplog.records if "max_abandoned_threads" in r.getMessage()]
     assert "tool 'stuck' was given up" in record.getMessage()
     release.set()

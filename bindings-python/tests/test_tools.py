@@ -43,6 +43,29 @@ async def test_async_and_sync_handlers(serve: Any) -> None:
     assert threads["sync"].startswith("mcpaxle-handler")
 
 
+async def test_a_def_handler_is_answered_while_the_loop_is_blocked(serve: Any) -> None:
+    """A plain def is handed to its thread straight from the runtime: the event loop is not in
+    its path, so it is answered while the loop is blocked."""
+    server = Server("off-loop")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    client = await serve(server)
+    assert (await threaded(client.call_tool)("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+    answers: list[tuple[float, Any]] = []
+    caller = threading.Thread(target=lambda: answers.append((time.monotonic(), client.call_tool("add", {"a": 2, "b": 3}))))
+    blocked_at = time.monotonic()
+    caller.start()
+    time.sleep(1.0)  # blocks the loop (the mistake an async handler could make)
+    unblocked_at = time.monotonic()
+    caller.join(5)
+    [(answered_at, result)] = answers
+    assert result["structuredContent"] == {"result": 5}
+    assert answered_at < unblocked_at, f"answered {answered_at - blocked_at:.2f} s in, after the loop was free again"
+
+
 async def test_sync_handlers_never_block_the_loop(serve: Any) -> None:
     """A blocking def tool runs on the pool: the loop keeps ticking and another call on the
     loop answers while it sleeps."""

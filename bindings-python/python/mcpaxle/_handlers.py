@@ -1,6 +1,7 @@
 """Every user function becomes one ``async def invoke(payload, ctx)`` the native side calls on
 the serving loop: arguments bound and converted, the Context added when asked for, ``def``
-functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`), the
+functions run on a bounded thread pool (never on the loop; see :mod:`mcpaxle._pool`: a pool
+handler, called on the pool's thread as ``invoke(payload, ctx, loop)``), the
 request's trace context made OpenTelemetry's current context while the function runs (when
 telemetry is on and ``opentelemetry`` is installed: :mod:`mcpaxle._otel`), the return value
 converted to JSON types (the core shapes it into the result), and exceptions sorted:
@@ -14,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import functools
 import inspect
 import logging
 import typing
 from typing import Any, Awaitable, Callable
 
+from . import _native
 from . import _otel as otel
 from . import _watchdog as watchdog
 from ._context import Context
@@ -81,8 +82,10 @@ def make_invoker(
     what: str,
     prepare: Callable[[Any], dict[str, Any]],
     pool: Pool,
-) -> Invoke:
-    """The ``invoke(payload, native_ctx)`` coroutine function for a user function."""
+) -> Invoke | _native.PoolHandler:
+    """What the native server calls for a user function: the ``invoke(payload, native_ctx)``
+    coroutine function of an ``async def``; for a plain function, a handler of the pool
+    (:meth:`Pool.handler`), which calls it on a pool thread."""
     ctx_name = params.ctx
     if is_async(fn):
         watchdog.name_handler(fn, what)
@@ -103,19 +106,17 @@ def make_invoker(
 
         return invoke
 
-    async def invoke_sync(payload: Any, nctx: Any) -> Any:
+    def invoke_sync(payload: Any, nctx: Any, loop: asyncio.AbstractEventLoop) -> Any:
+        # Called on a thread of the pool, straight from the runtime (the loop is not in the path).
         kwargs = prepare(payload)
-        loop = asyncio.get_running_loop()
         if ctx_name is not None:
             kwargs[ctx_name] = Context(nctx, loop)
-        # Attached in this task, the context reaches the pool's thread: the pool runs the
-        # function in a copy of the task's context.
         trace = nctx.trace_context
         token = None if trace is None else otel.attach(trace)
         try:
-            result = await pool.run(what, functools.partial(fn, **kwargs))
-            if inspect.isawaitable(result):
-                result = await result
+            result = fn(**kwargs)
+            if inspect.isawaitable(result):  # a plain function that returned a coroutine: awaited on the loop
+                result = asyncio.run_coroutine_threadsafe(_awaited(result), loop).result()
             return to_returned(result)
         except BaseException as e:
             raise _failure(e, what) from None
@@ -123,7 +124,11 @@ def make_invoker(
             if token is not None:
                 otel.detach(token)
 
-    return invoke_sync
+    return pool.handler(what, invoke_sync)
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def binder(fn: Callable[..., Any], params: Params, from_strings: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:

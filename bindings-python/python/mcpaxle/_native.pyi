@@ -69,6 +69,39 @@ def telemetry_prometheus_text() -> str | None:
     """The metrics in Prometheus's text format while telemetry is on with ``prometheus``, else None."""
 
 @final
+class Pool:
+    """The native half of ``mcpaxle._pool.Pool``: its queue, its counts."""
+
+    def __new__(cls, max_workers: int, max_abandoned: int) -> Pool: ...
+    def submit(self, what: str, function: Callable[[], Any], done: Callable[[tuple[bool, Any]], Any]) -> PoolJob:
+        """Queues ``function()`` (from the event loop); ``done((ok, value))`` hands its outcome back."""
+    def give_up(self, job: PoolJob) -> None:
+        """Gives a submitted job up (its awaiting task was cancelled)."""
+    def take(self) -> PoolJob | None:
+        """The next job for the calling pool thread (waits); None when the pool shut down."""
+    def shutdown(self) -> None:
+        """Stops the idle threads and drops the queued calls."""
+    @property
+    def abandoned(self) -> int: ...
+    @property
+    def workers(self) -> int: ...
+
+@final
+class PoolJob:
+    """One job of a pool, as its thread sees it."""
+
+    def begin(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """What to call, and with what."""
+    def finish(self, ok: bool, value: Any) -> bool:
+        """Hands the outcome over; whether the thread leaves the pool."""
+
+@final
+class PoolHandler:
+    """A handler the server runs on a pool's threads: ``invoke(payload, ctx, loop)``."""
+
+    def __new__(cls, pool: Pool, what: str, invoke: Callable[[Any, RequestContext, asyncio.AbstractEventLoop], Any]) -> PoolHandler: ...
+
+@final
 class Bridge:
     """The bridge between the runtime and one asyncio event loop."""
 
@@ -194,7 +227,7 @@ class Server:
     def name(self) -> str: ...
     @property
     def version(self) -> str: ...
-    def add_tool(self, definition: JsonObject, handler: Invoke, options: dict[str, Any] | None = None) -> None:
+    def add_tool(self, definition: JsonObject, handler: Invoke | PoolHandler, options: dict[str, Any] | None = None) -> None:
         """``options``: the core's tool options (``timeout_ms``, ``task_support``: ``"forbidden"``,
         ``"optional"`` or ``"required"``, ``defer_task``)."""
     def remove_tool(self, name: str) -> bool: ...
@@ -202,15 +235,15 @@ class Server:
         """Appends a middleware to the chain (the first added runs outermost)."""
     def set_visibility(self, handler: Callable[[JsonObject], Awaitable[list[bool]]] | None = None) -> None:
         """Sets the visibility predicate, ``async (asked: {"request", "items"}) -> [bool]``; None removes it."""
-    def add_resource(self, definition: JsonObject, handler: Invoke, cache: dict[str, Any] | None = None) -> None:
+    def add_resource(self, definition: JsonObject, handler: Invoke | PoolHandler, cache: dict[str, Any] | None = None) -> None:
         """``cache``: the core's cache hint, ``{"ttl_ms": int, "cache_scope": "public" | "private"}`` (scope default private)."""
     def remove_resource(self, uri: str) -> bool: ...
-    def add_resource_template(self, definition: JsonObject, handler: Invoke, cache: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> None:
+    def add_resource_template(self, definition: JsonObject, handler: Invoke | PoolHandler, cache: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> None:
         """``cache`` as in ``add_resource``; ``options``: the core's template options (``allow_path_traversal``)."""
     def remove_resource_template(self, uri_template: str) -> bool: ...
-    def add_prompt(self, definition: JsonObject, handler: Invoke) -> None: ...
+    def add_prompt(self, definition: JsonObject, handler: Invoke | PoolHandler) -> None: ...
     def remove_prompt(self, name: str) -> bool: ...
-    def set_completion(self, kind: Literal["prompt", "resource"], name: str, handler: Invoke) -> None: ...
+    def set_completion(self, kind: Literal["prompt", "resource"], name: str, handler: Invoke | PoolHandler) -> None: ...
     def remove_completion(self, kind: Literal["prompt", "resource"], name: str) -> bool: ...
     def notify_resource_updated(self, uri: str) -> None: ...
     def notify_list_changed(self, list: Literal["tools", "prompts", "resources"]) -> None: ...

@@ -7,7 +7,11 @@
 #
 #   scripts/debian-tool.sh redis-server     -> .../target/tools/debian/bin/redis-server
 #
-# The pins are the Debian 12 (bookworm) versions; change them here, in one place.
+# The pins are the Debian 12 (bookworm) versions; change them here, in one place. Debian's
+# archive keeps only the newest security revision of a package: when a pin has been superseded
+# (nginx 1.22.1-9+deb12u11 by ...u12), the newest revision of the same upstream version and
+# Debian release (1.22.1-9+deb12u*) is taken instead, and said on stderr; never another upstream
+# version.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 tool="${1:?usage: scripts/debian-tool.sh redis-server|nginx}"
@@ -21,7 +25,7 @@ case "$tool" in
         dir=nginx
         exe=usr/sbin/nginx
         # nginx's own package only: its libraries (pcre2, ssl, zlib, crypt) are in every Debian.
-        packages=(nginx=1.22.1-9+deb12u11)
+        packages=(nginx=1.22.1-9+deb12u12)
         ;;
     *)
         echo "debian-tool.sh: unknown tool $tool (known: redis-server, nginx)" >&2
@@ -43,10 +47,33 @@ fi
 debs="$ROOT/target/tools/debian/debs"
 mkdir -p "$debs"
 download() { (cd "$debs" && apt-get download -q "${packages[@]}") >&2; }
+# NAME=VERSION, or the newest NAME=V the archive has where V is VERSION's upstream version and
+# Debian release with another security revision (+debNNuM / ~debNNuM): the same software.
+available() {
+    local name="${1%%=*}" version="${1#*=}" base best="" v
+    base="$(sed -E 's/([+~]deb[0-9]+u)[0-9]+$/\1/' <<<"$version")"
+    if [[ "$base" == "$version" ]]; then
+        echo "$1"
+        return
+    fi
+    for v in $(apt-cache madison "$name" 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}'); do
+        [[ "$v" == "$base"* && "${v#"$base"}" =~ ^[0-9]+$ ]] || continue
+        if [[ -z "$best" ]] || dpkg --compare-versions "$v" gt "$best"; then best="$v"; fi
+    done
+    if [[ -n "$best" && "$best" != "$version" ]]; then
+        echo "debian-tool.sh: $1 is no longer in the archive; using $name=$best (same upstream version)" >&2
+    fi
+    echo "$name=${best:-$version}"
+}
 if ! download 2>/dev/null; then
     echo "debian-tool.sh: package lists are stale or missing; running apt-get update" >&2
     apt-get update -q >&2 || sudo -n apt-get update -q >&2
-    download
+    if ! download 2>/dev/null; then
+        resolved=()
+        for p in "${packages[@]}"; do resolved+=("$(available "$p")"); done
+        packages=("${resolved[@]}")
+        download
+    fi
 fi
 rm -rf "$dest"
 mkdir -p "$dest"

@@ -121,6 +121,15 @@ class Fleet:
         self.dir = Path(tempfile.mkdtemp(prefix="mcpaxle-fleet-"))
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.ports: dict[str, int] = {}
+        try:
+            self.start_all(commands)
+        except BaseException:
+            # What did start must not outlive a failed start (an nginx that cannot be
+            # installed left Redis and two servers running after the test had failed).
+            self.stop()
+            raise
+
+    def start_all(self, commands: list[str]) -> None:
         redis_port = free_port()
         self.start("redis", [tool("redis-server"), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], redis_port)
         env = {**os.environ, "MCPAXLE_BUS": f"redis://127.0.0.1:{redis_port}/0", "MCPAXLE_STATE_SECRET": SECRET}

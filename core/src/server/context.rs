@@ -41,7 +41,8 @@ pub struct RequestContext {
 struct Inner {
     id: RequestId,
     method: String,
-    meta: RequestMeta,
+    /// Shared with the other runs of a replayed legacy request.
+    meta: Arc<RequestMeta>,
     principal: Option<String>,
     /// Every HTTP header of the request (HTTP only).
     http_headers: Option<Arc<http::HeaderMap>>,
@@ -194,7 +195,7 @@ impl RequestContext {
     pub(crate) fn new(
         id: RequestId,
         method: String,
-        meta: RequestMeta,
+        meta: Arc<RequestMeta>,
         principal: Option<String>,
         caller: (Option<Arc<http::HeaderMap>>, Option<Arc<Token>>),
         notify: Option<OutgoingTx>,
@@ -586,7 +587,7 @@ mod tests {
         RequestContext::new(
             RequestId::Number(1),
             "tools/call".into(),
-            meta,
+            Arc::new(meta),
             None,
             (None, None),
             None,

@@ -691,6 +691,7 @@ impl Server {
         let caller = (tc.http_headers.clone(), tc.token.clone());
         let abort = cancel.clone();
         let trace = meta.trace.clone();
+        let meta = Arc::new(meta);
         let fut = async move {
             let mut round = round;
             let mut replays = 0;

@@ -73,6 +73,9 @@ pub enum Returned {
     List(Vec<Returned>),
     /// An object holding bytes somewhere.
     Object(Vec<(String, Returned)>),
+    /// A `CallToolResult` a Rust handler built: a full result already, shaped without a trip
+    /// through JSON (elsewhere it counts as its JSON).
+    ToolResult(Box<CallToolResult>),
 }
 
 /// The most completion values a result carries (the spec's cap).
@@ -86,6 +89,15 @@ impl Returned {
             Returned::Bytes(b) => Value::String(STANDARD.encode(b)),
             Returned::List(items) => Value::Array(items.into_iter().map(Returned::into_json).collect()),
             Returned::Object(members) => Value::Object(members.into_iter().map(|(k, v)| (k, v.into_json())).collect()),
+            Returned::ToolResult(r) => serde_json::to_value(r).unwrap_or(Value::Null),
+        }
+    }
+
+    /// A typed result as its JSON, anything else as it is: the form the shorthand rules read.
+    fn untyped(self) -> Self {
+        match self {
+            r @ Returned::ToolResult(_) => Returned::Json(r.into_json()),
+            r => r,
         }
     }
 
@@ -198,7 +210,13 @@ macro_rules! returned_from_result {
         }
     )*};
 }
-returned_from_result!(CallToolResult, ReadResourceResult, GetPromptResult, CompleteResult);
+returned_from_result!(ReadResourceResult, GetPromptResult, CompleteResult);
+
+impl From<CallToolResult> for Returned {
+    fn from(r: CallToolResult) -> Self {
+        Returned::ToolResult(Box::new(r))
+    }
+}
 
 impl From<Value> for Returned {
     fn from(v: Value) -> Self {
@@ -277,7 +295,7 @@ fn sniff(data: &[u8]) -> Value {
 
 /// One content block (see the module docs).
 pub fn content_block(r: Returned) -> Value {
-    match r {
+    match r.untyped() {
         Returned::Json(Value::String(s)) => text(s),
         Returned::Bytes(b) => sniff(&b),
         r if is_content_block(&r) => r.into_json(),
@@ -287,7 +305,24 @@ pub fn content_block(r: Returned) -> Value {
 
 /// Shapes a tool's value into its result; `output` is the tool's compiled `outputSchema`.
 pub fn tool_result(r: Returned, output: Option<&CompiledSchema>) -> Result<CallToolResult> {
-    typed(tool_value(r, output), "tool")
+    match r {
+        Returned::ToolResult(r) => Ok(finish_typed(*r)),
+        r => typed(tool_value(r, output), "tool"),
+    }
+}
+
+/// What rule 2 makes of a typed result: the same as of its JSON (no content but
+/// `structuredContent`: that value's JSON as text), without the round trip.
+fn finish_typed(mut r: CallToolResult) -> CallToolResult {
+    if r.structured_content == Some(Value::Null) {
+        r.structured_content = None;
+    }
+    if r.content.is_empty() {
+        if let Some(s) = &r.structured_content {
+            r.content.push(crate::schema::ContentBlock::text(json_text(s)));
+        }
+    }
+    r
 }
 
 fn tool_value(r: Returned, output: Option<&CompiledSchema>) -> Value {
@@ -349,7 +384,7 @@ fn finish_full(mut out: Map<String, Value>) -> Value {
 /// Shapes a resource handler's value into its result; `uri` is the URI read, `mime_type` the
 /// one the resource or template was registered with.
 pub fn resource_result(r: Returned, uri: &str, mime_type: Option<&str>) -> Result<ReadResourceResult> {
-    typed(resource_value(r, uri, mime_type), "resource")
+    typed(resource_value(r.untyped(), uri, mime_type), "resource")
 }
 
 fn is_contents(r: &Returned) -> bool {
@@ -394,7 +429,7 @@ fn contents(r: Returned, uri: &str, mime: Option<&str>) -> Value {
 
 /// Shapes a prompt handler's value into its result.
 pub fn prompt_result(r: Returned) -> Result<GetPromptResult> {
-    typed(prompt_value(r), "prompt")
+    typed(prompt_value(r.untyped()), "prompt")
 }
 
 fn prompt_value(r: Returned) -> Value {
@@ -532,6 +567,25 @@ mod tests {
         assert_eq!(r, CallToolResult::text("t"));
         let r = resource_result(ReadResourceResult::default().into(), "x://", Some("text/plain")).unwrap();
         assert!(r.contents.is_empty());
+    }
+
+    #[test]
+    fn a_typed_tool_result_is_shaped_as_its_json_would_be() {
+        let structured = CallToolResult { structured_content: Some(json!({ "n": 1 })), ..CallToolResult::new(vec![]) };
+        let null = CallToolResult { structured_content: Some(Value::Null), ..CallToolResult::new(vec![]) };
+        let mut extra = CallToolResult::text("t");
+        extra.is_error = Some(true);
+        extra.extra.insert("x-vendor".into(), json!([1]));
+        for r in [CallToolResult::text("t"), CallToolResult::new(vec![]), structured, null, extra] {
+            let via_json = tool_result(Returned::Json(serde_json::to_value(&r).unwrap()), None).unwrap();
+            let typed = tool_result(r.clone().into(), None).unwrap();
+            assert!(matches!(Returned::from(r.clone()), Returned::ToolResult(_)));
+            assert_eq!(typed, via_json, "{r:?}");
+        }
+        // Where a typed tool result is not a tool's, it counts as its JSON.
+        let block = content_block(CallToolResult::text("t").into());
+        assert_eq!(block["type"], "text");
+        assert!(block["text"].as_str().unwrap().contains("\"content\""));
     }
 
     #[test]

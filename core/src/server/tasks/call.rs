@@ -60,7 +60,7 @@ impl Server {
         let ctx = RequestContext::new(
             id.clone(),
             "tools/call".to_owned(),
-            meta,
+            Arc::new(meta),
             principal.clone(),
             (tc.http_headers.clone(), tc.token.clone()),
             notify,

@@ -7,7 +7,7 @@
 //! so every transport reports bad input the same way.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt;
 
 /// The JSON-RPC version string every message carries.
@@ -334,24 +334,47 @@ pub struct Rejected {
 ///   `method`, a bad `jsonrpc`, an id that is neither string nor integer, params that are not
 ///   an object or array) → `-32600` Invalid Request, echoing the id when it is readable.
 pub fn parse_message(bytes: &[u8]) -> Result<Message, Rejected> {
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(Rejected {
-                response: Response::error(
-                    None,
-                    ErrorObject::new(PARSE_ERROR, format!("Parse error: the message is not valid JSON ({e})")),
-                ),
-            });
-        }
+    // Straight into the members that tell what the message is (no map of the whole frame).
+    // Anything else (not an object: a struct would also read an array, item by item; a repeated
+    // member; not JSON) takes the general path, which also names what is wrong.
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let direct = if object { serde_json::from_slice::<Frame>(bytes).ok() } else { None };
+    let frame = match direct {
+        Some(f) => f,
+        None => match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => return classify_with(v, || raw_id_text(bytes)),
+            Err(e) => {
+                return Err(Rejected {
+                    response: Response::error(
+                        None,
+                        ErrorObject::new(PARSE_ERROR, format!("Parse error: the message is not valid JSON ({e})")),
+                    ),
+                });
+            }
+        },
     };
-    // A number `Value` cannot hold exactly (an integer beyond u64 or below i64): read the
-    // id's own text, so that the response can echo it. Only such rare frames pay a second pass.
-    let id_text = match value.get("id") {
-        Some(Value::Number(n)) if n.is_f64() => raw_id_text(bytes),
-        _ => None,
-    };
-    classify_with(value, id_text)
+    classify_frame(frame, || raw_id_text(bytes))
+}
+
+/// The members of a message that say what it is, each `Some` when present (even as null).
+#[derive(Deserialize)]
+struct Frame {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// The text of a frame's `id` member when it is an integer.
@@ -369,10 +392,11 @@ fn raw_id_text(bytes: &[u8]) -> Option<String> {
 /// beyond the `u64` range is not exact in a `Value`: such a frame is refused here, while
 /// [`parse_message`] reads the id from the text.)
 pub fn classify(value: Value) -> Result<Message, Rejected> {
-    classify_with(value, None)
+    classify_with(value, || None)
 }
 
-fn classify_with(value: Value, id_text: Option<String>) -> Result<Message, Rejected> {
+/// `id_text`: the text of an integer id that a `Value` does not hold exactly, if it can be read.
+fn classify_with(value: Value, id_text: impl FnOnce() -> Option<String>) -> Result<Message, Rejected> {
     let mut obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
@@ -383,38 +407,57 @@ fn classify_with(value: Value, id_text: Option<String>) -> Result<Message, Rejec
         }
         _ => return Err(invalid(None, "Invalid Request: a JSON-RPC message must be a JSON object")),
     };
-    let raw_id = obj.remove("id");
+    let frame = Frame {
+        jsonrpc: obj.remove("jsonrpc"),
+        id: obj.remove("id"),
+        method: obj.remove("method"),
+        params: obj.remove("params"),
+        result: obj.remove("result"),
+        error: obj.remove("error"),
+    };
+    classify_frame(frame, id_text)
+}
+
+fn classify_frame(frame: Frame, id_text: impl FnOnce() -> Option<String>) -> Result<Message, Rejected> {
+    let Frame { jsonrpc, id: raw_id, method, params, result, error } = frame;
+    // A number `Value` cannot hold exactly (an integer beyond u64 or below i64): read the
+    // id's own text, so that the response can echo it. Only such rare frames pay a second pass.
     let id = match &raw_id {
         None | Some(Value::Null) => None,
-        Some(v) => match RequestId::from_value(v).or_else(|| id_text.map(RequestId::BigNumber)) {
-            Some(id) => Some(id),
-            None => return Err(invalid(None, "Invalid Request: \"id\" must be a string or an integer")),
-        },
+        Some(v) => {
+            let big = || match v {
+                Value::Number(n) if n.is_f64() => id_text().map(RequestId::BigNumber),
+                _ => None,
+            };
+            match RequestId::from_value(v).or_else(big) {
+                Some(id) => Some(id),
+                None => return Err(invalid(None, "Invalid Request: \"id\" must be a string or an integer")),
+            }
+        }
     };
-    match obj.get("jsonrpc") {
+    match &jsonrpc {
         Some(Value::String(s)) if s == JSONRPC_VERSION => {}
         Some(_) => return Err(invalid(id, "Invalid Request: \"jsonrpc\" must be \"2.0\"")),
         None => return Err(invalid(id, "Invalid Request: the \"jsonrpc\": \"2.0\" member is missing")),
     }
-    let params = obj.remove("params");
     if let Some(p) = &params {
         if !(p.is_object() || p.is_array()) {
             return Err(invalid(id, "Invalid Request: \"params\" must be an object"));
         }
     }
-    match obj.remove("method") {
+    match method {
         Some(Value::String(method)) => match id {
             Some(id) => Ok(Message::Request(Request { jsonrpc: JsonRpcVersion, id, method, params })),
             None if raw_id.is_some() => Err(invalid(None, "Invalid Request: \"id\" must not be null")),
             None => Ok(Message::Notification(Notification { jsonrpc: JsonRpcVersion, method, params })),
         },
         Some(_) => Err(invalid(id, "Invalid Request: \"method\" must be a string")),
-        None => response_from(id, obj),
+        None => response_from(id, result, error),
     }
 }
 
-fn response_from(id: Option<RequestId>, mut obj: Map<String, Value>) -> Result<Message, Rejected> {
-    match (obj.remove("result"), obj.remove("error")) {
+fn response_from(id: Option<RequestId>, result: Option<Value>, error: Option<Value>) -> Result<Message, Rejected> {
+    match (result, error) {
         (Some(result), None) => match id {
             Some(id) => Ok(Message::Response(Response::result(id, result))),
             None => Err(invalid(None, "Invalid Request: a result response needs an \"id\"")),
@@ -465,6 +508,30 @@ mod tests {
         // The id is echoed whenever it can be read.
         let r = parse_message(br#"{"jsonrpc":"2.0","id":9,"method":7}"#).unwrap_err();
         assert_eq!(r.response.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn the_direct_read_and_the_general_path_agree() {
+        let frames: [&[u8]; 14] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}},"extra":[1]}"#,
+            br#"{"method":"x","jsonrpc":"2.0"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":"a","result":null}"#,
+            br#"{"jsonrpc":"2.0","id":"a","result":{},"error":{"code":1,"message":"m"}}"#,
+            br#"{"jsonrpc":"2.0","id":"a","error":{"code":"1"}}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+            br#"{"jsonrpc":null,"id":1,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#,
+            br#"{"jsonrpc":"2\u002e0","id":1,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":1}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
+            br#""x""#,
+        ];
+        for f in frames {
+            let general = classify(serde_json::from_slice(f).unwrap());
+            assert_eq!(format!("{:?}", parse_message(f)), format!("{general:?}"), "{}", String::from_utf8_lossy(f));
+        }
     }
 
     #[test]

@@ -728,15 +728,15 @@ impl Accept {
         for v in h.get_all(header::ACCEPT) {
             any = true;
             for part in v.to_str().unwrap_or("").split(',') {
-                let media = part.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-                match media.as_str() {
-                    "application/json" => a.json = true,
-                    "text/event-stream" => a.sse = true,
-                    "*/*" | "application/*" | "text/*" => {
-                        a.json |= media != "text/*";
-                        a.sse |= media != "application/*";
-                    }
-                    _ => {}
+                let media = part.split(';').next().unwrap_or("").trim();
+                let is = |name: &str| media.eq_ignore_ascii_case(name);
+                if is("application/json") {
+                    a.json = true;
+                } else if is("text/event-stream") {
+                    a.sse = true;
+                } else if is("*/*") || is("application/*") || is("text/*") {
+                    a.json |= !is("text/*");
+                    a.sse |= !is("application/*");
                 }
             }
         }
@@ -1215,3 +1215,29 @@ async fn accept_loop(listener: TcpListener, service: McpService, shutdown: Cance
 /// How long a connection closed to make room or for overstaying a timeout may take to say so
 /// (an HTTP/2 GOAWAY) before it is dropped.
 const CLOSE_GRACE: Duration = Duration::from_millis(250);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> (bool, bool) {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, HeaderValue::from_str(v).unwrap());
+        }
+        let a = Accept::of(&h);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn accept_lists_media_types_in_any_case_with_parameters_and_wildcards() {
+        assert_eq!(accept(&[]), (true, true));
+        assert_eq!(accept(&["application/json, text/event-stream"]), (true, true));
+        assert_eq!(accept(&["Application/JSON;q=0.9"]), (true, false));
+        assert_eq!(accept(&["text/html", " TEXT/EVENT-STREAM "]), (false, true));
+        assert_eq!(accept(&["*/*"]), (true, true));
+        assert_eq!(accept(&["application/*"]), (true, false));
+        assert_eq!(accept(&["text/*"]), (false, true));
+        assert_eq!(accept(&["text/html"]), (false, false));
+    }
+}

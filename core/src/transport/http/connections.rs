@@ -35,7 +35,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
@@ -322,7 +321,6 @@ struct Shared {
     head_started: AtomicU64,
     h2: AtomicBool,
     sniffed: AtomicBool,
-    changed: Notify,
     close: CancellationToken,
 }
 
@@ -378,7 +376,6 @@ impl Connections {
             head_started: AtomicU64::new(0),
             h2: AtomicBool::new(false),
             sniffed: AtomicBool::new(false),
-            changed: Notify::new(),
             close: CancellationToken::new(),
         });
         t.open.insert(id, Entry { seq, busy: 0, host, shared: shared.clone() });
@@ -496,7 +493,6 @@ impl Conn {
         s.open.fetch_add(1, Ordering::SeqCst);
         s.served.fetch_add(1, Ordering::SeqCst);
         s.head_started.store(0, Ordering::SeqCst);
-        s.changed.notify_one();
         let state = Arc::new(RequestState { conn: self.clone(), busy: AtomicBool::new(false) });
         let limit = self.table.limits.body_read_timeout;
         let (parts, body) = req.into_parts();
@@ -527,30 +523,30 @@ impl Conn {
 
     /// Completes when the connection must close: it overstayed a limit while idle, or was
     /// closed to make room.
+    ///
+    /// Nothing a request does tells this watch: whatever it changes (a request's headers
+    /// starting, a response ending) sets a deadline at least the shorter of the header and
+    /// idle timeouts after it. So the watch looks again at the deadline it knows or that long
+    /// from now, whichever comes first, and never misses one; a request re-arms no timer.
     pub(crate) async fn expired(&self) {
         let s = &self.shared;
+        let l = &self.table.limits;
+        let soonest = (l.header_read_timeout.min(l.idle_timeout).as_millis() as u64).max(1);
         loop {
-            let changed = s.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            let deadline = self.deadline();
-            let sleep = async {
-                match deadline {
-                    Some(ms) => {
-                        tokio::time::sleep_until(self.table.epoch + Duration::from_millis(ms.saturating_sub(1))).await
-                    }
-                    None => std::future::pending().await,
+            let now = self.table.now();
+            let look = match self.deadline() {
+                Some(d) if d <= now => {
+                    tracing::debug!("closing connection {}: it overstayed its header or idle timeout", s.id);
+                    return;
                 }
+                Some(d) => d.min(now.saturating_add(soonest)),
+                None => now.saturating_add(soonest),
             };
+            // `now` counts from 1: a deadline is reached when the epoch is `look - 1` ms behind.
+            let at = self.table.epoch.checked_add(Duration::from_millis(look - 1)).unwrap_or_else(far_future);
             tokio::select! {
                 _ = s.close.cancelled() => return,
-                _ = changed => continue,
-                _ = sleep => {
-                    if self.deadline().is_some_and(|d| d <= self.table.now()) {
-                        tracing::debug!("closing connection {}: it overstayed its header or idle timeout", s.id);
-                        return;
-                    }
-                }
+                _ = tokio::time::sleep_until(at) => {}
             }
         }
     }
@@ -563,14 +559,14 @@ impl Conn {
         if s.open.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let ms = |d: Duration| d.as_millis() as u64;
+        let after = |t: u64, d: Duration| t.saturating_add(d.as_millis().try_into().unwrap_or(u64::MAX));
         let head_started = s.head_started.load(Ordering::SeqCst);
         Some(if s.served.load(Ordering::SeqCst) == 0 {
-            s.accepted + ms(l.header_read_timeout)
+            after(s.accepted, l.header_read_timeout)
         } else if head_started != 0 && !s.h2.load(Ordering::Relaxed) {
-            head_started + ms(l.header_read_timeout)
+            after(head_started, l.header_read_timeout)
         } else {
-            s.idle_since.load(Ordering::SeqCst) + ms(l.idle_timeout)
+            after(s.idle_since.load(Ordering::SeqCst), l.idle_timeout)
         })
     }
 
@@ -584,9 +580,14 @@ impl Conn {
             && s.served.load(Ordering::SeqCst) > 0
         {
             s.head_started.store(self.table.now(), Ordering::SeqCst);
-            s.changed.notify_one();
         }
     }
+}
+
+/// A time no timeout configured in earnest reaches (a year from now): where a watch sleeps
+/// when its deadline is beyond what an `Instant` holds.
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
 }
 
 /// One request of a connection, from its headers to the end of its response.
@@ -613,7 +614,6 @@ impl Drop for RequestState {
         if s.open.fetch_sub(1, Ordering::SeqCst) == 1 {
             s.idle_since.store(self.conn.table.now(), Ordering::SeqCst);
         }
-        s.changed.notify_one();
     }
 }
 

@@ -332,6 +332,8 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
     server_log = open(log_dir / f"{row.key}.server.log", "wb")
     client_err = open(log_dir / f"{row.key}.client.log", "wb")
     env = {**os.environ, **{k: fill([v], values)[0] for k, v in row.env.items()}}
+    if opts.server_workers:
+        env["TOKIO_WORKER_THREADS"] = str(opts.server_workers)
     keep_open: list[int] = []  # our end of the server's stdin: it stays alive until we close it
     pass_fds: tuple[int, ...] = ()
     if row.transport == "http":
@@ -653,6 +655,8 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="do not run cargo build first")
     ap.add_argument("--bin-dir", type=Path, default=BIN, help="where the Rust binaries are (default target/release; e.g. a copy of an earlier build, with --no-build)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--server-workers", type=int, default=0, metavar="N",
+                    help="runtime worker threads of every server, not of the load generator (TOKIO_WORKER_THREADS; default: tokio's, one per core)")
     ap.add_argument("--scenario", action="append", default=[], metavar="KEY",
                     help="issue 15's scenarios for the Rust rows (repeat or comma-separate; default all): " + ", ".join(SCENARIO_KEYS) + ", or none")
     ap.add_argument("--scenario-connections", default="1,8,64,256", help="connections of the `call` scenario (default 1,8,64,256)")
@@ -722,7 +726,7 @@ def main() -> int:
     doc = {
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "loadavg_before": load_before, "loadavg_after": load_after},
-        "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat")},
+        "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat", "server_workers")},
         "targets": {"throughput_vs_ceiling_min": TARGET_THROUGHPUT_RATIO, "server_cpu_us_per_call_max": TARGET_CPU_US_PER_CALL},
         "skipped": skipped,
         "rows": [{"key": r.key, "label": r.label, "transport": r.transport, "ceiling": r.ceiling, **results[r.key]} for r in rows],

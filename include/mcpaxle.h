@@ -410,8 +410,9 @@ typedef int (*mcpaxle_chunk_writer)(void *user_data, const uint8_t *data, size_t
  * - `request_json`: a tool's `arguments` object (already validated against its
  *   `inputSchema`); `{"uri": "...", "variables": {...}}` for a resource or template (the
  *   template's variables); a prompt's `arguments` object (string values); for a completion
- *   `{"argument": {"name": "...", "value": "..."}, "context": {"arguments": {...}}}`. Borrowed
- *   for the duration of the callback.
+ *   `{"argument": "<name>", "value": "<typed so far>", "context": {...}}` (`context`: the
+ *   arguments already resolved), as in every binding. Borrowed for the duration of the
+ *   callback.
  * - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
  *   call is completed.
  * - `reply`: the call's reply handle; finish the call through it exactly once

@@ -731,7 +731,7 @@ static void prompt_with_arguments(void *ud, const char *args, mcpaxle_context *c
 static void complete_arguments(void *ud, const char *request, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     static const char *options[] = {"test", "testing", "tested", "value", "paris", "park"};
-    char *typed = get_string(request, "/argument/value", "");
+    char *typed = get_string(request, "/value", "");
     char values[256] = "";
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
         if (strncmp(options[i], typed, strlen(typed)) != 0) continue;

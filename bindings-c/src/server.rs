@@ -8,12 +8,12 @@ use crate::ffi::{
 use crate::owner::Owner;
 use mcpaxle_core::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle_core::server::{
-    BoxFuture, CacheHint, CompletionHandler, CompletionRef, CompletionRequest, PromptHandler, ResourceHandler,
-    ResourceRequest, Returned, Server, ServerEvent, ServerOptions, TemplateOptions, ToolHandler, ToolOptions,
+    BoxFuture, CacheHint, CompletionRef, JsonHandler, JsonInput, Returned, Server, ServerEvent, ServerOptions,
+    TemplateOptions, ToolOptions,
 };
 use mcpaxle_core::transport::auth::BearerAuth;
 use mcpaxle_core::{Error, RequestContext, Result};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,8 +27,9 @@ use tokio_util::sync::CancellationToken;
 /// - `request_json`: a tool's `arguments` object (already validated against its
 ///   `inputSchema`); `{"uri": "...", "variables": {...}}` for a resource or template (the
 ///   template's variables); a prompt's `arguments` object (string values); for a completion
-///   `{"argument": {"name": "...", "value": "..."}, "context": {"arguments": {...}}}`. Borrowed
-///   for the duration of the callback.
+///   `{"argument": "<name>", "value": "<typed so far>", "context": {...}}` (`context`: the
+///   arguments already resolved), as in every binding. Borrowed for the duration of the
+///   callback.
 /// - `ctx`: the request's context (MRTR asks, progress, logs, cancellation), valid until the
 ///   call is completed.
 /// - `reply`: the call's reply handle; finish the call through it exactly once
@@ -93,7 +94,9 @@ struct CHandler {
     inline: Arc<AtomicBool>,
 }
 
-impl CHandler {
+/// One C function for every kind of handler, through the core's [`JsonInput`]: the same input
+/// shapes as every binding's.
+impl JsonHandler for CHandler {
     /// One run of the C function with `request` as JSON text (serialized here, so a tool's
     /// arguments are read where the server keeps them, never copied).
     fn run(&self, request: &Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
@@ -115,51 +118,19 @@ impl CHandler {
     }
 }
 
-impl ToolHandler for CHandler {
-    fn call(&self, arguments: Value, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        self.run(&arguments, ctx)
-    }
-
-    fn call_shared(&self, arguments: Arc<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        self.run(&arguments, ctx)
-    }
-}
-
-impl ResourceHandler for CHandler {
-    fn read(&self, request: ResourceRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        self.run(&json!({ "uri": request.uri, "variables": request.variables }), ctx)
-    }
-}
-
-impl PromptHandler for CHandler {
-    fn get(&self, arguments: Map<String, Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        self.run(&Value::Object(arguments), ctx)
-    }
-}
-
-impl CompletionHandler for CHandler {
-    fn complete(&self, request: CompletionRequest, ctx: RequestContext) -> BoxFuture<'static, Result<Returned>> {
-        let req = json!({
-            "argument": { "name": request.argument, "value": request.value },
-            "context": { "arguments": request.context },
-        });
-        self.run(&req, ctx)
-    }
-}
-
 fn handler(
     server: &mcpaxle_server,
     kind: Kind,
     callback: mcpaxle_handler,
     user_data: *mut c_void,
-) -> FfiResult<CHandler> {
+) -> FfiResult<JsonInput<CHandler>> {
     let func = callback.ok_or_else(|| FfiError::null("callback"))?;
-    Ok(CHandler {
+    Ok(JsonInput(CHandler {
         owner: server.owner.clone(),
         kind,
         target: Target { func, user_data: SendPtr(user_data) },
         inline: server.inline.clone(),
-    })
+    }))
 }
 
 fn build(name: &str, version: &str, options: ServerOptions) -> Server {

@@ -210,7 +210,7 @@ static void get_prompt(void *ud, const char *args, mcpaxle_context *ctx, mcpaxle
 static void complete_values(void *ud, const char *req, mcpaxle_context *ctx, mcpaxle_reply *c) {
     (void)ud, (void)ctx;
     char *typed = NULL;
-    mcpaxle_json_get(req, "/argument/value", &typed);
+    mcpaxle_json_get(req, "/value", &typed);
     char *json = fmt("{\"completion\":{\"values\":[%s,\"fixed\"]}}", typed ? typed : "\"?\"");
     mcpaxle_reply_ok(c, json);
     free(json), mcpaxle_string_free(typed);

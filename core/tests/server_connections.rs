@@ -196,6 +196,19 @@ async fn idle_keep_alive_connections_close_after_the_idle_timeout() {
 }
 
 #[tokio::test]
+async fn timeouts_longer_than_an_instant_holds_mean_never() {
+    let never = ConnectionLimits { header_read_timeout: Duration::MAX, idle_timeout: Duration::MAX, ..limits() };
+    let http = start(never, Arc::new(Semaphore::new(0))).await;
+    let mut s = TcpStream::connect(http.local_addr()).await.unwrap();
+    send_call(&mut s, "echo").await;
+    assert_eq!(response(&mut s).await.0, 200);
+    assert!(!closed_within(&mut s, LIMIT).await, "an idle connection closed although its timeouts never pass");
+    send_call(&mut s, "echo").await;
+    assert_eq!(response(&mut s).await.0, 200);
+    http.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_running_handler_and_a_listen_stream_are_not_idle() {
     let gate = Arc::new(Semaphore::new(0));
     let short = ConnectionLimits { header_read_timeout: LIMIT, idle_timeout: LIMIT, ..limits() };

@@ -531,7 +531,10 @@ impl Conn {
     pub(crate) async fn expired(&self) {
         let s = &self.shared;
         let l = &self.table.limits;
-        let soonest = (l.header_read_timeout.min(l.idle_timeout).as_millis() as u64).max(1);
+        // At least daily, so that the time to wake at is one an `Instant` holds, whatever the
+        // timeouts (`Duration::MAX` among them).
+        let soonest =
+            u64::try_from(l.header_read_timeout.min(l.idle_timeout).as_millis()).unwrap_or(u64::MAX).clamp(1, DAY_MS);
         loop {
             let now = self.table.now();
             let look = match self.deadline() {
@@ -543,7 +546,7 @@ impl Conn {
                 None => now.saturating_add(soonest),
             };
             // `now` counts from 1: a deadline is reached when the epoch is `look - 1` ms behind.
-            let at = self.table.epoch.checked_add(Duration::from_millis(look - 1)).unwrap_or_else(far_future);
+            let at = self.table.epoch + Duration::from_millis(look - 1);
             tokio::select! {
                 _ = s.close.cancelled() => return,
                 _ = tokio::time::sleep_until(at) => {}
@@ -584,11 +587,8 @@ impl Conn {
     }
 }
 
-/// A time no timeout configured in earnest reaches (a year from now): where a watch sleeps
-/// when its deadline is beyond what an `Instant` holds.
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(365 * 24 * 3600)
-}
+/// A day in ms: the longest a connection's watch sleeps before it looks again.
+const DAY_MS: u64 = 24 * 3600 * 1000;
 
 /// One request of a connection, from its headers to the end of its response.
 pub(crate) struct RequestState {

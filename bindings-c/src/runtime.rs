@@ -2,29 +2,16 @@
 //! choke point through which every future is spawned or waited for.
 
 use crate::ffi::{FfiError, FfiResult, mcpaxle_result};
+use mcpaxle_core::host_runtime::HostRuntime;
 use std::cell::Cell;
 use std::future::Future;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime};
 
-struct Stamped {
-    pid: u32,
-    runtime: Runtime,
-}
+static RUNTIME: OnceLock<Option<HostRuntime>> = OnceLock::new();
 
-static RUNTIME: OnceLock<Option<Stamped>> = OnceLock::new();
-
-fn stamped() -> FfiResult<&'static Stamped> {
-    let slot = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("mcpaxle-rt").build().ok().map(|runtime| {
-            // OTEL_EXPORTER_OTLP_ENDPOINT set: telemetry on from the start.
-            if let Err(e) = runtime.block_on(async { mcpaxle_core::telemetry::install_from_env() }) {
-                tracing::warn!("telemetry from the OTEL_* environment is off: {e}");
-            }
-            Stamped { pid: std::process::id(), runtime }
-        })
-    });
-    slot.as_ref().ok_or_else(|| {
+fn host() -> FfiResult<&'static HostRuntime> {
+    RUNTIME.get_or_init(|| HostRuntime::start().ok()).as_ref().ok_or_else(|| {
         FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, "cannot start the mcpaxle runtime (no threads?)")
     })
 }
@@ -33,17 +20,25 @@ fn stamped() -> FfiResult<&'static Stamped> {
 /// worker threads do not exist there.
 pub(crate) fn check_pid() -> FfiResult {
     match RUNTIME.get() {
-        Some(Some(s)) if s.pid != std::process::id() => Err(FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_FORK,
-            "mcpaxle was started in the parent process before fork(): it cannot be used in the child (exec() first)",
-        )),
+        Some(Some(host)) => host.get().map(|_| ()).map_err(fork_error),
         _ => Ok(()),
     }
 }
 
+fn fork_error(parent: u32) -> FfiError {
+    FfiError::new(
+        mcpaxle_result::MCPAXLE_ERR_FORK,
+        format!(
+            "mcpaxle was started in process {parent} and this is a child forked from it (pid {}): the child has none \
+             of its threads, so it cannot use mcpaxle (exec() first, or fork before the first mcpaxle call)",
+            std::process::id()
+        ),
+    )
+}
+
 /// The runtime's handle, starting the runtime on first use.
 pub(crate) fn handle() -> FfiResult<&'static Handle> {
-    stamped().map(|s| s.runtime.handle())
+    host()?.get().map(Runtime::handle).map_err(fork_error)
 }
 
 thread_local! {

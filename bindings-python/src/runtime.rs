@@ -7,19 +7,20 @@
 //! made by [`crate::bridge::awaitable`]. Those two are the only ways across.
 
 use crate::errors;
+use mcpaxle::host_runtime::HostRuntime;
 use once_cell::sync::OnceCell;
 use pyo3::prelude::*;
 use std::future::Future;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
-static RUNTIME: OnceCell<(u32, Runtime)> = OnceCell::new();
+static RUNTIME: OnceCell<HostRuntime> = OnceCell::new();
 
 /// Fails with `ForkError` when the runtime was created by another process (this one is a
 /// child forked after the runtime started).
 pub fn check_fork() -> PyResult<()> {
-    match RUNTIME.get() {
-        Some((pid, _)) if *pid != std::process::id() => Err(fork_error(*pid)),
+    match RUNTIME.get().map(HostRuntime::get) {
+        Some(Err(parent)) => Err(fork_error(parent)),
         _ => Ok(()),
     }
 }
@@ -27,37 +28,18 @@ pub fn check_fork() -> PyResult<()> {
 /// The runtime, created on first use; then the core's log events start reaching Python's
 /// `logging`, and telemetry turns on if the `OTEL_*` environment asks for it.
 pub fn runtime() -> PyResult<&'static Runtime> {
-    let (pid, rt) = RUNTIME.get_or_try_init(|| {
-        let threads =
-            std::env::var("MCPAXLE_WORKER_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0);
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.enable_all().thread_name("mcpaxle-rt");
-        if let Some(n) = threads {
-            b.worker_threads(n);
-        }
-        let rt = b
-            .build()
-            .map(|rt| (std::process::id(), rt))
-            .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))?;
+    let host = RUNTIME.get_or_try_init(|| {
+        // First, so that a warning of the runtime's start (a bad OTEL_* setting) reaches Python.
         Python::attach(crate::log::forward);
-        {
-            // OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one) set: telemetry on from the start.
-            let _in_runtime = rt.1.enter();
-            if let Err(e) = mcpaxle::telemetry::install_from_env() {
-                tracing::warn!(target: "mcpaxle::telemetry", "telemetry from the OTEL_* environment is off: {e}");
-            }
-        }
-        Ok::<_, PyErr>(rt)
+        HostRuntime::start()
+            .map_err(|e| errors::new_py_err("TransportError", format!("cannot start the mcpaxle runtime: {e}")))
     })?;
-    if *pid != std::process::id() {
-        return Err(fork_error(*pid));
-    }
-    Ok(rt)
+    host.get().map_err(fork_error)
 }
 
 /// Whether the runtime exists in this process (and was created by it).
 pub fn started() -> bool {
-    matches!(RUNTIME.get(), Some((pid, _)) if *pid == std::process::id())
+    matches!(RUNTIME.get().map(HostRuntime::get), Some(Ok(_)))
 }
 
 /// Spawns a future on the runtime: the one place Rust work is started from Python.

@@ -6,42 +6,27 @@
 //! of its outcome that aborts the task when dropped: a host that stops waiting cancels the call.
 
 use crate::errors::McpError;
+use mcpaxle::host_runtime::HostRuntime;
 use mcpaxle::{Error, ErrorKind};
 use std::future::Future;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime};
 use tokio::task::JoinHandle;
 
-struct Stamped {
-    pid: u32,
-    runtime: Runtime,
-}
-
-static RUNTIME: OnceLock<Option<Stamped>> = OnceLock::new();
+static RUNTIME: OnceLock<Option<HostRuntime>> = OnceLock::new();
 
 /// The runtime's handle, starting it on first use; fails in a child forked after it started.
 pub(crate) fn handle() -> Result<&'static Handle, McpError> {
-    let slot = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("mcpaxle-rt").build().ok().map(|runtime| {
-            // OTEL_EXPORTER_OTLP_ENDPOINT set: telemetry on from the start.
-            if let Err(e) = runtime.block_on(async { mcpaxle::telemetry::install_from_env() }) {
-                tracing::warn!("telemetry from the OTEL_* environment is off: {e}");
-            }
-            Stamped { pid: std::process::id(), runtime }
-        })
-    });
-    let stamped = slot.as_ref().ok_or_else(|| {
+    let host = RUNTIME.get_or_init(|| HostRuntime::start().ok()).as_ref().ok_or_else(|| {
         McpError::from(Error::new(ErrorKind::Transport, "cannot start the mcpaxle runtime (no threads?)"))
     })?;
-    if stamped.pid != std::process::id() {
-        return Err(Error::usage(format!(
-            "mcpaxle was started in process {} and this is a child forked from it (pid {}): load it only after the fork",
-            stamped.pid,
+    host.get().map(Runtime::handle).map_err(|parent| {
+        Error::usage(format!(
+            "mcpaxle was started in process {parent} and this is a child forked from it (pid {}): load it only after the fork",
             std::process::id()
         ))
-        .into());
-    }
-    Ok(stamped.runtime.handle())
+        .into()
+    })
 }
 
 /// Aborts the spawned task when the host drops the future waiting for it.

@@ -18,6 +18,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host_log;
+pub mod host_runtime;
 mod json_text;
 pub mod jsonrpc;
 pub mod legacy;

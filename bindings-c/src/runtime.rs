@@ -1,44 +1,30 @@
-//! The one tokio runtime of the process, created on first use and stamped with the PID: the
-//! choke point through which every future is spawned or waited for.
+//! The one tokio runtime of the process (the core's `host_runtime::shared`), created on first
+//! use and stamped with the PID: the choke point through which every future is spawned or
+//! waited for.
 
 use crate::ffi::{FfiError, FfiResult, mcpaxle_result};
-use mcpaxle_core::host_runtime::HostRuntime;
+use mcpaxle_core::host_runtime::{self, Unavailable};
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime};
-
-static RUNTIME: OnceLock<Option<HostRuntime>> = OnceLock::new();
-
-fn host() -> FfiResult<&'static HostRuntime> {
-    RUNTIME.get_or_init(|| HostRuntime::start().ok()).as_ref().ok_or_else(|| {
-        FfiError::new(mcpaxle_result::MCPAXLE_ERR_TRANSPORT, "cannot start the mcpaxle runtime (no threads?)")
-    })
-}
 
 /// Fails with `MCPAXLE_ERR_FORK` in a child process forked after the runtime started: its
 /// worker threads do not exist there.
 pub(crate) fn check_pid() -> FfiResult {
-    match RUNTIME.get() {
-        Some(Some(host)) => host.get().map(|_| ()).map_err(fork_error),
-        _ => Ok(()),
-    }
-}
-
-fn fork_error(parent: u32) -> FfiError {
-    FfiError::new(
-        mcpaxle_result::MCPAXLE_ERR_FORK,
-        format!(
-            "mcpaxle was started in process {parent} and this is a child forked from it (pid {}): the child has none \
-             of its threads, so it cannot use mcpaxle (exec() first, or fork before the first mcpaxle call)",
-            std::process::id()
-        ),
-    )
+    host_runtime::shared_if_started().map(drop).map_err(ffi_error)
 }
 
 /// The runtime's handle, starting the runtime on first use.
 pub(crate) fn handle() -> FfiResult<&'static Handle> {
-    host()?.get().map(Runtime::handle).map_err(fork_error)
+    host_runtime::shared().map(Runtime::handle).map_err(ffi_error)
+}
+
+fn ffi_error(e: Unavailable) -> FfiError {
+    let code = match e {
+        Unavailable::Start(_) => mcpaxle_result::MCPAXLE_ERR_TRANSPORT,
+        Unavailable::Forked { .. } => mcpaxle_result::MCPAXLE_ERR_FORK,
+    };
+    FfiError::new(code, e.to_string())
 }
 
 thread_local! {

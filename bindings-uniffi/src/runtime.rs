@@ -1,32 +1,21 @@
-//! The one tokio runtime of the process, created on first use and stamped with the PID: every
-//! future of this binding is spawned on it through [`run`], the choke point.
+//! The one tokio runtime of the process (the core's `host_runtime::shared`), created on first
+//! use and stamped with the PID: every future of this binding is spawned on it through [`run`],
+//! the choke point.
 //!
 //! uniffi polls a binding's futures from the host (a Kotlin coroutine, a Swift task), which is
 //! no tokio context; so [`run`] spawns the core's future on the runtime and hands back a future
 //! of its outcome that aborts the task when dropped: a host that stops waiting cancels the call.
 
 use crate::errors::McpError;
-use mcpaxle::host_runtime::HostRuntime;
+use mcpaxle::host_runtime;
 use mcpaxle::{Error, ErrorKind};
 use std::future::Future;
-use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime};
 use tokio::task::JoinHandle;
 
-static RUNTIME: OnceLock<Option<HostRuntime>> = OnceLock::new();
-
 /// The runtime's handle, starting it on first use; fails in a child forked after it started.
 pub(crate) fn handle() -> Result<&'static Handle, McpError> {
-    let host = RUNTIME.get_or_init(|| HostRuntime::start().ok()).as_ref().ok_or_else(|| {
-        McpError::from(Error::new(ErrorKind::Transport, "cannot start the mcpaxle runtime (no threads?)"))
-    })?;
-    host.get().map(Runtime::handle).map_err(|parent| {
-        Error::usage(format!(
-            "mcpaxle was started in process {parent} and this is a child forked from it (pid {}): load it only after the fork",
-            std::process::id()
-        ))
-        .into()
-    })
+    host_runtime::shared().map(Runtime::handle).map_err(|e| Error::from(e).into())
 }
 
 /// Aborts the spawned task when the host drops the future waiting for it.

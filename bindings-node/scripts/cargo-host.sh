@@ -22,14 +22,13 @@ while (($#)); do
   args+=("$1")
   shift
 done
-profile=debug
+profile=dev
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[$i]}" in
     --release) profile=release ;;
     --profile) profile="${args[$((i + 1))]}" ;;
   esac
 done
-[[ "$profile" == dev ]] && profile=debug
 # The napi CLI sets NAPI_FORCE_BUILD_MCPAXLE_NODE=<now> when its type-definition cache
 # (target/napi-rs/) lacks the crate, so that the macros run again and write the definitions, and
 # leaves it unset otherwise. napi-build reruns on any change of that variable, unset included:
@@ -38,14 +37,12 @@ done
 # cleaning the one crate, and cargo never sees the variable.
 if [[ -n "${NAPI_FORCE_BUILD_MCPAXLE_NODE:-}" ]]; then
   unset NAPI_FORCE_BUILD_MCPAXLE_NODE
-  if [[ "$profile" == debug ]]; then
-    cargo clean --quiet -p mcpaxle-node
-  else
-    cargo clean --quiet -p mcpaxle-node --profile "$profile"
-  fi
+  cargo clean --quiet -p mcpaxle-node --profile "$profile"
 fi
 cargo "${args[@]}"
 [[ -n "$dropped" ]] || exit 0
+# The profile's directory: target/debug for dev.
+[[ "$profile" == dev ]] && profile=debug
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 mkdir -p "$target_dir/$dropped/$profile"
 for lib in libmcpaxle_node.so libmcpaxle_node.dylib; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The generated Kotlin and Swift sources of libmcpaxle_uniffi, from the library's own uniffi
-# metadata by the pinned uniffi-bindgen (both in target/release: `cargo build --release -p
-# mcpaxle-uniffi` and, on its own, `cargo build --release -p mcpaxle-uniffi-bindgen`). They are
-# committed:
+# metadata by the pinned uniffi-bindgen (the library from `cargo build --release -p
+# mcpaxle-uniffi`, the generator, unoptimized, from `cargo build -p mcpaxle-uniffi-bindgen`). They
+# are committed:
 #   bindings-uniffi/kotlin/src/main/kotlin/mcpaxle/ffi/mcpaxle_uniffi.kt
 #   packaging/swift/Sources/McpaxleFFI/McpaxleFFI.swift, packaging/swift/include/ (header, modulemap)
 #
@@ -12,9 +12,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 lib=target/release/libmcpaxle_uniffi.so
-bindgen=target/release/uniffi-bindgen
+bindgen=target/debug/uniffi-bindgen
 [[ -e "$lib" ]] || { echo "generate.sh: $lib is missing: cargo build --release -p mcpaxle-uniffi" >&2; exit 1; }
-[[ -e "$bindgen" ]] || { echo "generate.sh: $bindgen is missing: cargo build --release -p mcpaxle-uniffi-bindgen" >&2; exit 1; }
+[[ -e "$bindgen" ]] || { echo "generate.sh: $bindgen is missing: cargo build -p mcpaxle-uniffi-bindgen" >&2; exit 1; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 # --no-format: the output must not depend on whether ktlint or swiftformat is installed.

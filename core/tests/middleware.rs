@@ -462,6 +462,24 @@ async fn a_hidden_item_answers_exactly_as_an_unknown_one() {
     }
 }
 
+/// The predicate is asked about the tool a call names with the request as received, its
+/// arguments included (the server asks before the arguments move into the call).
+#[tokio::test]
+async fn the_predicate_sees_the_calls_arguments() {
+    let s = server();
+    s.set_visibility(|item: &Item<'_>, who: &RequestInfo| {
+        let arguments = who.params().and_then(|p| p.get("arguments"));
+        item.kind != ItemKind::Tool || who.method() != "tools/call" || arguments == Some(&json!({ "open": true }))
+    });
+    let svc = service(&s);
+    for era in ERAS {
+        let mut bob = Conn::open(&svc, era, "bob").await;
+        let opened = bob.send("tools/call", json!({ "name": "t1", "arguments": { "open": true } })).await;
+        assert_eq!(text_of(&opened.1), "t1 ran", "{era:?}");
+        assert_eq!(bob.call("t1").await.1["error"]["message"], json!("Unknown tool: t1"), "{era:?}");
+    }
+}
+
 #[tokio::test]
 async fn visibility_applies_to_requests_through_middleware_too() {
     let s = server();

@@ -1,13 +1,14 @@
 //! The benchmark's MCP server: one trivial tool, `echo`, that returns its `text` argument.
 //!
 //! ```text
-//! bench_server --http 127.0.0.1:8080 [--tools N]   # endpoint /mcp
-//! bench_server --stdio                             # nothing but MCP messages on stdout
+//! bench_server --http 127.0.0.1:8080 [--tools N] [--visibility]   # endpoint /mcp
+//! bench_server --stdio                                            # nothing but MCP messages on stdout
 //! ```
 //!
 //! `--tools N` registers N-1 more tools of the same shape (`tool-0001`...) beside `echo`, for
 //! `tools/list` of N tools in one page (the page size is raised to N); `rmcp_server --tools N`
-//! lists the same.
+//! lists the same. `--visibility` sets a visibility predicate (per-principal visibility, here one
+//! that shows everything to everyone): what a server pays for asking it.
 
 use mcpaxle::schema::{CallToolResult, Tool};
 use mcpaxle::server::{Server, SharedArguments};
@@ -32,22 +33,29 @@ fn build(tools: usize) -> mcpaxle::Result<Server> {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: bench_server --http HOST:PORT [--tools N] | --stdio");
+    eprintln!("usage: bench_server --http HOST:PORT [--tools N] [--visibility] | --stdio");
     std::process::exit(2)
 }
 
 #[tokio::main]
 async fn main() -> mcpaxle::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (args, tools) = match args.as_slice() {
-        [rest @ .., "--tools", n] => (rest, n.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| usage())),
-        all => (all, 1),
-    };
+    let (mut transport, mut tools, mut visibility) = (Vec::new(), 1, false);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--tools" => tools = args.next().and_then(|n| n.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| usage()),
+            "--visibility" => visibility = true,
+            _ => transport.push(arg),
+        }
+    }
+    let transport: Vec<&str> = transport.iter().map(String::as_str).collect();
     let server = build(tools)?;
+    if visibility {
+        server.set_visibility(|item, who| who.principal().is_none() || !item.name.starts_with("admin-"));
+    }
     // OTEL_EXPORTER_OTLP_ENDPOINT set (the telemetry rows of run.py): traces and metrics on.
     mcpaxle::telemetry::install_from_env()?;
-    match args {
+    match transport.as_slice() {
         ["--stdio"] => mcpaxle::transport::stdio::serve(server).await,
         ["--http", addr] => {
             let addr = addr.parse().unwrap_or_else(|_| usage());

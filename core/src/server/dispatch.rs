@@ -16,7 +16,8 @@ use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::list_pages::{Listed, PageCache, PageKey, write_page};
 use crate::server::memory::TrimWhenDone;
 use crate::server::middleware::{
-    self, Hidden, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, VisibilityFilter, VisibilityHook,
+    self, Hidden, Item, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, Visibility, VisibilityFilter,
+    VisibilityHook,
 };
 use crate::server::pagination::{page_where, read_cursor};
 use crate::server::registry::{CompletionRef, read};
@@ -277,12 +278,34 @@ impl Server {
             session_id,
         );
         match (chain, visibility) {
+            // A tool's arguments can be large (a 1 MB call): the predicate is asked about the
+            // tool now, and the request moves into the call instead of being copied so that
+            // the predicate's `who` can keep it while the call runs.
+            (None, Some(VisibilityHook::Predicate(predicate))) if method == Method::ToolsCall => {
+                let hidden = self.hidden_tool(&*predicate, &info);
+                let sight = Sight::Hidden(&hidden);
+                self.serve_endpoint(method, info.into_request(), meta, tc, era, Some(sight), Answer::Wire)
+            }
             (None, Some(VisibilityHook::Predicate(predicate))) => {
                 let sight = Sight::Predicate { predicate: &*predicate, who: &info };
                 self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight), Answer::Wire)
             }
             (chain, visibility) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
         }
+    }
+
+    /// The tool a `tools/call` names, hidden if `predicate` hides it from `who`; nothing
+    /// hidden when no such tool is registered (the call then fails as for any unknown tool).
+    fn hidden_tool(&self, predicate: &Visibility, who: &RequestInfo) -> Hidden {
+        let mut hidden = Hidden::new();
+        let tool = who.name().and_then(|name| Some((name, self.inner.registries.tool(name)?)));
+        if let Some((name, tool)) = tool {
+            let item = Item { kind: ItemKind::Tool, name, definition: &tool.json };
+            if !predicate(&item, who) {
+                hidden.insert((ItemKind::Tool, name.to_owned()));
+            }
+        }
+        hidden
     }
 
     /// Runs the middleware chain (if any) around the method, and the visibility filter (if

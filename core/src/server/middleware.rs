@@ -101,6 +101,11 @@ impl RequestInfo {
         &self.request
     }
 
+    /// The request itself, for the endpoint to serve once nothing asks about it any more.
+    pub(crate) fn into_request(self) -> Request {
+        self.request
+    }
+
     /// The JSON-RPC id of the request.
     pub fn id(&self) -> &RequestId {
         &self.request.id

@@ -297,15 +297,11 @@ impl Server {
     /// The tool a `tools/call` names, hidden if `predicate` hides it from `who`; nothing
     /// hidden when no such tool is registered (the call then fails as for any unknown tool).
     fn hidden_tool(&self, predicate: &Visibility, who: &RequestInfo) -> Hidden {
-        let mut hidden = Hidden::new();
-        let tool = who.name().and_then(|name| Some((name, self.inner.registries.tool(name)?)));
-        if let Some((name, tool)) = tool {
-            let item = Item { kind: ItemKind::Tool, name, definition: &tool.json };
-            if !predicate(&item, who) {
-                hidden.insert((ItemKind::Tool, name.to_owned()));
-            }
-        }
-        hidden
+        let Some((name, tool)) = who.name().and_then(|n| Some((n, self.inner.registries.tool(n)?))) else {
+            return Hidden::new();
+        };
+        let item = Item { kind: ItemKind::Tool, name, definition: &tool.json };
+        if predicate(&item, who) { Hidden::new() } else { Hidden::from([(ItemKind::Tool, name.to_owned())]) }
     }
 
     /// Runs the middleware chain (if any) around the method, and the visibility filter (if

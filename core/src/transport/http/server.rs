@@ -278,7 +278,9 @@ impl McpService {
             }
         }
         let token = match &self.options.auth {
-            Some(auth) => match auth.check(req.headers(), &self.options.path).await {
+            // Boxed: verifying a token may ask the issuer over HTTP, a future of kilobytes
+            // that every request's future would otherwise carry and hyper copy, auth or not.
+            Some(auth) => match Box::pin(auth.check(req.headers(), &self.options.path)).await {
                 Ok(info) => Some(info),
                 Err(refusal) => return refused(refusal),
             },

@@ -1222,6 +1222,18 @@ const CLOSE_GRACE: Duration = Duration::from_millis(250);
 mod tests {
     use super::*;
 
+    /// hyper moves every request's future into place, so each of its bytes is copied per call.
+    /// What only some requests need and that is large (the bearer token check, which may ask
+    /// the issuer over HTTP) is boxed. With it inlined, the future was 8.8 KB in a release
+    /// build and 7.8 KB in a test build; boxed, 3.4 KB in a test build.
+    #[test]
+    fn a_request_future_stays_small() {
+        let service = McpService::new(Server::builder("size", "1.0.0").build(), HttpOptions::default());
+        let future = service.handle(Request::new(http_body_util::Empty::<Bytes>::new()));
+        let size = std::mem::size_of_val(&future);
+        assert!(size <= 4 * 1024, "a request's future is {size} bytes: box what makes it large");
+    }
+
     fn accept(values: &[&str]) -> (bool, bool) {
         let mut h = HeaderMap::new();
         for v in values {

@@ -181,15 +181,15 @@ impl Drop for Abandon {
 /// Where a callback runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Thread {
-    /// A thread of the runtime's blocking pool, so that a blocking callback never stalls the
-    /// runtime (two thread switches per call).
+    /// A thread of the handler pool ([`crate::pool`]), so that a blocking callback never
+    /// stalls the runtime (up to two thread switches per call).
     BlockingPool,
     /// The runtime's worker thread running the request, directly: no thread switch, for
     /// callbacks that promise not to block (`mcpaxle_server_set_inline_handlers`).
     Inline,
 }
 
-/// Calls into C on a blocking-pool thread (so a blocking callback never stalls the runtime)
+/// Calls into C on a handler-pool thread (so a blocking callback never stalls the runtime)
 /// and waits for the call's reply. `call` receives the call's id (its reply and
 /// context handle) and `request`, the text the callback is given (JSON, or the authorization
 /// URL).
@@ -223,7 +223,7 @@ pub(crate) async fn invoke_on(
         Thread::Inline => Ok(crate::runtime::inline(|| owner.enter(|| call(id, json.as_ptr())))),
         Thread::BlockingPool => {
             let owner = owner.clone();
-            tokio::task::spawn_blocking(move || owner.enter(|| call(id, json.as_ptr()))).await
+            crate::pool::run(move || owner.enter(|| call(id, json.as_ptr()))).await
         }
     };
     match ran {

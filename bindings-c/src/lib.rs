@@ -30,6 +30,7 @@ pub mod mount;
 #[cfg(test)]
 mod options_tests;
 mod owner;
+mod pool;
 mod runtime;
 pub mod serve;
 pub mod server;

@@ -79,7 +79,7 @@ fn notifier(
             };
             let owner = owner.clone();
             let json = item.and_then(|s| CString::new(s).ok());
-            let _ = tokio::task::spawn_blocking(move || {
+            let _ = crate::pool::run(move || {
                 owner.enter(|| {
                     let p = json.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
                     // SAFETY: the function pointer and user data were registered together.
@@ -698,7 +698,7 @@ pub(crate) fn call_async(
             Err(e) => (mcpaxle_result::of_kind(e.kind()), error_json(&e)),
         };
         let json = CString::new(json).unwrap_or_default();
-        let _ = tokio::task::spawn_blocking(move || {
+        let _ = crate::pool::run(move || {
             ticket.deliver(|| {
                 // SAFETY: the function pointer and user data were given together.
                 unsafe { (target.func)(target.user_data.get(), code, json.as_ptr()) }

@@ -136,7 +136,7 @@ pub unsafe extern "C" fn mcpaxle_client_call_tool_as_task_async(
                 Err(e) => (mcpaxle_result::of_kind(e.kind()), SendPtr(std::ptr::null_mut()), Some(error_json(&e))),
             };
             let json = json.map(|j| CString::new(j).unwrap_or_default());
-            let _ = tokio::task::spawn_blocking(move || {
+            let _ = crate::pool::run(move || {
                 ticket.deliver(|| {
                     let j = json.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
                     // SAFETY: the function pointer and user data were given together; the
@@ -265,7 +265,7 @@ fn spawned(
             Err(e) => (mcpaxle_result::of_kind(e.kind()), error_json(&e)),
         };
         let json = CString::new(json).unwrap_or_default();
-        let _ = tokio::task::spawn_blocking(move || {
+        let _ = crate::pool::run(move || {
             client_ticket.deliver(|| {
                 ticket.deliver(|| {
                     // SAFETY: the function pointer and user data were given together.

@@ -127,7 +127,7 @@ impl Middleware for CMiddleware {
                         let text = CString::new(envelope(&outcome)).unwrap_or_default();
                         let owner = self.owner.clone();
                         let Target { func, user_data } = done;
-                        let _ = tokio::task::spawn_blocking(move || {
+                        let _ = crate::pool::run(move || {
                             // SAFETY: the callback and its user_data were given together to
                             // mcpaxle_next_run; the text lives for the call.
                             owner.enter(|| unsafe { func(user_data.get(), text.as_ptr()) })

@@ -1,4 +1,5 @@
-//! The threads that C handlers run on when they may block.
+//! The threads that C callbacks run on when they may block: server handlers, middleware, and a
+//! client's notification and completion callbacks.
 //!
 //! tokio's blocking pool wakes an idle thread for every job, and its idle threads wait on one
 //! condition variable, which wakes the one that has waited longest: eight calls in flight

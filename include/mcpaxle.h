@@ -264,7 +264,7 @@ typedef struct mcpaxle_tool_task mcpaxle_tool_task;
  * or a whole notification `{"method": ..., "params": ...}` (subscriptions; NULL marks the end
  * of the subscription).
  *
- * Thread: a thread of the runtime's blocking pool; callbacks of one source run one at a time,
+ * Thread: a thread of the library's handler pool; callbacks of one source run one at a time,
  * in order.
  */
 typedef void (*mcpaxle_notification_handler)(void *user_data, const char *notification_json);
@@ -276,7 +276,7 @@ typedef void (*mcpaxle_notification_handler)(void *user_data, const char *notifi
  * (`mcpaxle_reply_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
  * error (`mcpaxle_reply_error`).
  *
- * Thread: a thread of the runtime's blocking pool (blocking is allowed).
+ * Thread: a thread of the library's handler pool (blocking is allowed).
  */
 typedef void (*mcpaxle_input_handler)(void *user_data,
                                       const char *params_json,
@@ -287,7 +287,7 @@ typedef void (*mcpaxle_input_handler)(void *user_data,
  * the result object, or an error code and `json` the error as `{"code": <JSON-RPC code>,
  * "message": "...", "data": ...}`. `json` is borrowed for the duration of the callback.
  *
- * Thread: a thread of the runtime's blocking pool (blocking is allowed, including blocking
+ * Thread: a thread of the library's handler pool (blocking is allowed, including blocking
  * mcpaxle calls).
  */
 typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code, const char *json);
@@ -300,7 +300,7 @@ typedef void (*mcpaxle_result_handler)(void *user_data, enum mcpaxle_result code
  * Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
  * duration of the callback.
  *
- * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
+ * Thread: a thread of the library's handler pool (blocking is allowed, e.g. waiting for the
  * redirect on a loopback listener).
  */
 typedef void (*mcpaxle_authorization_handler)(void *user_data,
@@ -313,7 +313,7 @@ typedef void (*mcpaxle_authorization_handler)(void *user_data,
  * code, `task` NULL and `error_json` the error as `{"code": <JSON-RPC code>, "message": "...",
  * "data": ...}` (borrowed for the duration of the callback; NULL on success).
  *
- * Thread: a thread of the runtime's blocking pool (blocking is allowed, including blocking
+ * Thread: a thread of the library's handler pool (blocking is allowed, including blocking
  * mcpaxle calls).
  */
 typedef void (*mcpaxle_tool_task_handler)(void *user_data,
@@ -352,7 +352,7 @@ typedef void (*mcpaxle_log_handler)(void *user_data,
  *   request with a JSON-RPC code of your choice (or pass on the error `next` gave), or
  *   `mcpaxle_reply_error` with an `mcpaxle_result` kind.
  *
- * Thread: a thread of the runtime's blocking pool; blocking is allowed.
+ * Thread: a thread of the library's handler pool; blocking is allowed.
  */
 typedef void (*mcpaxle_middleware)(void *user_data,
                                    const char *request_json,
@@ -362,7 +362,7 @@ typedef void (*mcpaxle_middleware)(void *user_data,
 /**
  * Receives the outcome of `mcpaxle_next_run`: `outcome_json` is `{"ok": result}` or
  * `{"error": {"code", "message", "data"?}}` (the request's JSON-RPC error), borrowed for the
- * duration of the callback. Thread: a thread of the runtime's blocking pool.
+ * duration of the callback. Thread: a thread of the library's handler pool.
  */
 typedef void (*mcpaxle_next_done)(void *user_data, const char *outcome_json);
 
@@ -373,7 +373,7 @@ typedef void (*mcpaxle_next_done)(void *user_data, const char *outcome_json);
  * `request_json`; `kind` one of `"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`),
  * borrowed for the duration of the callback. Complete `reply` exactly once with
  * `mcpaxle_reply_ok` and a JSON array of one boolean per item, in order (or an error, which
- * fails the request). Thread: a thread of the runtime's blocking pool.
+ * fails the request). Thread: a thread of the library's handler pool.
  */
 typedef void (*mcpaxle_visibility)(void *user_data,
                                    const char *asked_json,
@@ -418,7 +418,7 @@ typedef int (*mcpaxle_chunk_writer)(void *user_data, const uint8_t *data, size_t
  * - `reply`: the call's reply handle; finish the call through it exactly once
  *   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
  *
- * Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
+ * Thread: a thread of the library's handler pool, never an async worker, so blocking (I/O,
  * sleeping, waiting for another thread) is allowed; the request waits for the reply. A server
  * set with `mcpaxle_server_set_inline_handlers` calls it on the runtime's worker instead.
  */
@@ -445,7 +445,7 @@ typedef void (*mcpaxle_handler)(void *user_data,
  * `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
  * wrong. `token` is borrowed for the duration of the callback.
  *
- * Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
+ * Thread: a thread of the library's handler pool (blocking is allowed, e.g. an introspection
  * request); the HTTP request waits for the reply, so reply promptly and cache
  * expensive checks.
  */
@@ -1141,7 +1141,7 @@ enum mcpaxle_result mcpaxle_client_options_set_oauth(struct mcpaxle_client_optio
  * Used by clients connected with these options that have OAuth on
  * (`mcpaxle_client_options_set_oauth`, or `"oauth"` in `options_json`); NULL removes it.
  * `user_data` must stay valid until every client made from these options is freed.
- * Thread: any, before connecting; `store` runs on a thread of the runtime's blocking pool.
+ * Thread: any, before connecting; `store` runs on a thread of the library's handler pool.
  *
  * ```c
  * mcpaxle_client_options_set_token_store(options, keychain_store, app);
@@ -1971,7 +1971,7 @@ void mcpaxle_server_free(struct mcpaxle_server *server);
 /**
  * Calls this server's handlers (tools, resources, templates, prompts, completions) on the
  * runtime's worker thread serving their request (`inline` true), or on a thread of the
- * runtime's blocking pool (false, the default). Applies to the calls that start from now on.
+ * library's handler pool (false, the default). Applies to the calls that start from now on.
  *
  * Inline, a call costs no thread switch: for a trivial tool about half the server's CPU time
  * per call (bench/README.md, rows `c-http` and `c-http-inline`). But a callback then holds a
@@ -1982,7 +1982,7 @@ void mcpaxle_server_free(struct mcpaxle_server *server);
  * callback and return `MCPAXLE_ERR_USAGE`: the blocking client calls, and an MRTR ask of a
  * legacy session (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) that waits for the
  * client's answer. Middleware, visibility predicates and token verifiers always run on the
- * blocking pool.
+ * handler pool.
  *
  * Thread: any, at any time.
  */

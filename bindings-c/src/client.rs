@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 /// (`mcpaxle_reply_ok`: an ElicitResult, CreateMessageResult or ListRootsResult) or an
 /// error (`mcpaxle_reply_error`).
 ///
-/// Thread: a thread of the runtime's blocking pool (blocking is allowed).
+/// Thread: a thread of the library's handler pool (blocking is allowed).
 pub type mcpaxle_input_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, params_json: *const c_char, reply: *mut mcpaxle_reply)>;
 
@@ -35,7 +35,7 @@ pub type mcpaxle_input_handler =
 /// or a whole notification `{"method": ..., "params": ...}` (subscriptions; NULL marks the end
 /// of the subscription).
 ///
-/// Thread: a thread of the runtime's blocking pool; callbacks of one source run one at a time,
+/// Thread: a thread of the library's handler pool; callbacks of one source run one at a time,
 /// in order.
 pub type mcpaxle_notification_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, notification_json: *const c_char)>;
@@ -44,7 +44,7 @@ pub type mcpaxle_notification_handler =
 /// the result object, or an error code and `json` the error as `{"code": <JSON-RPC code>,
 /// "message": "...", "data": ...}`. `json` is borrowed for the duration of the callback.
 ///
-/// Thread: a thread of the runtime's blocking pool (blocking is allowed, including blocking
+/// Thread: a thread of the library's handler pool (blocking is allowed, including blocking
 /// mcpaxle calls).
 pub type mcpaxle_result_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, code: mcpaxle_result, json: *const c_char)>;
@@ -60,7 +60,7 @@ enum Note {
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
-/// Delivers notifications to a C callback in order, on the blocking pool, while `owner` is
+/// Delivers notifications to a C callback in order, on the handler pool, while `owner` is
 /// active. Dropping every sender ends it once the queue is delivered.
 fn notifier(
     owner: &Arc<Owner>,

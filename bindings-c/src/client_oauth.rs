@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Exactly once, now or later, from any thread. `authorization_url` is borrowed for the
 /// duration of the callback.
 ///
-/// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. waiting for the
+/// Thread: a thread of the library's handler pool (blocking is allowed, e.g. waiting for the
 /// redirect on a loopback listener).
 pub type mcpaxle_authorization_handler =
     Option<unsafe extern "C" fn(user_data: *mut c_void, authorization_url: *const c_char, reply: *mut mcpaxle_reply)>;
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn mcpaxle_client_options_set_oauth(
 /// Used by clients connected with these options that have OAuth on
 /// (`mcpaxle_client_options_set_oauth`, or `"oauth"` in `options_json`); NULL removes it.
 /// `user_data` must stay valid until every client made from these options is freed.
-/// Thread: any, before connecting; `store` runs on a thread of the runtime's blocking pool.
+/// Thread: any, before connecting; `store` runs on a thread of the library's handler pool.
 ///
 /// ```c
 /// mcpaxle_client_options_set_token_store(options, keychain_store, app);

@@ -39,7 +39,7 @@ pub struct mcpaxle_tool_task {
 /// code, `task` NULL and `error_json` the error as `{"code": <JSON-RPC code>, "message": "...",
 /// "data": ...}` (borrowed for the duration of the callback; NULL on success).
 ///
-/// Thread: a thread of the runtime's blocking pool (blocking is allowed, including blocking
+/// Thread: a thread of the library's handler pool (blocking is allowed, including blocking
 /// mcpaxle calls).
 pub type mcpaxle_tool_task_handler = Option<
     unsafe extern "C" fn(

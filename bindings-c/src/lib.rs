@@ -4,7 +4,7 @@
 //! returns an [`mcpaxle_result`](ffi::mcpaxle_result) (or a plain value when it cannot fail),
 //! checks its pointers, and runs inside the one panic boundary ([`ffi::ffi_boundary!`]), which
 //! also refuses to run in a child process after `fork()`. Handler callbacks run on the
-//! runtime's blocking pool and finish through reply handles ([`calls`]); no callback runs
+//! library's handler pool ([`pool`]) and finish through reply handles ([`calls`]); no callback runs
 //! after the `_free` of the object that makes it ([`owner`]).
 //!
 //! The crate holds conversions and the bridge only: protocol behaviour lives in `mcpaxle`.

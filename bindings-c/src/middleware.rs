@@ -36,7 +36,7 @@ pub struct mcpaxle_next {
 ///   request with a JSON-RPC code of your choice (or pass on the error `next` gave), or
 ///   `mcpaxle_reply_error` with an `mcpaxle_result` kind.
 ///
-/// Thread: a thread of the runtime's blocking pool; blocking is allowed.
+/// Thread: a thread of the library's handler pool; blocking is allowed.
 pub type mcpaxle_middleware = Option<
     unsafe extern "C" fn(
         user_data: *mut c_void,
@@ -50,7 +50,7 @@ type MiddlewareFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxl
 
 /// Receives the outcome of `mcpaxle_next_run`: `outcome_json` is `{"ok": result}` or
 /// `{"error": {"code", "message", "data"?}}` (the request's JSON-RPC error), borrowed for the
-/// duration of the callback. Thread: a thread of the runtime's blocking pool.
+/// duration of the callback. Thread: a thread of the library's handler pool.
 pub type mcpaxle_next_done = Option<unsafe extern "C" fn(user_data: *mut c_void, outcome_json: *const c_char)>;
 
 type DoneFn = unsafe extern "C" fn(*mut c_void, *const c_char);
@@ -61,7 +61,7 @@ type DoneFn = unsafe extern "C" fn(*mut c_void, *const c_char);
 /// `request_json`; `kind` one of `"tool"`, `"resource"`, `"resourceTemplate"`, `"prompt"`),
 /// borrowed for the duration of the callback. Complete `reply` exactly once with
 /// `mcpaxle_reply_ok` and a JSON array of one boolean per item, in order (or an error, which
-/// fails the request). Thread: a thread of the runtime's blocking pool.
+/// fails the request). Thread: a thread of the library's handler pool.
 pub type mcpaxle_visibility =
     Option<unsafe extern "C" fn(user_data: *mut c_void, asked_json: *const c_char, reply: *mut mcpaxle_reply)>;
 

@@ -59,7 +59,7 @@ pub(crate) fn refuse_inline() -> FfiResult {
     if INLINE.get() {
         return Err(FfiError::usage(
             "this function waits for the runtime, which an inline handler runs on: call it from a handler on the \
-             blocking pool (mcpaxle_server_set_inline_handlers(server, false)) or from a thread of your own",
+             handler pool (mcpaxle_server_set_inline_handlers(server, false)) or from a thread of your own",
         ));
     }
     Ok(())

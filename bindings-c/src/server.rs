@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 /// - `reply`: the call's reply handle; finish the call through it exactly once
 ///   (`mcpaxle_reply_ok`, `_error`, ...), now or later, from any thread.
 ///
-/// Thread: a thread of the runtime's blocking pool, never an async worker, so blocking (I/O,
+/// Thread: a thread of the library's handler pool, never an async worker, so blocking (I/O,
 /// sleeping, waiting for another thread) is allowed; the request waits for the reply. A server
 /// set with `mcpaxle_server_set_inline_handlers` calls it on the runtime's worker instead.
 pub type mcpaxle_handler = Option<
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn mcpaxle_server_free(server: *mut mcpaxle_server) {
 
 /// Calls this server's handlers (tools, resources, templates, prompts, completions) on the
 /// runtime's worker thread serving their request (`inline` true), or on a thread of the
-/// runtime's blocking pool (false, the default). Applies to the calls that start from now on.
+/// library's handler pool (false, the default). Applies to the calls that start from now on.
 ///
 /// Inline, a call costs no thread switch: for a trivial tool about half the server's CPU time
 /// per call (bench/README.md, rows `c-http` and `c-http-inline`). But a callback then holds a
@@ -245,7 +245,7 @@ pub unsafe extern "C" fn mcpaxle_server_free(server: *mut mcpaxle_server) {
 /// callback and return `MCPAXLE_ERR_USAGE`: the blocking client calls, and an MRTR ask of a
 /// legacy session (`mcpaxle_context_elicit`, `_sample`, `_list_roots`) that waits for the
 /// client's answer. Middleware, visibility predicates and token verifiers always run on the
-/// blocking pool.
+/// handler pool.
 ///
 /// Thread: any, at any time.
 #[unsafe(no_mangle)]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 /// `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
 /// wrong. `token` is borrowed for the duration of the callback.
 ///
-/// Thread: a thread of the runtime's blocking pool (blocking is allowed, e.g. an introspection
+/// Thread: a thread of the library's handler pool (blocking is allowed, e.g. an introspection
 /// request); the HTTP request waits for the reply, so reply promptly and cache
 /// expensive checks.
 pub type mcpaxle_token_verifier =

@@ -322,6 +322,19 @@ def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.wait()
 
 
+def pinned_cpus(pin: bool) -> tuple[set[int], set[int]]:
+    """With `--pin`: the CPUs the server may use (the first half of ours, at least one) and
+    those the load generator may (the rest); otherwise none, both go where the kernel puts
+    them. A process's threads inherit its affinity, and tokio sizes its runtime by it."""
+    if not pin:
+        return set(), set()
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise BenchError("--pin needs at least 2 CPUs: one for the server, one for the load generator")
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
+
+
 def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str, object]) -> dict:
     values: dict[str, object] = {
         **extra,
@@ -338,12 +351,16 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
     env = {**os.environ, **{k: fill([v], values)[0] for k, v in row.env.items()}}
     if opts.server_workers:
         env["TOKIO_WORKER_THREADS"] = str(opts.server_workers)
+    server_cpus, client_cpus = pinned_cpus(opts.pin)
+    on_server_cpus = (lambda: os.sched_setaffinity(0, server_cpus)) if server_cpus else None
+    on_client_cpus = (lambda: os.sched_setaffinity(0, client_cpus)) if client_cpus else None
     keep_open: list[int] = []  # our end of the server's stdin: it stays alive until we close it
     pass_fds: tuple[int, ...] = ()
     if row.transport == "http":
         port = free_port()
         values |= {"port": port, "url": f"http://127.0.0.1:{port}{row.path}"}
-        server = subprocess.Popen(fill(row.server, values), stdin=subprocess.DEVNULL, stdout=server_log, stderr=server_log, env=env, cwd=ROOT)
+        server = subprocess.Popen(fill(row.server, values), stdin=subprocess.DEVNULL, stdout=server_log, stderr=server_log, env=env, cwd=ROOT,
+                                  preexec_fn=on_server_cpus)
         try:
             wait_listening(port, server)
         except BaseException:
@@ -352,7 +369,8 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
     elif row.transport == "stdio":
         req_r, req_w = os.pipe()  # loadgen → server
         resp_r, resp_w = os.pipe()  # server → loadgen
-        server = subprocess.Popen(fill(row.server, values), stdin=req_r, stdout=resp_w, stderr=server_log, env=env, cwd=ROOT)
+        server = subprocess.Popen(fill(row.server, values), stdin=req_r, stdout=resp_w, stderr=server_log, env=env, cwd=ROOT,
+                                  preexec_fn=on_server_cpus)
         os.close(req_r)
         os.close(resp_w)
         values |= {"fd_in": resp_r, "fd_out": req_w}
@@ -363,7 +381,8 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
 
     client_cmd = fill(row.client or LOADGEN[row.transport], values)
     try:
-        client = subprocess.Popen(client_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=client_err, pass_fds=pass_fds, cwd=ROOT)
+        client = subprocess.Popen(client_cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=client_err, pass_fds=pass_fds, cwd=ROOT,
+                                  preexec_fn=on_client_cpus)
         for fd in pass_fds:
             if fd not in keep_open:
                 os.close(fd)
@@ -662,6 +681,10 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("--server-workers", type=int, default=0, metavar="N",
                     help="runtime worker threads of every server, not of the load generator (TOKIO_WORKER_THREADS; default: tokio's, one per core)")
+    ap.add_argument("--pin", action="store_true",
+                    help="servers on the first half of the CPUs, the load generator on the rest (2 CPUs: one each), so tail "
+                         "latencies measure the server rather than the two taking turns on the same cores; each server then "
+                         "has fewer cores, so compare rows of one run only")
     ap.add_argument("--scenario", action="append", default=[], metavar="KEY",
                     help="issue 15's scenarios for the Rust rows (repeat or comma-separate; default all): " + ", ".join(SCENARIO_KEYS) + ", or none")
     ap.add_argument("--scenario-connections", default="1,8,64,256", help="connections of the `call` scenario (default 1,8,64,256)")
@@ -731,7 +754,7 @@ def main() -> int:
     doc = {
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release(), "loadavg_before": load_before, "loadavg_after": load_after},
-        "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat", "server_workers")},
+        "settings": {k: getattr(opts, k) for k in ("duration", "warmup", "connections", "window", "repeat", "server_workers", "pin")},
         "targets": {"throughput_vs_ceiling_min": TARGET_THROUGHPUT_RATIO, "server_cpu_us_per_call_max": TARGET_CPU_US_PER_CALL},
         "skipped": skipped,
         "rows": [{"key": r.key, "label": r.label, "transport": r.transport, "ceiling": r.ceiling, **results[r.key]} for r in rows],

@@ -39,8 +39,10 @@ test:
 	  echo "== make $$part: $$(( $$(date +%s) - t )) s"; times="$$times $$part=$$(( $$(date +%s) - t ))s"; \
 	done; echo "make test: all passed in $$(( $$(date +%s) - start )) s:$$times"
 
-test-rust:
-	$(CARGO) test --workspace --all-targets
+# The client tests spawn the everything_server example: the release build the conformance runs
+# use (MCPAXLE_EVERYTHING_SERVER), not a debug build of its own (core/tests/client_common).
+test-rust: build-release
+	MCPAXLE_EVERYTHING_SERVER=$(CURDIR)/$(EVERYTHING) $(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 
 conformance: conformance-server conformance-client

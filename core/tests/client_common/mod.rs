@@ -384,8 +384,17 @@ pub async fn pipe_client(server: Server, options: ClientOptions) -> (Client, Joi
     (client, task)
 }
 
-/// The path of the `everything_server` example, built first when missing.
+/// The path of the `everything_server` example: `MCPAXLE_EVERYTHING_SERVER` when set (`make
+/// test` points it at the release build it makes anyway: `cargo test --workspace` resolves the
+/// core's dependencies with other features than `cargo build -p mcpaxle`, so building the
+/// example here compiled the core and a score of crates a second time), else this profile's
+/// example, built first when missing.
 pub fn everything_server() -> PathBuf {
+    if let Some(path) = std::env::var_os("MCPAXLE_EVERYTHING_SERVER") {
+        let path = PathBuf::from(path);
+        assert!(path.exists(), "MCPAXLE_EVERYTHING_SERVER names {}, which does not exist", path.display());
+        return path;
+    }
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap().to_path_buf();
     let path = profile_dir.join("examples").join("everything_server");

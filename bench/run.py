@@ -335,6 +335,11 @@ def pinned_cpus(pin: bool) -> tuple[set[int], set[int]]:
     return set(cpus[:half]), set(cpus[half:])
 
 
+def on_cpus(cpus: set[int]):
+    """What a child runs before its program to stay on `cpus` (`preexec_fn`); None for any CPU."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
 def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str, object]) -> dict:
     values: dict[str, object] = {
         **extra,
@@ -351,9 +356,7 @@ def run_once(row: Row, opts: argparse.Namespace, log_dir: Path, extra: dict[str,
     env = {**os.environ, **{k: fill([v], values)[0] for k, v in row.env.items()}}
     if opts.server_workers:
         env["TOKIO_WORKER_THREADS"] = str(opts.server_workers)
-    server_cpus, client_cpus = pinned_cpus(opts.pin)
-    on_server_cpus = (lambda: os.sched_setaffinity(0, server_cpus)) if server_cpus else None
-    on_client_cpus = (lambda: os.sched_setaffinity(0, client_cpus)) if client_cpus else None
+    on_server_cpus, on_client_cpus = (on_cpus(c) for c in pinned_cpus(opts.pin))
     keep_open: list[int] = []  # our end of the server's stdin: it stays alive until we close it
     pass_fds: tuple[int, ...] = ()
     if row.transport == "http":

@@ -1,5 +1,6 @@
-//! The threads that C callbacks run on when they may block: server handlers, middleware, and a
-//! client's notification and completion callbacks.
+//! The threads that every C callback that may block runs on: server handlers, middleware,
+//! visibility predicates, token verifiers, and a client's input, authorization, token store,
+//! notification and completion callbacks.
 //!
 //! tokio's blocking pool wakes an idle thread for every job, and its idle threads wait on one
 //! condition variable, which wakes the one that has waited longest: eight calls in flight

@@ -18,8 +18,13 @@ help:
 	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
 
+# The core's examples that the tests and the demo run, in release. mount_in_hyper is compiled
+# (in debug) by test-rust and run by no test: its release link, a thin-LTO pass over every
+# dependency like each example's, cost two minutes of `make test` on two cores. The bindings'
+# test scripts build these through this target.
+RELEASE_EXAMPLES := everything_server everything_client notes_server
 build-release:
-	$(CARGO) build --release -p mcpaxle --examples
+	$(CARGO) build --release -p mcpaxle $(addprefix --example ,$(RELEASE_EXAMPLES))
 
 PY_VENV := bindings-python/.venv/bin/python
 

@@ -20,10 +20,21 @@ import os
 import subprocess
 import sys
 
+
+def release_examples():
+    """The Makefile's RELEASE_EXAMPLES: the core's examples `make build-release` builds."""
+    makefile = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Makefile")
+    with open(makefile, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("RELEASE_EXAMPLES :="):
+                return [arg for name in line.split(":=", 1)[1].split() for arg in ("--example", name)]
+    sys.exit("shared_build: no RELEASE_EXAMPLES := line in the Makefile")
+
+
 # The release builds of `make test` and `make dist` that link the core (Makefile, the
 # bindings' scripts; the Node one runs through bindings-node/scripts/cargo-host.sh).
 BUILDS = [
-    ["-p", "mcpaxle", "--examples"],
+    ["-p", "mcpaxle", *release_examples()],
     ["-p", "mcpaxle-fixtures", "--bins"],
     ["-p", "mcpaxle-c"],
     ["-p", "mcpaxle-python"],

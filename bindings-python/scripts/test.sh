@@ -36,7 +36,7 @@ echo "== python: mypy --strict on a client using the typed results (examples/typ
 "$py" -m mypy --strict --cache-dir=/dev/null "$here/examples/typed_client.py"
 
 echo "== python: building the Rust servers the tests drive (the core's examples, the OAuth fixture)"
-cargo build --release -p mcpaxle --examples --quiet
+make -s -C "$root" build-release CARGO="cargo --quiet"
 cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 echo "== python: pytest"

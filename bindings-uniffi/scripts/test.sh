@@ -16,12 +16,12 @@ command -v mvn >/dev/null || { echo "test.sh: Maven is needed: apt-get install m
 # built unoptimized: on two cores 1m07s after make test's debug build (1m33s alone), against 3m14s
 # in release, and it reads the library and writes the same sources in half a second.
 "$CARGO" build --release -p mcpaxle-uniffi
-"$CARGO" build --release -p mcpaxle --examples
+make -s -C "$root" build-release CARGO="$CARGO"
 "$CARGO" build --release -p mcpaxle-fixtures --bins
 "$CARGO" build -p mcpaxle-uniffi-bindgen
 bindings-uniffi/scripts/generate.sh --check
 
-# The jar's copy of the library, without the debug info of the release profile (debug = 1).
+# The jar's copy of the library, without the line tables of the release profile.
 native="$root/target/uniffi-jar"
 mkdir -p "$native"
 objcopy --strip-debug target/release/libmcpaxle_uniffi.so "$native/libmcpaxle_uniffi.so"

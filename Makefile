@@ -18,19 +18,22 @@ help:
 	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
 
-# The core's examples that the tests and the demo run, in release. mount_in_hyper is compiled
-# (in debug) by test-rust and run by no test: its release link, a thin-LTO pass over every
-# dependency like each example's, cost two minutes of `make test` on two cores. The bindings'
-# test scripts build these through this target.
+# The core's examples that the tests and the demo run, in release, and the OAuth fixture the
+# bindings' client tests authorize against. mount_in_hyper is compiled (in debug) by test-rust
+# and run by no test: its release link, a thin-LTO pass over every dependency like each
+# example's, cost two minutes of `make test` on two cores. The fixture is linked in the same
+# cargo run, where its link overlaps the examples' instead of running alone in test-c. The
+# bindings' test scripts build these through this target.
 RELEASE_EXAMPLES := everything_server everything_client notes_server
 build-release:
-	$(CARGO) build --release -p mcpaxle $(addprefix --example ,$(RELEASE_EXAMPLES))
+	$(CARGO) build --release -p mcpaxle $(addprefix --example ,$(RELEASE_EXAMPLES)) -p mcpaxle-fixtures --bins
 
 PY_VENV := bindings-python/.venv/bin/python
 
 # The Rust notes server, then its Python port on the Python package (built into the venv of
 # bindings-python/scripts/develop.sh), each driven end to end by scripts/demo.py.
-demo: build-release
+demo:
+	$(CARGO) build --release -p mcpaxle --example notes_server
 	$(PYTHON) scripts/demo.py
 	bash bindings-python/scripts/develop.sh
 	$(PYTHON) scripts/demo.py --server "$(PY_VENV) bindings-python/examples/notes_server.py"

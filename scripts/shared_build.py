@@ -34,7 +34,7 @@ def release_examples():
 # The release builds of `make test` and `make dist` that link the core (Makefile, the
 # bindings' scripts; the Node one runs through bindings-node/scripts/cargo-host.sh).
 BUILDS = [
-    ["-p", "mcpaxle", *release_examples()],
+    ["-p", "mcpaxle", *release_examples(), "-p", "mcpaxle-fixtures", "--bins"],
     ["-p", "mcpaxle-fixtures", "--bins"],
     ["-p", "mcpaxle-c"],
     ["-p", "mcpaxle-python"],

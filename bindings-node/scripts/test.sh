@@ -23,7 +23,6 @@ bash "$here/scripts/build.sh" --deps
 
 echo "== node: the Rust servers the tests drive (the core's examples and the OAuth fixture)"
 make -s -C "$root" build-release CARGO="cargo --quiet"
-cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 # Build the native module into the package first: the drift check loads the package.
 bash "$here/scripts/build.sh"

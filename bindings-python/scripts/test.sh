@@ -37,7 +37,6 @@ echo "== python: mypy --strict on a client using the typed results (examples/typ
 
 echo "== python: building the Rust servers the tests drive (the core's examples, the OAuth fixture)"
 make -s -C "$root" build-release CARGO="cargo --quiet"
-cargo build --release -p mcpaxle-fixtures --bins --quiet
 
 echo "== python: pytest"
 "$py" -m pytest "$here/tests" -q -p no:cacheprovider

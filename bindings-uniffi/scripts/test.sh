@@ -17,7 +17,6 @@ command -v mvn >/dev/null || { echo "test.sh: Maven is needed: apt-get install m
 # in release, and it reads the library and writes the same sources in half a second.
 "$CARGO" build --release -p mcpaxle-uniffi
 make -s -C "$root" build-release CARGO="$CARGO"
-"$CARGO" build --release -p mcpaxle-fixtures --bins
 "$CARGO" build -p mcpaxle-uniffi-bindgen
 bindings-uniffi/scripts/generate.sh --check
 

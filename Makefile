@@ -23,7 +23,8 @@ help:
 # and run by no test: its release link, a thin-LTO pass over every dependency like each
 # example's, cost two minutes of `make test` on two cores. The fixture is linked in the same
 # cargo run, where its link overlaps the examples' instead of running alone in test-c. The
-# bindings' test scripts build these through this target.
+# bindings' test scripts build these through this target; lint's scripts/shared_build.py reads
+# its recipe (`make -n build-release`) as the build the others must share the core with.
 RELEASE_EXAMPLES := everything_server everything_client notes_server
 build-release:
 	$(CARGO) build --release -p mcpaxle $(addprefix --example ,$(RELEASE_EXAMPLES)) -p mcpaxle-fixtures --bins

@@ -182,6 +182,9 @@ ROWS: list[Row] = [
     # Every binding's handler (issue 15), served by the core's HTTP server like mcpaxle-http:
     # the Python tool as a plain def, the C tool through the C API, the JavaScript tool.
     Row("python-def", "mcpaxle Python (def)", "http", ["{binding_python}", "{root}/bindings-python/examples/echo_server.py", "--http", "127.0.0.1:{port}", "--sync"], setup=binding_python),
+    # The Rust handler with its work on tokio's blocking pool (spawn_blocking), as a handler that
+    # may block runs: the thread switches c-http pays, without the C API; read c-http against it.
+    Row("mcpaxle-http-blocking", "mcpaxle HTTP (blocking pool)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}", "--blocking"]),
     Row("c-http", "mcpaxle C handler", "http", ["{root}/target/c-examples/echo_server", "--http", "127.0.0.1:{port}"], setup=c_echo),
     # The same C handler called on the runtime's worker (mcpaxle_server_set_inline_handlers): no
     # thread switch per call, for callbacks that never block.
@@ -203,6 +206,8 @@ COMPARISONS: list[tuple[str, str, float | None, float | None]] = [
     # Issue 15: every binding's handler against the Rust handler (C and Node within 1.5x its
     # CPU per call) and a plain def against async def (within 2x): read `server CPU per call`.
     ("c-http", "mcpaxle-http", None, None),
+    ("mcpaxle-http-blocking", "mcpaxle-http", None, None),
+    ("c-http", "mcpaxle-http-blocking", None, None),
     # Issue 18: telemetry's cost against the same server with it off (server CPU per call).
     ("mcpaxle-otel-unsampled", "mcpaxle-http", None, None),
     ("mcpaxle-otel-sampled", "mcpaxle-http", None, None),

@@ -307,6 +307,9 @@ pub fn content_block(r: Returned) -> Value {
 pub fn tool_result(r: Returned, output: Option<&CompiledSchema>) -> Result<CallToolResult> {
     match r {
         Returned::ToolResult(r) => Ok(finish_typed(*r)),
+        // Text, what most handlers of the bindings return: the result rule 1 makes of it,
+        // built as it is rather than as JSON read back into a result.
+        Returned::Json(Value::String(s)) => Ok(CallToolResult::text(s)),
         r => typed(tool_value(r, output), "tool"),
     }
 }
@@ -586,6 +589,18 @@ mod tests {
         let block = content_block(CallToolResult::text("t").into());
         assert_eq!(block["type"], "text");
         assert!(block["text"].as_str().unwrap().contains("\"content\""));
+    }
+
+    #[test]
+    fn text_is_shaped_as_its_json_would_be() {
+        let schema = input_schema::compile(&json!({ "type": "object" })).unwrap();
+        for output in [None, Some(&schema)] {
+            for s in ["", "hi", "{\"n\":1}"] {
+                let text = tool_result(Returned::Json(json!(s)), output).unwrap();
+                let via_json: CallToolResult = typed(tool_value(Returned::Json(json!(s)), output), "tool").unwrap();
+                assert_eq!(bare(serde_json::to_value(text).unwrap()), bare(serde_json::to_value(via_json).unwrap()));
+            }
+        }
     }
 
     #[test]

@@ -229,7 +229,7 @@ async fn a_legacy_http_server_gets_an_initialize_session() {
     assert_eq!(client.protocol_version(), "2025-06-18");
     assert_eq!(client.session_id().as_deref(), Some("sess-1"));
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
-    // The GET stream opens in the background: give it a moment before closing.
+    // The GET is written before connect returns; the server may read it a moment later.
     for _ in 0..100 {
         if seen.lock().unwrap().iter().any(|s| s.method == "GET") {
             break;
@@ -288,6 +288,37 @@ async fn connect_does_not_wait_for_a_get_stream_that_sends_nothing_yet() {
     assert_eq!(data.expect("the GET stream's notification never arrived"), Some(json!("late")));
     assert!(started.elapsed() >= std::time::Duration::from_millis(2900), "the event came before the stream's headers");
     client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_get_stream_reaches_the_server_before_the_first_request_after_connect() {
+    // A legacy server drops a message for a GET stream it has not seen (the official
+    // TypeScript SDK's does), and may send no headers on that stream until its first event:
+    // connect returns once the GET is written, before any later request, without waiting for
+    // its answer. (It once returned before the GET was even sent; a tools/call whose handler
+    // asked the client something at once then waited forever.)
+    for _ in 0..20 {
+        let (base, seen) = scripted(|req, _| match (req.method.as_str(), req.rpc()) {
+            ("POST", "initialize") => initialized(req, "2025-11-25", json!({ "tools": {} }), "s".into()),
+            ("GET", _) => Reply {
+                status: 200,
+                headers: vec![("content-type", "text/event-stream".into()), (HOLD, "3000".into())],
+                body: String::new(),
+            },
+            ("POST", "notifications/initialized") | ("DELETE", _) => empty(202),
+            ("POST", "tools/list") => result(req, json!({ "tools": [] })),
+            _ => error(200, req, -32601, "Method not found", None),
+        })
+        .await;
+        let started = std::time::Instant::now();
+        let client = Client::connect_http(&format!("{base}/mcp"), options()).await.unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_millis(1500), "connect took {:?}", started.elapsed());
+        client.list_all_tools().await.unwrap();
+        let order: Vec<String> =
+            seen.lock().unwrap().iter().map(|s| format!("{} {}", s.method, s.rpc()).trim().to_owned()).collect();
+        assert_eq!(order[2..], ["POST notifications/initialized", "GET", "POST tools/list"], "{order:?}");
+        client.close().await;
+    }
 }
 
 #[tokio::test]

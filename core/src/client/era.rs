@@ -16,6 +16,7 @@ use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{self, ErrorObject, Notification, Outcome};
 use crate::schema::{DiscoverResult, Implementation, SERVER_INFO_META_KEY, ServerCapabilities};
+use crate::transport::http::client::GetStream;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -266,10 +267,18 @@ async fn initialize(inner: &Arc<Inner>) -> Result<()> {
     });
     inner.wire.notify(Notification::new("notifications/initialized", None), Some(negotiated.clone())).await?;
     if inner.options.legacy_get_stream {
-        // In the background, as the official clients do: a server may send no headers on the
-        // GET stream until its first event (the TypeScript SDK's does), so waiting for them
-        // here held every connect for the whole wait. `subscribe` waits for them instead.
-        inner.wire.start_listening(negotiated.clone(), std::time::Duration::ZERO).await;
+        // Until the GET is written, not answered: a server may send no headers on it until its
+        // first event (the TypeScript SDK's does), which held every connect for the whole wait;
+        // and a server drops what it has for a stream it has not seen, so the GET must reach it
+        // before the requests whose handlers use it. `subscribe` waits for the answer.
+        inner
+            .wire
+            .start_listening(
+                negotiated.clone(),
+                GetStream::Sent,
+                inner.options.request_timeout.min(std::time::Duration::from_secs(5)),
+            )
+            .await;
     }
     if let (Some(level), true) = (inner.options.log_level, logging) {
         let mut p = Map::new();

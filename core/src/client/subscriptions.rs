@@ -17,6 +17,7 @@ use crate::era::Era;
 use crate::error::{Error, ErrorKind, Result};
 use crate::jsonrpc::{Notification, Outcome};
 use crate::schema::{ServerCapabilities, SubscriptionFilter};
+use crate::transport::http::client::GetStream;
 use futures_util::Stream;
 use serde_json::{Map, Value, json};
 use std::pin::Pin;
@@ -220,7 +221,11 @@ async fn legacy(inner: &Arc<Inner>, filter: SubscriptionFilter) -> Result<Subscr
     let st = inner.state();
     inner
         .wire
-        .start_listening(st.version.clone(), inner.options.request_timeout.min(std::time::Duration::from_secs(5)))
+        .start_listening(
+            st.version.clone(),
+            GetStream::Answered,
+            inner.options.request_timeout.min(std::time::Duration::from_secs(5)),
+        )
         .await;
     let mut events = inner.events.subscribe();
     let acknowledged = legacy_ack(&filter, &st.capabilities);

@@ -4,7 +4,7 @@
 use super::transport::{Outbound, Pending};
 use crate::error::Result;
 use crate::jsonrpc::{Notification, Response};
-use crate::transport::http::client::HttpTransport;
+use crate::transport::http::client::{GetStream, HttpTransport};
 use crate::transport::stdio::client::LineTransport;
 
 /// The transports a client can run on.
@@ -41,11 +41,11 @@ impl Wire {
         }
     }
 
-    /// Legacy HTTP: starts the GET stream of the session and waits (at most `wait`) for the
-    /// server to take it (no-op elsewhere or when running).
-    pub async fn start_listening(&self, protocol_version: String, wait: std::time::Duration) {
+    /// Legacy HTTP: starts the GET stream of the session (unless running) and waits (at most
+    /// `wait`) until it has come as far as `until` (no-op elsewhere).
+    pub async fn start_listening(&self, protocol_version: String, until: GetStream, wait: std::time::Duration) {
         if let Wire::Http(t) = self {
-            t.start_get_stream(protocol_version, wait).await;
+            t.start_get_stream(protocol_version, until, wait).await;
         }
     }
 

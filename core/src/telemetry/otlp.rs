@@ -4,9 +4,9 @@
 use super::options::TelemetryOptions;
 use super::state;
 use crate::error::{Error, Result};
-use crate::transport::http::hyper_client::{HttpClient as Hyper, new_http_client};
+use crate::transport::http::hyper_client::{HttpClient as Hyper, RequestBody, new_http_client};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use opentelemetry::global;
 use opentelemetry_http::{HttpClient, HttpError};
 use opentelemetry_otlp::{MetricExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig};
@@ -150,7 +150,7 @@ impl HttpClient for Exporter {
         let sent = self.runtime.spawn(async move {
             let (parts, body) = request.into_parts();
             let exchange = async {
-                let response = client.request(http::Request::from_parts(parts, Full::new(body))).await?;
+                let response = client.request(http::Request::from_parts(parts, RequestBody::new(body))).await?;
                 let (parts, body) = response.into_parts();
                 let body = Limited::new(body, MAX_ANSWER).collect().await?.to_bytes();
                 Ok::<_, HttpError>(http::Response::from_parts(parts, body))

@@ -11,7 +11,7 @@
 //! server's `retry:` delay, the session's GET stream for the server's own requests and
 //! notifications, and DELETE on close.
 
-use super::hyper_client::{HttpClient, new_http_client};
+use super::hyper_client::{HttpClient, RequestBody, new_http_client};
 use super::sse::SseParser;
 use crate::client::ClientOptions;
 use crate::client::auth::{Attempt, Authorizer};
@@ -22,7 +22,7 @@ use crate::jsonrpc::{self, Message, RequestId, Response};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -58,8 +58,20 @@ struct Shared {
 /// Streamable HTTP to one MCP endpoint.
 pub(crate) struct HttpTransport {
     shared: Arc<Shared>,
-    /// The legacy session's GET stream task, and whether the server has answered it yet.
-    get_task: Mutex<Option<(JoinHandle<()>, watch::Receiver<bool>)>>,
+    /// The legacy session's GET stream task, and how far it has come.
+    get_task: Mutex<Option<(JoinHandle<()>, watch::Receiver<GetStream>)>>,
+}
+
+/// How far the legacy session's GET stream has come. A server drops what it has for a stream
+/// it has not seen yet, and may send no headers on it until its first event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum GetStream {
+    /// Waiting for a connection.
+    Opening,
+    /// The GET is written to a connection: requests sent from now on reach the server after it.
+    Sent,
+    /// The server has answered it (or it failed).
+    Answered,
 }
 
 /// Forgets a request and stops reading its response when it is dropped.
@@ -273,26 +285,25 @@ impl HttpTransport {
     }
 
     /// Opens the legacy session's GET stream, once, and waits (at most `wait`, also when it
-    /// was already opening) until the server answered it: a server drops the messages it has
-    /// for a stream not open yet.
-    pub async fn start_get_stream(&self, protocol_version: String, wait: Duration) {
-        let mut answered = {
+    /// was already opening) until it has come as far as `until`.
+    pub async fn start_get_stream(&self, protocol_version: String, until: GetStream, wait: Duration) {
+        let mut progress = {
             let mut slot = self.get_task.lock().unwrap_or_else(|e| e.into_inner());
             if self.shared.closed.is_cancelled() {
                 return;
             }
             match slot.as_ref() {
-                Some((task, answered)) if !task.is_finished() => answered.clone(),
+                Some((task, progress)) if !task.is_finished() => progress.clone(),
                 _ => {
-                    let (ready, answered) = watch::channel(false);
-                    let task = tokio::spawn(get_stream(self.shared.clone(), protocol_version, ready));
-                    *slot = Some((task, answered.clone()));
-                    answered
+                    let (tx, progress) = watch::channel(GetStream::Opening);
+                    let task = tokio::spawn(get_stream(self.shared.clone(), protocol_version, tx));
+                    *slot = Some((task, progress.clone()));
+                    progress
                 }
             }
         };
-        // Ends early (an error) when the task ended without an answer.
-        let _ = tokio::time::timeout(wait, answered.wait_for(|answered| *answered)).await;
+        // Ends early (an error) when the task ended before that.
+        let _ = tokio::time::timeout(wait, progress.wait_for(|p| *p >= until)).await;
     }
 
     /// Stops every stream and, in a legacy session, ends the session with DELETE.
@@ -335,7 +346,7 @@ impl Shared {
                 h.insert(headers::MCP_PROTOCOL_VERSION, v);
             }
         }
-        let req = req.body(Full::new(Bytes::new())).ok()?;
+        let req = req.body(RequestBody::new(Bytes::new())).ok()?;
         let client = self.client.clone();
         Some(async move {
             let _ = tokio::time::timeout(Duration::from_secs(2), client.request(req)).await;
@@ -372,7 +383,7 @@ impl Shared {
         body: Bytes,
         protocol_version: Option<&str>,
         extra: Vec<(HeaderName, HeaderValue)>,
-    ) -> Result<Request<Full<Bytes>>> {
+    ) -> Result<Request<RequestBody>> {
         let mut req = self.base_request(Method::POST, protocol_version)?;
         if let Some(h) = req.headers_mut() {
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -381,10 +392,10 @@ impl Shared {
                 h.insert(n, v);
             }
         }
-        req.body(Full::new(body)).map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
+        req.body(RequestBody::new(body)).map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
     }
 
-    fn get(&self, protocol_version: &str, last_event_id: Option<&str>) -> Result<Request<Full<Bytes>>> {
+    fn get(&self, protocol_version: &str, last_event_id: Option<&str>) -> Result<Request<RequestBody>> {
         let mut req = self.base_request(Method::GET, Some(protocol_version))?;
         if let Some(h) = req.headers_mut() {
             h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
@@ -392,10 +403,11 @@ impl Shared {
                 h.insert("last-event-id", id);
             }
         }
-        req.body(Full::new(Bytes::new())).map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
+        req.body(RequestBody::new(Bytes::new()))
+            .map_err(|e| Error::internal(format!("cannot build the HTTP request: {e}")))
     }
 
-    async fn execute(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>> {
+    async fn execute(&self, req: Request<RequestBody>) -> Result<http::Response<Incoming>> {
         tokio::select! {
             _ = self.closed.cancelled() => Err(transport_error("the client is closed".into())),
             r = self.client.request(req) => r.map_err(|e| transport_error(format!("cannot reach the MCP server at {}: {}", self.url, describe(&e)))),
@@ -640,7 +652,7 @@ async fn pump_sse(
 
 /// The legacy session's GET stream: the server's own requests and notifications, reconnected
 /// after the server's `retry:` delay with `Last-Event-ID`, until the server refuses it.
-async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: watch::Sender<bool>) {
+async fn get_stream(shared: Arc<Shared>, protocol_version: String, progress: watch::Sender<GetStream>) {
     let mut last_event_id: Option<String> = None;
     let mut retry: Option<u64> = None;
     let mut failures = 0u32;
@@ -648,11 +660,18 @@ async fn get_stream(shared: Arc<Shared>, protocol_version: String, ready: watch:
         if shared.closed.is_cancelled() {
             return;
         }
-        let resp = match shared.get(&protocol_version, last_event_id.as_deref()) {
-            Ok(req) => shared.execute(req).await,
-            Err(_) => return,
-        };
-        ready.send_replace(true);
+        let Ok(req) = shared.get(&protocol_version, last_event_id.as_deref()) else { return };
+        let (body, sent) = RequestBody::signalling(Bytes::new());
+        let (resp, ()) = tokio::join!(shared.execute(req.map(|_| body)), async {
+            let _ = sent.await;
+            // (A reconnection's stream was answered before: it stays so.)
+            progress.send_if_modified(|p| {
+                let before = *p;
+                *p = before.max(GetStream::Sent);
+                *p != before
+            });
+        });
+        progress.send_replace(GetStream::Answered);
         let resp = match resp {
             Ok(r) => r,
             Err(e) => {

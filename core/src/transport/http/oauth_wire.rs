@@ -3,13 +3,13 @@
 //! client's OAuth flows, and the server's token verifiers fetching keys and introspecting).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::transport::http::hyper_client::HttpClient;
+use crate::transport::http::hyper_client::{HttpClient, RequestBody};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -157,8 +157,9 @@ pub(crate) async fn send(
         }
         None => Bytes::new(),
     };
-    let req =
-        req.body(Full::new(payload)).map_err(|e| Error::internal(format!("cannot build an OAuth request: {e}")))?;
+    let req = req
+        .body(RequestBody::new(payload))
+        .map_err(|e| Error::internal(format!("cannot build an OAuth request: {e}")))?;
     let resp = tokio::time::timeout(TIMEOUT, client.request(req))
         .await
         .map_err(|_| auth_error(format!("{url} did not answer within {} s", TIMEOUT.as_secs())))?

@@ -5,10 +5,9 @@ CARGO ?= cargo
 PYTHON ?= python3
 export CARGO_TERM_COLOR ?= never
 
-EVERYTHING := target/release/examples/everything_server
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust build-release conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node test-kotlin dist test-dist
+.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust test-servers conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node test-kotlin dist test-dist
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
@@ -18,16 +17,17 @@ help:
 	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
 
-# The core's examples that the tests and the demo run, in release, and the OAuth fixture the
-# bindings' client tests authorize against. mount_in_hyper is compiled (in debug) by test-rust
-# and run by no test: its release link, a thin-LTO pass over every dependency like each
-# example's, cost two minutes of `make test` on two cores. The fixture is linked in the same
-# cargo run, where its link overlaps the examples' instead of running alone in test-c. The
-# bindings' test scripts build these through this target; lint's scripts/shared_build.py reads
-# its recipe (`make -n build-release`) as the build the others must share the core with.
-RELEASE_EXAMPLES := everything_server everything_client notes_server
-build-release:
-	$(CARGO) build --release -p mcpaxle $(addprefix --example ,$(RELEASE_EXAMPLES)) -p mcpaxle-fixtures --bins
+# The servers the tests drive: the core's examples (everything_server, everything_client,
+# notes_server) and the OAuth fixture (target/debug/oauth_server), unoptimized. They come from
+# the debug build test-rust's `cargo test --workspace --all-targets` needs anyway, with the same
+# features (nothing is compiled twice, and the test run finds them built). In release each
+# binary was a thin-LTO pass over every dependency: 11-12 of make test's minutes on two cores,
+# for tests that check behaviour, not speed (make bench and make demo build their own release
+# servers). The bindings' test scripts build them through this target.
+SERVERS := target/debug
+EVERYTHING := $(SERVERS)/examples/everything_server
+test-servers:
+	$(CARGO) build --workspace --examples --bins
 
 PY_VENV := bindings-python/.venv/bin/python
 
@@ -48,9 +48,9 @@ test:
 	  echo "== make $$part: $$(( $$(date +%s) - t )) s"; times="$$times $$part=$$(( $$(date +%s) - t ))s"; \
 	done; echo "make test: all passed in $$(( $$(date +%s) - start )) s:$$times"
 
-# The client tests spawn the everything_server example: the release build the conformance runs
-# use (MCPAXLE_EVERYTHING_SERVER), not a debug build of its own (core/tests/client_common).
-test-rust: build-release
+# The client tests spawn the everything_server example the conformance runs use
+# (MCPAXLE_EVERYTHING_SERVER, core/tests/client_common).
+test-rust: test-servers
 	MCPAXLE_EVERYTHING_SERVER=$(CURDIR)/$(EVERYTHING) $(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 
@@ -58,13 +58,13 @@ conformance: conformance-server conformance-client
 
 # What `make demo` shows must keep working: the demo against the Rust notes server (the
 # Python one runs in test-python), its transcript printed only when it fails.
-test-demo: build-release
-	bash scripts/demo-check.sh
+test-demo: test-servers
+	bash scripts/demo-check.sh $(SERVERS)/examples/notes_server
 
 
 # Both eras against one running process: the server is dual-era; the 2026-07-28 run also has
 # the ten tasks-* scenarios of the Tasks extension (@extension).
-conformance-server: build-release
+conformance-server: test-servers
 	tests/conformance/server_both_eras.sh "$(EVERYTHING) --http 127.0.0.1:{port}" rust --extra @extension
 
 # No import cycles between the core's files but the schema's own mirror of schema.ts
@@ -101,8 +101,8 @@ FUZZ_TARGETS ?=
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh $(FUZZ_TARGETS)
 
-conformance-client: build-release
-	tests/conformance/client_all.sh "target/release/examples/everything_client" rust
+conformance-client: test-servers
+	tests/conformance/client_all.sh "$(SERVERS)/examples/everything_client" rust
 
 # The C ABI: libmcpaxle (shared and static), include/mcpaxle.h, mcpaxle.pc and the CMake
 # package under target/c-prefix, and the C examples under target/c-examples (the system
@@ -125,7 +125,7 @@ test-c: c
 # `echo REQUEST | server` in every language: a request in flight when stdin closes still
 # answers (within the drain deadline), then the server exits 0, in both eras. The builds are
 # those of test-c, test-python and test-node (quick when nothing changed).
-test-stdio-eof: build-release c
+test-stdio-eof: test-servers c
 	bash bindings-python/scripts/develop.sh
 	bash bindings-node/scripts/build.sh
 	$(PYTHON) tests/stdio_end_of_input.py "rust=$(EVERYTHING) --stdio" \
@@ -136,7 +136,7 @@ test-stdio-eof: build-release c
 # A fleet (docs/deployment.md): redis-server and nginx, pinned Debian packages installed by
 # scripts/debian-tool.sh, in front of the Rust, Python and C everything servers; conformance
 # through nginx, changes across instances, one instance killed under load.
-test-fleet: build-release c
+test-fleet: test-servers c
 	bash bindings-python/scripts/develop.sh
 	$(PY_VENV) tests/fleet/run.py "$(EVERYTHING)" \
 		"$(PY_VENV) bindings-python/examples/everything_server.py" \

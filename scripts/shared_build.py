@@ -10,43 +10,26 @@ through uniffi's generator, futures-channel's `sink` through napi), that binding
 compiles the core and half the dependency tree a second time, minutes on two cores. This
 check asks cargo for the unit graph of each build `make test` runs (`--unit-graph`, an
 unstable flag: RUSTC_BOOTSTRAP=1 for this read-only query) and fails when the core, or any
-crate it is built from, is resolved differently in one of them than in `make build-release`'s,
-naming the crate and the features that differ. It also fails when a package's library is
+crate it is built from, is resolved differently in one of them than in the C library's (the
+first release build of `make test`), naming the crate and the features that differ. It also fails when a package's library is
 a cdylib or staticlib and an rlib at once (the other way to a second build of the core).
 """
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 
 
-def release_build():
-    """The arguments of the cargo build `make build-release` runs, as make would run it
-    (`make -n`): the first build here, the one the others are compared with."""
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    # Without the flags of a make this runs under (`-w` would add directory lines).
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    out = subprocess.run(
-        ["make", "-s", "-n", "--no-print-directory", "-C", root, "build-release", "CARGO=cargo"],
-        env=env, capture_output=True, text=True,
-    )
-    lines = [shlex.split(line) for line in out.stdout.splitlines() if line.strip()]
-    if out.returncode != 0 or len(lines) != 1 or lines[0][:3] != ["cargo", "build", "--release"]:
-        sys.exit(f"shared_build: `make -n build-release` should print one `cargo build --release` line:\n{out.stdout}{out.stderr}")
-    return lines[0][3:]
-
-
-# The release builds of `make test` and `make dist` that link the core (Makefile, the
-# bindings' scripts; the Node one runs through bindings-node/scripts/cargo-host.sh).
+# The release builds of `make test`, `make dist`, `make demo` and `make bench` that link the core
+# (Makefile, the bindings' scripts; the Node one runs through bindings-node/scripts/cargo-host.sh).
+# The first is the one the others are compared with.
 BUILDS = [
-    release_build(),
-    ["-p", "mcpaxle-fixtures", "--bins"],
     ["-p", "mcpaxle-c"],
     ["-p", "mcpaxle-python"],
     ["-p", "mcpaxle-node"],
     ["-p", "mcpaxle-uniffi"],
+    ["-p", "mcpaxle", "--example", "notes_server"],
     ["-p", "mcpaxle-bench", "--bins"],
 ]
 CORE = "mcpaxle"

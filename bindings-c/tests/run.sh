@@ -3,7 +3,7 @@
 # and runs each under valgrind: any memory error or definite/indirect leak fails the run.
 # The tokio runtime keeps some "still reachable" memory for the life of the process by design.
 # The client tests authorize against the Rust OAuth fixture (fixtures/src/oauth_server.rs, the
-# crate mcpaxle-fixtures), built here (release) unless MCPAXLE_OAUTH_SERVER already names one;
+# crate mcpaxle-fixtures), built here (`make test-servers`, debug) unless MCPAXLE_OAUTH_SERVER already names one;
 # test_oidc.c runs oidc-provider (tests/oidc/provider.mjs, or MCPAXLE_OIDC_PROVIDER) with node.
 # test_telemetry.c exports to the test collector (tests/otel/collector.py, or
 # MCPAXLE_OTEL_COLLECTOR) run with MCPAXLE_OTEL_PYTHON, the python of the venv tests/otel/setup.sh
@@ -20,8 +20,8 @@ CC="${CC:-cc}"
 mkdir -p "$out"
 flags="$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs mcpaxle)" || exit 2
 if [[ -z "${MCPAXLE_OAUTH_SERVER:-}" ]]; then
-  "${CARGO:-cargo}" build --release --quiet -p mcpaxle-fixtures --bins || exit 2
-  export MCPAXLE_OAUTH_SERVER="$root/target/release/oauth_server"
+  make -s -C "$root" test-servers CARGO="${CARGO:-cargo} --quiet" || exit 2
+  export MCPAXLE_OAUTH_SERVER="$root/target/debug/oauth_server"
 fi
 # test_oidc.c runs oidc-provider (pinned in tests/oidc) with node: installed there on first use.
 if [[ -z "${MCPAXLE_OIDC_PROVIDER:-}" ]]; then

@@ -892,7 +892,7 @@ int main(int argc, char **argv) {
         RUN(oauth_bad_input);
     } else {
         tests_failed++;
-        printf("not ok - oauth (the fixture target/release/oauth_server did not start)\n");
+        printf("not ok - oauth (the fixture target/debug/oauth_server did not start)\n");
     }
     stop_oauth_server();
     mcpaxle_http_server_free(http);

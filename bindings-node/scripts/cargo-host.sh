@@ -3,8 +3,8 @@
 # this file): the same command without `--target <this machine's triple>`.
 #
 # The napi CLI always passes --target, and cargo builds an explicit target in target/<triple>/,
-# a second build of every crate beside target/release/, where the core's examples and the C,
-# Python and Kotlin libraries share one build of the core (eight minutes more on two cores).
+# a second build of every crate beside target/release/, where the C, Python and Kotlin
+# libraries share one build of the core (eight minutes more on two cores).
 # Built for the host, the Node module is one more crate on that shared build; its library is
 # then linked where the napi CLI looks for it (target/<triple>/<profile>/). A --target naming
 # another machine is passed through untouched (the release workflow cross-builds that way).

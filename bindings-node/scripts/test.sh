@@ -22,7 +22,7 @@ cd "$root"
 bash "$here/scripts/build.sh" --deps
 
 echo "== node: the Rust servers the tests drive (the core's examples and the OAuth fixture)"
-make -s -C "$root" build-release CARGO="cargo --quiet"
+make -s -C "$root" test-servers CARGO="cargo --quiet"
 
 # Build the native module into the package first: the drift check loads the package.
 bash "$here/scripts/build.sh"

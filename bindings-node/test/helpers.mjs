@@ -14,14 +14,14 @@ export const root = path.resolve(pkg, '..')
 export const require = createRequire(import.meta.url)
 export const mcpaxle = require('../index.js')
 
-/** The Rust everything server (`make build-release`). */
-export const EVERYTHING = process.env.MCPAXLE_EVERYTHING_SERVER ?? path.join(root, 'target', 'release', 'examples', 'everything_server')
+/** The Rust everything server (`make test-servers`, a debug build). */
+export const EVERYTHING = process.env.MCPAXLE_EVERYTHING_SERVER ?? path.join(root, 'target', 'debug', 'examples', 'everything_server')
 export const JS_SERVER = path.join(here, 'fixtures', 'js_server.mjs')
-/** The Rust OAuth-protected server with its own authorization server (`cargo build --release -p mcpaxle-fixtures`). */
-export const OAUTH_SERVER = process.env.MCPAXLE_OAUTH_SERVER ?? path.join(root, 'target', 'release', 'oauth_server')
+/** The Rust OAuth-protected server with its own authorization server (`make test-servers`). */
+export const OAUTH_SERVER = process.env.MCPAXLE_OAUTH_SERVER ?? path.join(root, 'target', 'debug', 'oauth_server')
 
 if (!fs.existsSync(EVERYTHING)) {
-  throw new Error(`${EVERYTHING} is missing: run \`make build-release\``)
+  throw new Error(`${EVERYTHING} is missing: run \`make test-servers\``)
 }
 
 export function freePort() {

@@ -3,7 +3,7 @@
 # workspace's target/ and installed into the venv, the stub and types.py drift checks, mypy
 # --strict on a typed client example, the pytest suite (the client tests drive the Rust
 # everything_server example and the OAuth tests the Rust oauth_server fixture, both built
-# here: a test whose binary is missing fails), the demo against the
+# here by `make test-servers`, in debug: a test whose binary is missing fails), the demo against the
 # Python notes server, and the official conformance suite (both protocol eras against one
 # server process, and every scored client scenario of both revisions, authorization included,
 # against examples/everything_client.py).
@@ -36,7 +36,7 @@ echo "== python: mypy --strict on a client using the typed results (examples/typ
 "$py" -m mypy --strict --cache-dir=/dev/null "$here/examples/typed_client.py"
 
 echo "== python: building the Rust servers the tests drive (the core's examples, the OAuth fixture)"
-make -s -C "$root" build-release CARGO="cargo --quiet"
+make -s -C "$root" test-servers CARGO="cargo --quiet"
 
 echo "== python: pytest"
 "$py" -m pytest "$here/tests" -q -p no:cacheprovider

@@ -21,7 +21,7 @@ from mcpaxle.errors import InvalidParams, McpError, TransportError
 
 ROOT = Path(__file__).resolve().parents[2]
 # MCPAXLE_EVERYTHING_SERVER names another build of it, as for the Rust and Node client tests.
-RUST_SERVER = Path(os.environ.get("MCPAXLE_EVERYTHING_SERVER") or ROOT / "target" / "release" / "examples" / "everything_server")
+RUST_SERVER = Path(os.environ.get("MCPAXLE_EVERYTHING_SERVER") or ROOT / "target" / "debug" / "examples" / "everything_server")
 SERVERS = Path(__file__).resolve().parent / "servers"
 
 
@@ -29,7 +29,7 @@ SERVERS = Path(__file__).resolve().parent / "servers"
 def _rust_server_built() -> None:
     """Fails (never skips) the module's tests when the Rust server was not built."""
     if not RUST_SERVER.exists():
-        pytest.fail(f"{RUST_SERVER} is missing: build it with `make build-release` (scripts/test.sh does)", pytrace=False)
+        pytest.fail(f"{RUST_SERVER} is missing: build it with `make test-servers` (scripts/test.sh does)", pytrace=False)
 
 
 def free_port() -> int:

@@ -21,7 +21,7 @@ from mcpaxle import Client, OAuth
 from mcpaxle.errors import TransportError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-OAUTH_SERVER = ROOT / "target" / "release" / "oauth_server"
+OAUTH_SERVER = ROOT / "target" / "debug" / "oauth_server"
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 
 

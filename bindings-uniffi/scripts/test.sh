@@ -16,7 +16,7 @@ command -v mvn >/dev/null || { echo "test.sh: Maven is needed: apt-get install m
 # built unoptimized: on two cores 1m07s after make test's debug build (1m33s alone), against 3m14s
 # in release, and it reads the library and writes the same sources in half a second.
 "$CARGO" build --release -p mcpaxle-uniffi
-make -s -C "$root" build-release CARGO="$CARGO"
+make -s -C "$root" test-servers CARGO="$CARGO"
 "$CARGO" build -p mcpaxle-uniffi-bindgen
 bindings-uniffi/scripts/generate.sh --check
 

@@ -385,7 +385,7 @@ pub async fn pipe_client(server: Server, options: ClientOptions) -> (Client, Joi
 }
 
 /// The path of the `everything_server` example: `MCPAXLE_EVERYTHING_SERVER` when set (`make
-/// test` points it at the release build it makes anyway: `cargo test --workspace` resolves the
+/// test` points it at the one `make test-servers` builds: `cargo test --workspace` resolves the
 /// core's dependencies with other features than `cargo build -p mcpaxle`, so building the
 /// example here compiled the core and a score of crates a second time), else this profile's
 /// example, built first when missing.

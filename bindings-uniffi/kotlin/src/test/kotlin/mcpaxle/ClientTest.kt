@@ -1,4 +1,4 @@
-// The Kotlin API against the real Rust everything_server (target/release/examples), over
+// The Kotlin API against the real Rust everything_server (target/debug/examples, `make test-servers`), over
 // Streamable HTTP in both eras and over stdio: lists and paging, calls, MRTR input handlers,
 // progress, errors by kind, cancellation both ways, subscriptions.
 package mcpaxle

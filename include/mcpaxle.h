@@ -89,7 +89,9 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_METHOD_NOT_FOUND = 22,
     /**
-     * The core's InvalidParams (-32602): a bad definition, argument or answer.
+     * The core's InvalidParams (-32602): a request's params the server refuses (a peer's
+     * answer, or a handler's error). A bad argument to a function of this library is
+     * `MCPAXLE_ERR_USAGE`.
      */
     MCPAXLE_ERR_INVALID_PARAMS = 23,
     /**
@@ -129,7 +131,8 @@ typedef enum mcpaxle_result {
      */
     MCPAXLE_ERR_TIMEOUT = 32,
     /**
-     * The library was used wrongly (bad option, bad address, call from the wrong thread).
+     * The library was used wrongly: an option, definition, argument or handler answer that
+     * does not fit (its message names the member at fault), a call from the wrong thread.
      */
     MCPAXLE_ERR_USAGE = 33,
 } mcpaxle_result;
@@ -442,7 +445,7 @@ typedef void (*mcpaxle_handler)(void *user_data,
  * right now (the introspection endpoint is down): the request gets `503`. So does an answer
  * that breaks the core's rules for it (not of the shape above, an unknown member such as a
  * JWT's `"scope"`, an empty `subject`, a scope that is not a scope token of RFC 6749 §3.3):
- * `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
+ * `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_USAGE` with a message saying what is
  * wrong. `token` is borrowed for the duration of the callback.
  *
  * Thread: a thread of the library's handler pool (blocking is allowed, e.g. an introspection
@@ -476,7 +479,7 @@ extern "C" {
  * Exactly once: the first reply of a handle wins; any later one returns
  * `MCPAXLE_ERR_ALREADY_REPLIED`. A `result_json` that is NULL, not JSON, or not of the
  * right shape still completes the call (the request fails with an internal error) and returns
- * `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
+ * `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_USAGE`.
  *
  * Ownership: `result_json` is borrowed for the duration of the call. The handle is spent once
  * this returns (whatever it returns). Thread: any, at any time after the callback started,
@@ -659,7 +662,7 @@ void mcpaxle_call_options_free(struct mcpaxle_call_options *options);
  * probeTimeoutMs 5000, shutdownTimeoutMs 2000, maxInputRounds 8, maxMessageSize 16777216,
  * cache, resetTimeoutOnProgress and legacyGetStream true. The core reads the object (its
  * `ClientOptions`: the same names in every binding); unknown members are an error naming the
- * valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * valid ones (`MCPAXLE_ERR_USAGE`).
  *
  * Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
  * it, so it may be freed or reused after. Thread: any.
@@ -1093,7 +1096,7 @@ enum mcpaxle_result mcpaxle_client_complete_async(struct mcpaxle_client *client,
  * `"clientName"` (for registration; default the client's name) and `"maxAuthorizations"`
  * (flows one request may trigger, default 3). Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a
  * missing `redirectUri`, an unknown member, credentials without `clientId`, or a value the
- * core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json:
+ * core refuses is `MCPAXLE_ERR_USAGE`, its message naming the member (`oauth_json:
  * redirectUri: …`). The core's rules: `redirectUri` an absolute URI without a fragment (any
  * scheme), `clientId` not empty, `issuer` an issuer URL (absolute http(s), no query or
  * fragment), a secret or a key (an asymmetric JWS algorithm and a PEM key for it), not both,
@@ -1758,7 +1761,7 @@ size_t mcpaxle_http_response_header_count(const struct mcpaxle_http_response *re
 /**
  * The header field `index` of the response (below `mcpaxle_http_response_header_count`):
  * `*name` (lowercase) and `*value`, borrowed from the response until it is freed.
- * `MCPAXLE_ERR_INVALID_PARAMS` past the last one. Thread: any.
+ * `MCPAXLE_ERR_USAGE` past the last one. Thread: any.
  */
 enum mcpaxle_result mcpaxle_http_response_header(const struct mcpaxle_http_response *response,
                                                  size_t index,
@@ -1820,7 +1823,7 @@ enum mcpaxle_result mcpaxle_server_stop(struct mcpaxle_server *server);
  *
  * `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
  * "maxOutboundQueue": messages}` (defaults 4194304, 5000, 1024; the core's `StdioOptions`,
- * unknown members are `MCPAXLE_ERR_INVALID_PARAMS`). `maxOutboundQueue` bounds the messages owed
+ * unknown members are `MCPAXLE_ERR_USAGE`). `maxOutboundQueue` bounds the messages owed
  * to the client (written but not read yet, plus requests read whose first message is not
  * written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
  * MCP messages is written to stdout: log to stderr.
@@ -1943,7 +1946,7 @@ void mcpaxle_http_server_free(struct mcpaxle_http_server *http);
  * listen streams of all; default: this process only). Durations are
  * whole milliseconds (a timeout at least 1). The core reads the object (its `ServerOptions`:
  * the same names as Node's options, snake_case in Python); unknown members are an error naming
- * the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * the valid ones (`MCPAXLE_ERR_USAGE`).
  *
  * Ownership: the strings are borrowed. `*out` is the caller's: free it with
  * `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -1991,9 +1994,8 @@ enum mcpaxle_result mcpaxle_server_set_inline_handlers(struct mcpaxle_server *se
 /**
  * Adds (or replaces, by name) a tool: `tool_json` is a `Tool` definition (`name`,
  * `description`, `inputSchema`, ...). Open `subscriptions/listen` streams get
- * `notifications/tools/list_changed`. Fails with `MCPAXLE_ERR_INVALID_PARAMS` for a definition
- * that is not a valid Tool and `MCPAXLE_ERR_USAGE` for an unusable `inputSchema` or
- * `x-mcp-header` annotation.
+ * `notifications/tools/list_changed`. Fails with `MCPAXLE_ERR_USAGE` for a definition that is
+ * not a valid Tool, an unusable `inputSchema` or `x-mcp-header` annotation.
  *
  * Ownership: `tool_json` is borrowed. `user_data` is the caller's and must stay valid until
  * `mcpaxle_server_free` returns (a call started before a removal may still be running).
@@ -2012,7 +2014,7 @@ enum mcpaxle_result mcpaxle_server_add_tool(struct mcpaxle_server *server,
  * or `"required"`: whether a call may run as a task of the Tasks extension, see
  * `mcpaxle_context_start_task`) and `"deferTask"` (true: the call becomes a task only when
  * the handler calls `mcpaxle_context_start_task`). Unknown members are an error
- * (`MCPAXLE_ERR_INVALID_PARAMS`).
+ * (`MCPAXLE_ERR_USAGE`).
  *
  * Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
  */
@@ -2170,7 +2172,7 @@ enum mcpaxle_result mcpaxle_server_notify_list_changed(struct mcpaxle_server *se
  * metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
  * scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
  * `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, an
- * unknown member, or a value the core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message
+ * unknown member, or a value the core refuses is `MCPAXLE_ERR_USAGE`, its message
  * naming the member (`auth_json: requiredScopes[0]: a scope must be …`). The core's rules:
  * `resource` an absolute http(s) URL without a fragment; at least one authorization server,
  * each an issuer URL (absolute http(s), no query or fragment); every scope a scope token

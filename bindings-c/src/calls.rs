@@ -271,10 +271,7 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
     Ok(match kind {
         Kind::Tool | Kind::Resource | Kind::Prompt | Kind::Completion => {
             if let Err((e, what)) = shaped(kind, &v) {
-                return Err(FfiError::new(
-                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                    format!("result_json is not a valid {what}: {}", e.message()),
-                ));
+                return Err(FfiError::usage(format!("result_json is not a valid {what}: {}", e.message())));
             }
             Payload::Returned(Returned::Json(v))
         }
@@ -283,29 +280,20 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
         Kind::Middleware if v.is_object() => Payload::Json(v),
         Kind::Visibility if v.as_array().is_some_and(|a| a.iter().all(Value::is_boolean)) => Payload::Json(v),
         Kind::Middleware => {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "result_json must be the result object",
-            ));
+            return Err(FfiError::usage("result_json must be the result object"));
         }
         Kind::Visibility => {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "result_json must be an array of one boolean per item",
-            ));
+            return Err(FfiError::usage("result_json must be an array of one boolean per item"));
         }
         // The core's rule for what a verifier may answer.
-        Kind::Token => Payload::Token(TokenInfo::from_answer(v).map_err(|e| {
-            FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("result_json: {}", e.message()))
-        })?),
+        Kind::Token => Payload::Token(
+            TokenInfo::from_answer(v).map_err(|e| FfiError::usage(format!("result_json: {}", e.message())))?,
+        ),
         Kind::Input | Kind::Authorization => {
-            return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "result_json must be a JSON object"));
+            return Err(FfiError::usage("result_json must be a JSON object"));
         }
         Kind::TokenStore => {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "result_json must be a stored token (a JSON object) or null",
-            ));
+            return Err(FfiError::usage("result_json must be a stored token (a JSON object) or null"));
         }
     })
 }
@@ -335,7 +323,7 @@ fn fail_with(call: &Call, e: FfiError) -> FfiResult {
 /// Exactly once: the first reply of a handle wins; any later one returns
 /// `MCPAXLE_ERR_ALREADY_REPLIED`. A `result_json` that is NULL, not JSON, or not of the
 /// right shape still completes the call (the request fails with an internal error) and returns
-/// `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_INVALID_PARAMS`.
+/// `MCPAXLE_ERR_NULL`, `MCPAXLE_ERR_INVALID_JSON` or `MCPAXLE_ERR_USAGE`.
 ///
 /// Ownership: `result_json` is borrowed for the duration of the call. The handle is spent once
 /// this returns (whatever it returns). Thread: any, at any time after the callback started,

@@ -287,7 +287,7 @@ pub struct mcpaxle_client_options {
 /// probeTimeoutMs 5000, shutdownTimeoutMs 2000, maxInputRounds 8, maxMessageSize 16777216,
 /// cache, resetTimeoutOnProgress and legacyGetStream true. The core reads the object (its
 /// `ClientOptions`: the same names in every binding); unknown members are an error naming the
-/// valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// valid ones (`MCPAXLE_ERR_USAGE`).
 ///
 /// Ownership: `*out` is the caller's (`mcpaxle_client_options_free`); a connect call copies
 /// it, so it may be freed or reused after. Thread: any.

@@ -7,7 +7,7 @@
 //! strings or NULL where the export allows it, valid for the duration of the call.
 
 use crate::client::{Method, to_value};
-use crate::ffi::{FfiError, FfiResult, arg_json, arg_str, from_json, mcpaxle_result, opt_json, opt_str};
+use crate::ffi::{FfiError, FfiResult, arg_json, arg_str, from_json, opt_json, opt_str};
 use mcpaxle_core::client::{CallOptions, Client};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -82,7 +82,7 @@ pub(crate) unsafe fn method_complete(params_json: *const c_char) -> FfiResult<Me
     // SAFETY: per the contract.
     let p = unsafe { arg_json(params_json, "params_json")? };
     if !p.is_object() {
-        return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "params_json must be an object"));
+        return Err(FfiError::usage("params_json must be an object"));
     }
     Ok(Box::new(move |c: Client, o: CallOptions| Box::pin(async move { c.request("completion/complete", p, o).await })))
 }

@@ -65,7 +65,7 @@ impl OAuthSetting {
 /// `"clientName"` (for registration; default the client's name) and `"maxAuthorizations"`
 /// (flows one request may trigger, default 3). Invalid JSON is `MCPAXLE_ERR_INVALID_JSON`; a
 /// missing `redirectUri`, an unknown member, credentials without `clientId`, or a value the
-/// core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message naming the member (`oauth_json:
+/// core refuses is `MCPAXLE_ERR_USAGE`, its message naming the member (`oauth_json:
 /// redirectUri: …`). The core's rules: `redirectUri` an absolute URI without a fragment (any
 /// scheme), `clientId` not empty, `issuer` an issuer URL (absolute http(s), no query or
 /// fragment), a secret or a key (an asymmetric JWS algorithm and a PEM key for it), not both,

@@ -61,10 +61,7 @@ pub(crate) fn level_of(level: c_int) -> FfiResult<LoggingLevel> {
         6 => LoggingLevel::Alert,
         7 => LoggingLevel::Emergency,
         _ => {
-            return Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                format!("{level} is not an mcpaxle_log_level"),
-            ));
+            return Err(FfiError::usage(format!("{level} is not an mcpaxle_log_level")));
         }
     })
 }

@@ -41,7 +41,9 @@ pub enum mcpaxle_result {
     MCPAXLE_ERR_INVALID_REQUEST = 21,
     /// The core's MethodNotFound (-32601).
     MCPAXLE_ERR_METHOD_NOT_FOUND = 22,
-    /// The core's InvalidParams (-32602): a bad definition, argument or answer.
+    /// The core's InvalidParams (-32602): a request's params the server refuses (a peer's
+    /// answer, or a handler's error). A bad argument to a function of this library is
+    /// `MCPAXLE_ERR_USAGE`.
     MCPAXLE_ERR_INVALID_PARAMS = 23,
     /// The core's Internal error (-32603).
     MCPAXLE_ERR_INTERNAL = 24,
@@ -61,7 +63,8 @@ pub enum mcpaxle_result {
     MCPAXLE_ERR_REMOTE = 31,
     /// A request timed out.
     MCPAXLE_ERR_TIMEOUT = 32,
-    /// The library was used wrongly (bad option, bad address, call from the wrong thread).
+    /// The library was used wrongly: an option, definition, argument or handler answer that
+    /// does not fit (its message names the member at fault), a call from the wrong thread.
     MCPAXLE_ERR_USAGE = 33,
 }
 
@@ -362,11 +365,10 @@ pub(crate) fn parse_json(s: &str, what: &str) -> FfiResult<Value> {
         .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_JSON, format!("{what} is not valid JSON: {e}")))
 }
 
-/// Reads a JSON value as `T` (options through the core's reader): `MCPAXLE_ERR_INVALID_PARAMS`
-/// naming `what` and the member at fault when it does not fit.
+/// Reads a JSON value as `T` (options and definitions through the core's reader):
+/// `MCPAXLE_ERR_USAGE` naming `what` and the member at fault when it does not fit.
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> FfiResult<T> {
-    mcpaxle_core::options::from_json(&format!("{what} is not valid"), v)
-        .map_err(|e| FfiError::new(MCPAXLE_ERR_INVALID_PARAMS, e.message().to_owned()))
+    Ok(mcpaxle_core::options::from_json(&format!("{what} is not valid"), v)?)
 }
 
 /// Writes `value` through an optional out-parameter (`removed`, ...): nothing when it is NULL.

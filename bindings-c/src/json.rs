@@ -14,10 +14,7 @@ use std::ffi::c_char;
 
 fn pointer<'a>(doc: &'a Value, ptr: &str) -> FfiResult<Option<&'a Value>> {
     if !(ptr.is_empty() || ptr.starts_with('/')) {
-        return Err(FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-            "pointer must be \"\" or start with '/' (RFC 6901)",
-        ));
+        return Err(FfiError::usage("pointer must be \"\" or start with '/' (RFC 6901)"));
     }
     Ok(doc.pointer(ptr))
 }
@@ -160,10 +157,7 @@ pub unsafe extern "C" fn mcpaxle_elicitation_apply_defaults(
             None => serde_json::Map::new(),
             Some(Value::Object(m)) => m,
             Some(_) => {
-                return Err(FfiError::new(
-                    mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                    "content_json must be an object",
-                ));
+                return Err(FfiError::usage("content_json must be an object"));
             }
         };
         mcpaxle_core::client::apply_schema_defaults(&schema, &mut content);

@@ -106,9 +106,9 @@ fn peer(remote: Option<&str>) -> FfiResult<Option<SocketAddr>> {
     if let Ok(a) = r.parse::<SocketAddr>() {
         return Ok(Some(a));
     }
-    r.parse::<IpAddr>().map(|ip| Some(SocketAddr::new(ip, 0))).map_err(|_| {
-        FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("remote_addr {r:?} is not IP or IP:PORT"))
-    })
+    r.parse::<IpAddr>()
+        .map(|ip| Some(SocketAddr::new(ip, 0)))
+        .map_err(|_| FfiError::usage(format!("remote_addr {r:?} is not IP or IP:PORT")))
 }
 
 /// Serves one request the host routed to the endpoint: `method` (`"POST"`), `target` (the path
@@ -235,7 +235,7 @@ pub unsafe extern "C" fn mcpaxle_http_response_header_count(response: *const mcp
 
 /// The header field `index` of the response (below `mcpaxle_http_response_header_count`):
 /// `*name` (lowercase) and `*value`, borrowed from the response until it is freed.
-/// `MCPAXLE_ERR_INVALID_PARAMS` past the last one. Thread: any.
+/// `MCPAXLE_ERR_USAGE` past the last one. Thread: any.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpaxle_http_response_header(
     response: *const mcpaxle_http_response,
@@ -253,10 +253,7 @@ pub unsafe extern "C" fn mcpaxle_http_response_header(
             )
         };
         let (n, v) = r.headers.get(index).ok_or_else(|| {
-            FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                format!("header {index} of a response with {} header fields", r.headers.len()),
-            )
+            FfiError::usage(format!("header {index} of a response with {} header fields", r.headers.len()))
         })?;
         *name = n.as_ptr();
         *value = v.as_ptr();

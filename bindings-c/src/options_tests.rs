@@ -85,10 +85,7 @@ fn every_option_of_the_core_reaches_c() {
         assert_eq!(crate::telemetry::mcpaxle_telemetry_configure(c(&ex["telemetry"]).as_ptr()), ok);
         assert!(mcpaxle_core::telemetry::is_enabled());
         let bad = c(&serde_json::json!({ "sampleRatio": 7 }));
-        assert_eq!(
-            crate::telemetry::mcpaxle_telemetry_configure(bad.as_ptr()),
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS
-        );
+        assert_eq!(crate::telemetry::mcpaxle_telemetry_configure(bad.as_ptr()), mcpaxle_result::MCPAXLE_ERR_USAGE);
         assert_eq!(crate::telemetry::mcpaxle_telemetry_shutdown(), ok);
         assert!(!mcpaxle_core::telemetry::is_enabled());
     }

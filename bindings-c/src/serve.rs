@@ -30,8 +30,7 @@ pub(crate) fn stdio_options(json: Option<serde_json::Value>, stop: &Cancellation
 pub(crate) fn http_options(json: Option<serde_json::Value>, server: &mcpaxle_server) -> FfiResult<HttpOptions> {
     let o: HttpOptions = json.map(|v| from_json(v, "options_json")).transpose()?.unwrap_or_default();
     if o.auth.is_some() {
-        return Err(FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+        return Err(FfiError::usage(
             "options_json: bearer protection (\"auth\") is set with mcpaxle_server_set_bearer_auth, which takes its verifier",
         ));
     }
@@ -42,9 +41,10 @@ fn socket_addr(addr: &str) -> FfiResult<SocketAddr> {
     if let Ok(a) = addr.parse() {
         return Ok(a);
     }
-    addr.to_socket_addrs().ok().and_then(|mut it| it.next()).ok_or_else(|| {
-        FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, format!("addr {addr:?} is not HOST:PORT"))
-    })
+    addr.to_socket_addrs()
+        .ok()
+        .and_then(|mut it| it.next())
+        .ok_or_else(|| FfiError::usage(format!("addr {addr:?} is not HOST:PORT")))
 }
 
 /// Stops every transport currently serving this server: blocking `mcpaxle_server_serve_*`
@@ -91,7 +91,7 @@ where
 ///
 /// `options_json` may be NULL or `{"maxMessageSize": bytes, "drainTimeoutMs": ms,
 /// "maxOutboundQueue": messages}` (defaults 4194304, 5000, 1024; the core's `StdioOptions`,
-/// unknown members are `MCPAXLE_ERR_INVALID_PARAMS`). `maxOutboundQueue` bounds the messages owed
+/// unknown members are `MCPAXLE_ERR_USAGE`). `maxOutboundQueue` bounds the messages owed
 /// to the client (written but not read yet, plus requests read whose first message is not
 /// written yet): at the limit, stdin is not read until the client reads stdout. Nothing but
 /// MCP messages is written to stdout: log to stderr.
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn mcpaxle_server_serve_fds(
 ) -> mcpaxle_result {
     ffi_boundary!({
         if input_fd < 0 || output_fd < 0 {
-            return Err(FfiError::new(mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS, "a file descriptor is negative"));
+            return Err(FfiError::usage("a file descriptor is negative"));
         }
         let (i, o) = (dup(input_fd)?, dup(output_fd)?);
         serve_streams(server, options_json, move || Ok((FdStream::reader(i)?, FdStream::writer(o)?)))
@@ -155,10 +155,7 @@ impl FdStream {
         } else if t.is_socket() {
             Ok(false)
         } else {
-            Err(FfiError::new(
-                mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
-                "a file descriptor is neither a pipe nor a Unix socket",
-            ))
+            Err(FfiError::usage("a file descriptor is neither a pipe nor a Unix socket"))
         }
     }
 

@@ -165,7 +165,7 @@ fn build(name: &str, version: &str, options: ServerOptions) -> Server {
 /// listen streams of all; default: this process only). Durations are
 /// whole milliseconds (a timeout at least 1). The core reads the object (its `ServerOptions`:
 /// the same names as Node's options, snake_case in Python); unknown members are an error naming
-/// the valid ones (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// the valid ones (`MCPAXLE_ERR_USAGE`).
 ///
 /// Ownership: the strings are borrowed. `*out` is the caller's: free it with
 /// `mcpaxle_server_free`. Thread: any; the server is thread-safe.
@@ -263,9 +263,8 @@ pub unsafe extern "C" fn mcpaxle_server_set_inline_handlers(
 
 /// Adds (or replaces, by name) a tool: `tool_json` is a `Tool` definition (`name`,
 /// `description`, `inputSchema`, ...). Open `subscriptions/listen` streams get
-/// `notifications/tools/list_changed`. Fails with `MCPAXLE_ERR_INVALID_PARAMS` for a definition
-/// that is not a valid Tool and `MCPAXLE_ERR_USAGE` for an unusable `inputSchema` or
-/// `x-mcp-header` annotation.
+/// `notifications/tools/list_changed`. Fails with `MCPAXLE_ERR_USAGE` for a definition that is
+/// not a valid Tool, an unusable `inputSchema` or `x-mcp-header` annotation.
 ///
 /// Ownership: `tool_json` is borrowed. `user_data` is the caller's and must stay valid until
 /// `mcpaxle_server_free` returns (a call started before a removal may still be running).
@@ -294,7 +293,7 @@ pub unsafe extern "C" fn mcpaxle_server_add_tool(
 /// or `"required"`: whether a call may run as a task of the Tasks extension, see
 /// `mcpaxle_context_start_task`) and `"deferTask"` (true: the call becomes a task only when
 /// the handler calls `mcpaxle_context_start_task`). Unknown members are an error
-/// (`MCPAXLE_ERR_INVALID_PARAMS`).
+/// (`MCPAXLE_ERR_USAGE`).
 ///
 /// Ownership, lifetime of `user_data` and thread: as `mcpaxle_server_add_tool`.
 #[unsafe(no_mangle)]
@@ -506,8 +505,7 @@ pub unsafe extern "C" fn mcpaxle_server_remove_prompt(
 
 fn completion_ref(v: Value) -> FfiResult<CompletionRef> {
     let bad = || {
-        FfiError::new(
-            mcpaxle_result::MCPAXLE_ERR_INVALID_PARAMS,
+        FfiError::usage(
             "ref_json must be {\"type\": \"ref/prompt\", \"name\": ...} or {\"type\": \"ref/resource\", \"uri\": ...}",
         )
     };

@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// right now (the introspection endpoint is down): the request gets `503`. So does an answer
 /// that breaks the core's rules for it (not of the shape above, an unknown member such as a
 /// JWT's `"scope"`, an empty `subject`, a scope that is not a scope token of RFC 6749 §3.3):
-/// `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_INVALID_PARAMS` with a message saying what is
+/// `mcpaxle_reply_ok` then returns `MCPAXLE_ERR_USAGE` with a message saying what is
 /// wrong. `token` is borrowed for the duration of the callback.
 ///
 /// Thread: a thread of the library's handler pool (blocking is allowed, e.g. an introspection
@@ -55,7 +55,7 @@ type VerifyFn = unsafe extern "C" fn(*mut c_void, *const c_char, *mut mcpaxle_re
 /// metadata; default the required scopes) and `"toolScopes"` (`{"tool name": ["scope", ...]}`:
 /// scopes a `tools/call` of that tool needs besides the required ones). Invalid JSON is
 /// `MCPAXLE_ERR_INVALID_JSON`; a missing required member, a member of the wrong type, an
-/// unknown member, or a value the core refuses is `MCPAXLE_ERR_INVALID_PARAMS`, its message
+/// unknown member, or a value the core refuses is `MCPAXLE_ERR_USAGE`, its message
 /// naming the member (`auth_json: requiredScopes[0]: a scope must be …`). The core's rules:
 /// `resource` an absolute http(s) URL without a fragment; at least one authorization server,
 /// each an issuer URL (absolute http(s), no query or fragment); every scope a scope token

@@ -171,8 +171,8 @@ TEST(options_and_tokens_with_bad_input) {
     CHECK_RC(mcpaxle_client_options_new(NULL, "1", NULL, &o), MCPAXLE_ERR_NULL);
     CHECK(o == NULL);
     CHECK_RC(mcpaxle_client_options_new("n", "1", "{bad", &o), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_client_options_new("n", "1", "{\"retries\":3}", &o), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_new("n", "1", "{\"stderr\":\"loud\"}", &o), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_new("n", "1", "{\"retries\":3}", &o), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_client_options_new("n", "1", "{\"stderr\":\"loud\"}", &o), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_options_new("n", "1",
                                         "{\"protocolVersions\":[\"2026-07-28\"],\"capabilities\":{\"roots\":{}},\"requestTimeoutMs\":1000,"
                                         "\"resetTimeoutOnProgress\":false,\"maxRequestTimeoutMs\":5000,\"probeTimeoutMs\":500,\"cache\":false,"
@@ -190,7 +190,7 @@ TEST(options_and_tokens_with_bad_input) {
     mcpaxle_client_options_free(NULL);
 
     mcpaxle_call_options *co = NULL;
-    CHECK_RC(mcpaxle_call_options_new("{\"timeoutMs\":-1}", &co), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_call_options_new("{\"timeoutMs\":-1}", &co), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_call_options_new("[", &co), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_call_options_new(NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_call_options_new("{\"timeoutMs\":1000,\"meta\":{\"x\":1},\"logLevel\":\"info\",\"bypassCache\":true}", &co), MCPAXLE_OK);
@@ -220,7 +220,7 @@ TEST(options_and_tokens_with_bad_input) {
     CHECK_RC(mcpaxle_client_connect_http("not a url", NULL, &c), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_connect_stdio(NULL, NULL, NULL, &c), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_connect_stdio("/nonexistent/server", NULL, NULL, &c), MCPAXLE_ERR_TRANSPORT);
-    CHECK_RC(mcpaxle_client_connect_stdio("x", "{\"not\":\"an array\"}", NULL, &c), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_connect_stdio("x", "{\"not\":\"an array\"}", NULL, &c), MCPAXLE_ERR_USAGE);
     mcpaxle_client_free(NULL);
 }
 
@@ -283,8 +283,8 @@ TEST(blocking_methods) {
     CHECK_RC(mcpaxle_client_request(c, "tools/list", "[1]", NULL, &out), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_call_tool(c, "echo", "[1]", NULL, &out), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_call_tool(c, "echo", "{bad", NULL, &out), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_client_get_prompt(c, "p", "{\"who\":1}", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_complete(c, "[]", NULL, &out), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_get_prompt(c, "p", "{\"who\":1}", NULL, &out), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_client_complete(c, "[]", NULL, &out), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_call_tool(NULL, "echo", NULL, NULL, &out), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_call_tool(c, NULL, NULL, NULL, &out), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_call_tool(c, "echo", NULL, NULL, NULL), MCPAXLE_ERR_NULL);
@@ -502,7 +502,7 @@ TEST(subscriptions) {
     sleep_ms(100);
     CHECK(atomic_load(&n.count) == seen); /* no callback after free */
     mcpaxle_subscription_free(NULL);
-    CHECK_RC(mcpaxle_client_subscribe(c, "{\"toolsListChanged\":\"yes\"}", on_note, &n, &sub), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_subscribe(c, "{\"toolsListChanged\":\"yes\"}", on_note, &n, &sub), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_client_subscribe(c, "{}", NULL, &n, &sub), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_subscribe(NULL, "{}", on_note, &n, &sub), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_subscription_acknowledged(NULL, &ack), MCPAXLE_ERR_NULL);
@@ -807,12 +807,12 @@ TEST(oauth_bad_input) {
     CHECK_RC(mcpaxle_client_options_set_oauth(NULL, ok, NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, NULL, NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, "{bad", NULL, NULL), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{}", NULL, NULL), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "redirectUri") != NULL);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "[]", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"scopes\":[]}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"maxAuthorizations\":-1}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"clientSecret\":\"s\"}", NULL, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "[]", NULL, NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"scopes\":[]}", NULL, NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"maxAuthorizations\":-1}", NULL, NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_client_options_set_oauth(o, "{\"redirectUri\":\"x:/cb\",\"clientSecret\":\"s\"}", NULL, NULL), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "clientId") != NULL);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, NULL, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_client_options_set_oauth(o, ok, on_authorize, NULL), MCPAXLE_OK); /* replaces */
@@ -855,7 +855,7 @@ TEST(every_shared_bad_oauth_is_refused_at_its_member) {
         char *options = overlay(valid, set);
         mcpaxle_result rc = mcpaxle_client_options_set_oauth(o, options, NULL, NULL);
         char *got = strdup(mcpaxle_last_error_message());
-        if (rc != MCPAXLE_ERR_INVALID_PARAMS || !says(got, path, message) || strncmp(got, "oauth_json is not valid: ", 25) != 0) {
+        if (rc != MCPAXLE_ERR_USAGE || !says(got, path, message) || strncmp(got, "oauth_json is not valid: ", 25) != 0) {
             fprintf(stderr, "  %s: %s gave %d %s, expected %s: %s\n", name, options, rc, got, path, message);
             CHECK(false);
         }

@@ -253,7 +253,7 @@ TEST(authorization_with_a_chosen_code_and_a_result_rewrite) {
 
 static void wrong(void *ud, const char *req, mcpaxle_next *next, mcpaxle_reply *reply) {
     (void)ud, (void)req, (void)next;
-    CHECK_RC(mcpaxle_reply_ok(reply, "[1,2]"), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_reply_ok(reply, "[1,2]"), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_reply_ok(reply, "{}"), MCPAXLE_ERR_ALREADY_REPLIED);
 }
 

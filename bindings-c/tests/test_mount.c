@@ -312,9 +312,9 @@ TEST(the_pointer_contract) {
     mcpaxle_mount *m = NULL;
     CHECK_RC(mcpaxle_mount_new(NULL, NULL, &m), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_mount_new(s, NULL, NULL), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_mount_new(s, "{\"port\":1}", &m), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_mount_new(s, "{\"port\":1}", &m), MCPAXLE_ERR_USAGE);
     CHECK(m == NULL);
-    CHECK_RC(mcpaxle_mount_new(s, "{\"auth\":{}}", &m), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_mount_new(s, "{\"auth\":{}}", &m), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_mount_new(s, NULL, &m), MCPAXLE_OK);
     mcpaxle_http_response *r = NULL;
     const mcpaxle_http_header bad[] = {{"bad name", "v"}};
@@ -323,7 +323,7 @@ TEST(the_pointer_contract) {
     CHECK(strstr(mcpaxle_last_error_message(), "bad name") != NULL);
     CHECK_RC(mcpaxle_mount_handle(m, "POST", "/mcp", NULL, 1, NULL, 0, NULL, NULL, &r), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_mount_handle(m, "POST", "/mcp", NULL, 0, NULL, 5, NULL, NULL, &r), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_mount_handle(m, "POST", "/mcp", NULL, 0, NULL, 0, "not an address", NULL, &r), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_mount_handle(m, "POST", "/mcp", NULL, 0, NULL, 0, "not an address", NULL, &r), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_mount_handle(NULL, "POST", "/mcp", NULL, 0, NULL, 0, NULL, NULL, &r), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_mount_handle(m, NULL, "/mcp", NULL, 0, NULL, 0, NULL, NULL, &r), MCPAXLE_ERR_NULL);
     CHECK(r == NULL);
@@ -341,7 +341,7 @@ TEST(the_pointer_contract) {
     CHECK(mcpaxle_http_response_status(r) == 405);
     size_t count = mcpaxle_http_response_header_count(r);
     CHECK(count > 0);
-    CHECK_RC(mcpaxle_http_response_header(r, count, &n, &v), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_http_response_header(r, count, &n, &v), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_http_response_header(r, 0, NULL, &v), MCPAXLE_ERR_NULL);
     CHECK_STR(header_of(r, "allow"), "POST");
     mcpaxle_http_response_free(r);

@@ -280,7 +280,7 @@ TEST(json_helpers) {
     CHECK_RC(mcpaxle_json_get(doc, "", &out), MCPAXLE_OK);
     CHECK(out && out[0] == '{');
     mcpaxle_string_free(out);
-    CHECK_RC(mcpaxle_json_get(doc, "no-slash", &out), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_json_get(doc, "no-slash", &out), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_json_get("{bad", "/a", &out), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_json_get(NULL, "/a", &out), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_json_get(doc, NULL, &out), MCPAXLE_ERR_NULL);
@@ -329,7 +329,7 @@ TEST(json_helpers) {
     CHECK_RC(mcpaxle_elicitation_apply_defaults(schema, NULL, &out), MCPAXLE_OK);
     CHECK_STR(out, "{\"age\":36,\"name\":\"Ada\"}");
     mcpaxle_string_free(out);
-    CHECK_RC(mcpaxle_elicitation_apply_defaults(schema, "[]", &out), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_elicitation_apply_defaults(schema, "[]", &out), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_elicitation_apply_defaults(NULL, NULL, &out), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_elicitation_apply_defaults(schema, "{", &out), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_elicitation_apply_defaults(schema, NULL, NULL), MCPAXLE_ERR_NULL);
@@ -344,10 +344,10 @@ TEST(server_new_and_free) {
     CHECK_RC(mcpaxle_server_new("n", NULL, NULL, &s), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_new("n", "1", NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_new("n", "1", "{not json", &s), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_server_new("n", "1", "{\"tittle\":\"typo\"}", &s), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"tittle\":\"typo\"}", &s), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "tittle") != NULL);
-    CHECK_RC(mcpaxle_server_new("n", "1", "{\"enable\":[\"teleport\"]}", &s), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_server_new("n", "1", "{\"bus\":\"http://127.0.0.1:6379\"}", &s), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"enable\":[\"teleport\"]}", &s), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"bus\":\"http://127.0.0.1:6379\"}", &s), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "is not a Redis URL") != NULL);
     CHECK_RC(mcpaxle_server_new("\xc3\x28", "1", NULL, &s), MCPAXLE_ERR_INVALID_UTF8);
     CHECK(s == NULL);
@@ -373,7 +373,7 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_add_tool(s, NULL, echo_tool, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_tool(s, tool, NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":", echo_tool, NULL), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_server_add_tool(s, "{\"description\":\"no name\"}", echo_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_tool(s, "{\"description\":\"no name\"}", echo_tool, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"bad\",\"inputSchema\":{\"type\":\"object\",\"$ref\":\"https://x.invalid/s\"}}", echo_tool, NULL),
              MCPAXLE_ERR_USAGE);
     mcpaxle_error *err = mcpaxle_last_error();
@@ -392,9 +392,9 @@ TEST(registrations_with_bad_input) {
 
     const char *res = "{\"uri\":\"test://r\",\"name\":\"r\"}";
     /* A hint needs its ttlMs (its cacheScope defaults to private). */
-    CHECK_RC(mcpaxle_server_add_resource(s, res, "{\"cacheScope\":\"public\"}", read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_resource(s, res, "{\"cacheScope\":\"public\"}", read_resource, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_resource(s, res, "{bad", read_resource, NULL), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_server_add_resource(s, "{\"name\":\"no uri\"}", NULL, read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_resource(s, "{\"name\":\"no uri\"}", NULL, read_resource, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_resource(s, res, NULL, NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_resource(NULL, res, NULL, read_resource, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_resource(s, res, "{\"ttlMs\":1000,\"cacheScope\":\"public\"}", read_resource, NULL), MCPAXLE_OK);
@@ -406,7 +406,7 @@ TEST(registrations_with_bad_input) {
     const char *tpl = "{\"uriTemplate\":\"test://t/{id}\",\"name\":\"t\"}";
     CHECK_RC(mcpaxle_server_add_resource_template(s, "{\"uriTemplate\":\"test://t/{\",\"name\":\"t\"}", NULL, read_resource, NULL),
              MCPAXLE_ERR_USAGE);
-    CHECK_RC(mcpaxle_server_add_resource_template(s, "[]", NULL, read_resource, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_resource_template(s, "[]", NULL, read_resource, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_resource_template(s, tpl, NULL, NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_resource_template(NULL, tpl, NULL, read_resource, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_resource_template(s, tpl, NULL, read_resource, NULL), MCPAXLE_OK);
@@ -417,7 +417,7 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_remove_resource_template(NULL, "x", NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_remove_resource_template(s, NULL, NULL), MCPAXLE_ERR_NULL);
 
-    CHECK_RC(mcpaxle_server_add_prompt(s, "{\"description\":\"no name\"}", get_prompt, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_prompt(s, "{\"description\":\"no name\"}", get_prompt, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_prompt(s, "{", get_prompt, NULL), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\"}", NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_prompt(NULL, "{\"name\":\"p\"}", get_prompt, NULL), MCPAXLE_ERR_NULL);
@@ -427,8 +427,8 @@ TEST(registrations_with_bad_input) {
     CHECK_RC(mcpaxle_server_remove_prompt(s, NULL, &removed), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_remove_prompt(NULL, "p", &removed), MCPAXLE_ERR_NULL);
 
-    CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/other\"}", complete_values, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\"}", complete_values, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/other\"}", complete_values, NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\"}", complete_values, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_set_completion(s, "nope", complete_values, NULL), MCPAXLE_ERR_INVALID_JSON);
     CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", NULL, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_set_completion(NULL, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", complete_values, NULL), MCPAXLE_ERR_NULL);
@@ -437,7 +437,7 @@ TEST(registrations_with_bad_input) {
     CHECK(removed);
     CHECK_RC(mcpaxle_server_remove_completion(s, "{\"type\":\"ref/resource\",\"uri\":\"test://t/{id}\"}", &removed), MCPAXLE_OK);
     CHECK(!removed);
-    CHECK_RC(mcpaxle_server_remove_completion(s, "{}", &removed), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_remove_completion(s, "{}", &removed), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_remove_completion(NULL, "{}", &removed), MCPAXLE_ERR_NULL);
 
     CHECK_RC(mcpaxle_server_notify_resource_updated(s, "test://r"), MCPAXLE_OK);
@@ -460,7 +460,7 @@ TEST(http_round_trips_of_every_kind) {
              MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_add_resource_template_with(s, "{\"uriTemplate\":\"test://v/{id}\",\"name\":\"v\"}", NULL,
                                                        "{\"allowTraversal\":true}", read_resource, NULL),
-             MCPAXLE_ERR_INVALID_PARAMS);
+             MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_prompt(s, "{\"name\":\"p\",\"arguments\":[{\"name\":\"who\",\"required\":true}]}", get_prompt, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_set_completion(s, "{\"type\":\"ref/prompt\",\"name\":\"p\"}", complete_values, NULL), MCPAXLE_OK);
     mcpaxle_http_server *http = NULL;
@@ -508,9 +508,9 @@ TEST(http_round_trips_of_every_kind) {
     mcpaxle_http_server_free(NULL);
 
     mcpaxle_http_server *h2 = (mcpaxle_http_server *)1;
-    CHECK_RC(mcpaxle_http_server_start(s, "not an address", NULL, &h2), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_http_server_start(s, "not an address", NULL, &h2), MCPAXLE_ERR_USAGE);
     CHECK(h2 == NULL);
-    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"bogus\":1}", &h2), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"bogus\":1}", &h2), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_http_server_start(s, NULL, NULL, &h2), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_http_server_start(NULL, "127.0.0.1:0", NULL, &h2), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", NULL, NULL), MCPAXLE_ERR_NULL);
@@ -619,7 +619,7 @@ TEST(completion_errors_and_bad_payloads) {
     CHECK_RC(r.codes[0], MCPAXLE_OK);
     free(body);
 
-    const char *internal[][2] = {{"bad_json", "12"}, {"bad_shape", "23"}, {"null_result", "10"}, {"bad_data", "12"},
+    const char *internal[][2] = {{"bad_json", "12"}, {"bad_shape", "33"}, {"null_result", "10"}, {"bad_data", "12"},
                                  {"bad_kind", "33"}, {"propagate_ok", "33"}};
     for (size_t i = 0; i < sizeof internal / sizeof *internal; i++) {
         char *params = fmt("\"name\":\"modes\",\"arguments\":{\"mode\":\"%s\"}", internal[i][0]);
@@ -645,7 +645,7 @@ TEST(completion_errors_and_bad_payloads) {
     CHECK(r.texts[0] && strstr(r.texts[0], "\"method\":\"tools/call\"") != NULL);
     CHECK(r.texts[0] && strstr(r.texts[0], "\"protocolVersion\":\"2026-07-28\"") != NULL);
     CHECK_RC(r.codes[1], MCPAXLE_OK);
-    CHECK_RC(r.codes[2], MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(r.codes[2], MCPAXLE_ERR_USAGE);
     CHECK_RC(r.codes[3], MCPAXLE_ERR_INVALID_JSON);
     CHECK(!r.flags[0]);
     CHECK(r.flags[1]);
@@ -783,8 +783,8 @@ TEST(blocking_serve_http_stops) {
     pthread_join(t, NULL);
     CHECK_RC(a.rc, MCPAXLE_OK);
 
-    CHECK_RC(mcpaxle_server_serve_http(s, "nowhere", NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_server_serve_http(s, "127.0.0.1:0", "{\"x\":1}"), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_serve_http(s, "nowhere", NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_server_serve_http(s, "127.0.0.1:0", "{\"x\":1}"), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_serve_http(NULL, "127.0.0.1:0", NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_serve_http(s, NULL, NULL), MCPAXLE_ERR_NULL);
     mcpaxle_server_free(s);
@@ -795,9 +795,9 @@ TEST(blocking_serve_http_stops) {
 TEST(http_connection_limits) {
     mcpaxle_server *s = new_server(NULL);
     mcpaxle_http_server *h = NULL;
-    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"maxConnections\":0}}", &h), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"maxConnections\":0}}", &h), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "maxConnections must be at least 1") != NULL);
-    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"idleTimeout\":5}}", &h), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0", "{\"connections\":{\"idleTimeout\":5}}", &h), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "idleTimeout") != NULL);
     CHECK_RC(mcpaxle_http_server_start(s, "127.0.0.1:0",
                                        "{\"connections\":{\"maxConnections\":50,\"headerReadTimeoutMs\":200,\"bodyReadTimeoutMs\":1000,"
@@ -850,13 +850,13 @@ TEST(serve_fds_over_pipes) {
     CHECK_RC(a.rc, MCPAXLE_OK);
     close(to_server[0]), close(from_server[0]), close(from_server[1]);
 
-    CHECK_RC(mcpaxle_server_serve_fds(s, -1, 1, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_serve_fds(s, -1, 1, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_serve_fds(NULL, 0, 1, NULL), MCPAXLE_ERR_NULL);
     int devnull = open("/dev/null", O_RDWR);
-    CHECK_RC(mcpaxle_server_serve_fds(s, devnull, devnull, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_serve_fds(s, devnull, devnull, NULL), MCPAXLE_ERR_USAGE);
     close(devnull);
     CHECK_RC(mcpaxle_server_serve_stdio(NULL, NULL), MCPAXLE_ERR_NULL);
-    CHECK_RC(mcpaxle_server_serve_stdio(s, "{\"nope\":true}"), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_serve_stdio(s, "{\"nope\":true}"), MCPAXLE_ERR_USAGE);
     mcpaxle_server_free(s);
 }
 
@@ -885,11 +885,11 @@ static char *call_over_pipe(int in, int out, const char *id, const char *tool) {
  * result naming the tool and the limit; replying later is ALREADY_REPLIED. */
 TEST(handler_timeouts) {
     mcpaxle_server *bad = NULL;
-    CHECK_RC(mcpaxle_server_new("n", "1", "{\"handlerTimeoutMs\":0}", &bad), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"handlerTimeoutMs\":0}", &bad), MCPAXLE_ERR_USAGE);
     mcpaxle_server *s = new_server("{\"handlerTimeoutMs\":150}");
     const char *own = "{\"name\":\"own\",\"inputSchema\":{\"type\":\"object\"}}";
-    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeoutMs\":0}", hold_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
-    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeout\":5}", hold_tool, NULL), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeoutMs\":0}", hold_tool, NULL), MCPAXLE_ERR_USAGE);
+    CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeout\":5}", hold_tool, NULL), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_add_tool_with_options(NULL, own, NULL, hold_tool, NULL), MCPAXLE_ERR_NULL);
     CHECK_RC(mcpaxle_server_add_tool_with_options(s, own, "{\"timeoutMs\":100}", hold_tool, NULL), MCPAXLE_OK);
     CHECK_RC(mcpaxle_server_add_tool(s, "{\"name\":\"server\",\"inputSchema\":{\"type\":\"object\"}}", hold_tool, NULL), MCPAXLE_OK);

@@ -125,11 +125,11 @@ TEST(bearer_auth_with_bad_arguments) {
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "\xff", verify, &v), MCPAXLE_ERR_INVALID_UTF8);
     /* No authorization servers; a misspelt member; a scope list that is a string. */
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://mcp.example.com/mcp\"}", verify, &v),
-             MCPAXLE_ERR_INVALID_PARAMS);
+             MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://x/mcp\",\"authorizationServers\":[],\"requiredScope\":[]}", verify, &v),
-             MCPAXLE_ERR_INVALID_PARAMS);
+             MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_server_set_bearer_auth(s, "{\"resource\":\"https://x/mcp\",\"authorizationServers\":[],\"requiredScopes\":\"a b\"}", verify, &v),
-             MCPAXLE_ERR_INVALID_PARAMS);
+             MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "auth_json") != NULL);
     /* Nothing failed half-way: the server still serves without protection. */
     uint16_t port = 0;
@@ -234,7 +234,7 @@ TEST(token_verifier_completions) {
 
     /* Wrong answers complete the call (the token cannot be checked: 503) and say why. */
     const char *wrong[] = {"malformed", "not_json", "redirect", "input"};
-    mcpaxle_result want[] = {MCPAXLE_ERR_INVALID_PARAMS, MCPAXLE_ERR_INVALID_JSON, MCPAXLE_ERR_USAGE, MCPAXLE_ERR_USAGE};
+    mcpaxle_result want[] = {MCPAXLE_ERR_USAGE, MCPAXLE_ERR_INVALID_JSON, MCPAXLE_ERR_USAGE, MCPAXLE_ERR_USAGE};
     for (int i = 0; i < 4; i++) {
         r = call_as(port, wrong[i], "whoami");
         CHECK(r.status == 503);
@@ -267,7 +267,7 @@ TEST(every_shared_bad_bearer_auth_is_refused_at_its_member) {
         char *options = overlay(valid, set);
         mcpaxle_result rc = mcpaxle_server_set_bearer_auth(s, options, verify, &v);
         char *got = strdup(mcpaxle_last_error_message());
-        if (rc != MCPAXLE_ERR_INVALID_PARAMS || !says(got, path, message) || strncmp(got, "auth_json is not valid: ", 24) != 0) {
+        if (rc != MCPAXLE_ERR_USAGE || !says(got, path, message) || strncmp(got, "auth_json is not valid: ", 24) != 0) {
             fprintf(stderr, "  %s: %s gave %d %s, expected %s: %s\n", name, options, rc, got, path, message);
             CHECK(false);
         }
@@ -317,7 +317,7 @@ TEST(every_shared_bad_token_answer_gets_503) {
         char *message = json_text(doc, (p = fmt("/tokenInfo/cases/%zu/message", i)));
         free(p);
         struct http_response r = call_as(port, token, "whoami");
-        if (r.status != 503 || a.codes[i] != MCPAXLE_ERR_INVALID_PARAMS || !says(a.errors[i], "", message)) {
+        if (r.status != 503 || a.codes[i] != MCPAXLE_ERR_USAGE || !says(a.errors[i], "", message)) {
             fprintf(stderr, "  %s: %s got %d, reply %d %s, expected 503 and %s\n", name, a.json[i], r.status, a.codes[i],
                     a.errors[i] ? a.errors[i] : "(none)", message);
             CHECK(false);

@@ -290,7 +290,7 @@ TEST(an_internal_failure_shows_its_message_unless_masked) {
         mcpaxle_server_free(s);
     }
     mcpaxle_server *s = NULL;
-    CHECK_RC(mcpaxle_server_new("n", "1", "{\"maskErrorDetails\":\"yes\"}", &s), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_server_new("n", "1", "{\"maskErrorDetails\":\"yes\"}", &s), MCPAXLE_ERR_USAGE);
 }
 
 int main(void) {

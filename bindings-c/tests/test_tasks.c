@@ -320,7 +320,7 @@ TEST(bad_task_options_are_refused_naming_the_option) {
     mcpaxle_server *s = new_server(NULL);
     CHECK_RC(mcpaxle_server_add_tool_with_options(s, "{\"name\":\"t\",\"inputSchema\":" NO_ARGS "}",
                                                   "{\"taskSupport\":\"sometimes\"}", report_task, NULL),
-             MCPAXLE_ERR_INVALID_PARAMS);
+             MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "taskSupport") != NULL);
     mcpaxle_server_free(s);
     mcpaxle_server *bad = NULL;

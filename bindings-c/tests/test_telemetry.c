@@ -300,9 +300,9 @@ TEST(off_by_default) {
 
 TEST(configure_refuses_bad_options) {
     CHECK_RC(mcpaxle_telemetry_configure("{bad"), MCPAXLE_ERR_INVALID_JSON);
-    CHECK_RC(mcpaxle_telemetry_configure("{\"sampleRatio\":2}"), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_telemetry_configure("{\"sampleRatio\":2}"), MCPAXLE_ERR_USAGE);
     CHECK(strstr(mcpaxle_last_error_message(), "sampleRatio") != NULL);
-    CHECK_RC(mcpaxle_telemetry_configure("{\"nope\":1}"), MCPAXLE_ERR_INVALID_PARAMS);
+    CHECK_RC(mcpaxle_telemetry_configure("{\"nope\":1}"), MCPAXLE_ERR_USAGE);
     CHECK_RC(mcpaxle_telemetry_prometheus_text(NULL), MCPAXLE_ERR_NULL);
     /* Still off. */
     forget_seen();

@@ -53,8 +53,7 @@ pub struct CallConfig {
 }
 
 fn client_options(c: ClientConfig) -> Result<ClientOptions> {
-    let mut o: ClientOptions =
-        mcpaxle::options::from_str("the client options", &c.options_json).map_err(|e| usage(e.message().to_owned()))?;
+    let mut o: ClientOptions = mcpaxle::options::from_str("the client options", &c.options_json).map_err(to_napi)?;
     if let Some(f) = c.on_input {
         let f = Arc::new(f);
         for kind in c.input_kinds.unwrap_or_default() {
@@ -89,9 +88,7 @@ fn call_options(
     cancel: Option<&CancelToken>,
 ) -> Result<CallOptions> {
     let mut o: CallOptions = match c.and_then(|c| c.options_json) {
-        Some(json) => {
-            mcpaxle::options::from_str("the call options", &json).map_err(|e| usage(e.message().to_owned()))?
-        }
+        Some(json) => mcpaxle::options::from_str("the call options", &json).map_err(to_napi)?,
         None => CallOptions::new(),
     };
     o.on_progress = on_progress.map(callbacks::progress);

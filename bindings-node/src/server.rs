@@ -57,10 +57,7 @@ pub struct HttpConfig {
 
 /// Options of type `T` from the JSON text the JavaScript layer sends (`None`: every default).
 fn options<T: DeserializeOwned + Default>(json: Option<&str>, what: &str) -> Result<T> {
-    json.map_or_else(
-        || Ok(T::default()),
-        |j| mcpaxle::options::from_str(what, j).map_err(|e| usage(e.message().to_owned())),
-    )
+    json.map_or_else(|| Ok(T::default()), |j| mcpaxle::options::from_str(what, j).map_err(errors::to_napi))
 }
 
 /// The HTTP options of `config`, with the JavaScript verifier of `auth`.
@@ -68,7 +65,7 @@ fn http_options(config: Option<HttpConfig>) -> Result<HttpOptions> {
     let (json, verify) = config.map_or((None, None), |c| (c.options_json, c.verify));
     let mut options: HttpOptions = options(json.as_deref(), "the HTTP options")?;
     if let Some(a) = options.auth.as_mut() {
-        a.use_verifier(verify.map(auth::verifier)).map_err(|e| usage(e.message().to_owned()))?;
+        a.use_verifier(verify.map(auth::verifier)).map_err(errors::to_napi)?;
     }
     Ok(options)
 }
@@ -79,7 +76,7 @@ fn definition<T: DeserializeOwned>(json: &str, what: &str) -> Result<T> {
 
 fn cache_hint(json: Option<String>) -> Result<Option<CacheHint>> {
     let Some(json) = json else { return Ok(None) };
-    mcpaxle::options::from_str::<Option<CacheHint>>("the cache hint", &json).map_err(|e| usage(e.message().to_owned()))
+    mcpaxle::options::from_str::<Option<CacheHint>>("the cache hint", &json).map_err(errors::to_napi)
 }
 
 fn completion_ref(kind: &str, name: String) -> Result<CompletionRef> {
@@ -107,7 +104,7 @@ impl NativeServer {
         runtime::check()?;
         let o = options::<ServerOptions>(config.options_json.as_deref(), "the server options")?
             .with_environment()
-            .map_err(|e| usage(e.message().to_owned()))?;
+            .map_err(errors::to_napi)?;
         Ok(NativeServer { server: Server::builder(config.name, config.version).options(o).build() })
     }
 
@@ -270,7 +267,7 @@ impl NativeServer {
         let ip: IpAddr = host.parse().map_err(|_| usage(format!("host must be an IP address, not {host:?}")))?;
         let port = u16::try_from(port).map_err(|_| usage(format!("port {port} is out of range")))?;
         let options = http_options(config)?;
-        options.connections.validate().map_err(|e| usage(e.message().to_owned()))?;
+        options.connections.validate().map_err(errors::to_napi)?;
         let path = options.path.clone();
         let server = self.server.clone();
         runtime::promise(env, async move {

@@ -3,7 +3,7 @@
 //! them ([`telemetry_flush`], [`telemetry_shutdown`]) run on its blocking pool and hand back a
 //! `Promise`, so neither the JavaScript thread nor a runtime worker ever waits on a collector.
 
-use crate::errors::{self, usage};
+use crate::errors;
 use crate::runtime;
 use mcpaxle::telemetry::{self, TelemetryOptions};
 use napi::bindgen_prelude::{PromiseRaw, within_runtime_if_available};
@@ -18,9 +18,7 @@ use napi_derive::napi;
 pub fn telemetry_configure(options_json: Option<String>) -> Result<()> {
     runtime::check()?;
     let options: TelemetryOptions = match options_json {
-        Some(json) => {
-            mcpaxle::options::from_str("the telemetry options", &json).map_err(|e| usage(e.message().to_owned()))?
-        }
+        Some(json) => mcpaxle::options::from_str("the telemetry options", &json).map_err(errors::to_napi)?,
         None => TelemetryOptions::default(),
     };
     within_runtime_if_available(|| telemetry::install(options)).map_err(errors::to_napi)

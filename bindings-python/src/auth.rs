@@ -3,7 +3,8 @@
 //! serves the server, through the bridge ([`bridge::call_client`]): never on a runtime thread.
 
 use crate::bridge::{self, BridgeInner};
-use crate::{convert, errors};
+use crate::convert;
+use crate::errors::{self, core_err};
 use futures_util::future::BoxFuture;
 use mcpaxle::Result;
 use mcpaxle::transport::auth::{BearerAuth, TokenInfo, TokenVerifier};
@@ -48,7 +49,7 @@ fn options_value(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Value> {
 /// typed façades (`mcpaxle.BearerAuth`, `mcpaxle.OAuth`), which check when they are built.
 #[pyfunction]
 pub fn check_options(area: &str, what: &str, options: &Bound<'_, PyDict>) -> PyResult<()> {
-    mcpaxle::catalog::check(area, what, options_value(options, what)?).map_err(|e| usage(e.message().to_owned()))
+    mcpaxle::catalog::check(area, what, options_value(options, what)?).map_err(core_err)
 }
 
 /// Checks a token verifier's answer (`{"subject": ..., "scopes": [...]}`) by the core's rule
@@ -78,6 +79,6 @@ pub fn bearer_auth(bridge: &Arc<BridgeInner>, d: &Bound<'_, PyAny>) -> PyResult<
         d.del_item("verify")?;
     }
     let mut auth: BearerAuth = crate::server::from_dict(&d, "BearerAuth")?;
-    auth.use_verifier(verify.map(|v| verifier(bridge, v.unbind()))).map_err(|e| usage(e.message().to_owned()))?;
+    auth.use_verifier(verify.map(|v| verifier(bridge, v.unbind()))).map_err(core_err)?;
     Ok(auth)
 }

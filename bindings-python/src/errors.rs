@@ -47,6 +47,11 @@ pub fn new_py_err(class: &str, message: String) -> PyErr {
     })
 }
 
+/// [`to_py_err`] where no `Python` token is at hand.
+pub fn core_err(e: Error) -> PyErr {
+    Python::attach(|py| to_py_err(py, &e))
+}
+
 /// A core error as the Python exception of its kind (`message`, `data` and `code` kept).
 pub fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
     let build = || -> PyResult<PyErr> {

@@ -2,9 +2,10 @@
 //! Python handlers, and its two transports started on the process's runtime.
 
 use crate::bridge::{self, Bridge, BridgeInner, Make};
+use crate::convert;
+use crate::errors::{self, core_err};
 use crate::handlers::{Home, PyHandler};
 use crate::runtime::{self, check_fork};
-use crate::{convert, errors};
 use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcpaxle::server::{CacheHint, CompletionRef, Server, ServerEvent, ServerOptions, TemplateOptions, ToolOptions};
 use mcpaxle::transport::http::{HttpOptions, HttpServer};
@@ -30,10 +31,6 @@ fn usage(message: String) -> PyErr {
     errors::new_py_err("UsageError", message)
 }
 
-fn core_err(e: Error) -> PyErr {
-    Python::attach(|py| errors::to_py_err(py, &e))
-}
-
 fn definition<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
     serde_json::from_value(convert::from_py(obj)?).map_err(|e| usage(format!("invalid {what} definition: {e}")))
 }
@@ -47,7 +44,7 @@ pub(crate) fn from_dict<T: DeserializeOwned>(d: &Bound<'_, PyDict>, what: &str) 
             m.insert(k.extract()?, convert::from_py(&v)?);
         }
     }
-    mcpaxle::options::from_json(what, serde_json::Value::Object(m)).map_err(|e| usage(e.message().to_owned()))
+    mcpaxle::options::from_json(what, serde_json::Value::Object(m)).map_err(core_err)
 }
 
 /// [`from_dict`], or every default without a dict.
@@ -79,9 +76,7 @@ impl PyServer {
     #[pyo3(signature = (name, version, options=None))]
     fn new(name: String, version: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         check_fork()?;
-        let o = self::options::<ServerOptions>(options, "server options")?
-            .with_environment()
-            .map_err(|e| usage(e.message().to_owned()))?;
+        let o = self::options::<ServerOptions>(options, "server options")?.with_environment().map_err(core_err)?;
         Ok(PyServer { server: Server::builder(name, version).options(o).build(), home: Home::default() })
     }
 
@@ -344,7 +339,7 @@ fn http_options(bridge: &Arc<BridgeInner>, d: Option<&Bound<'_, PyDict>>) -> PyR
     }
     let mut o: HttpOptions = options(Some(&d), "HTTP options")?;
     o.auth = auth.map(|a| crate::auth::bearer_auth(bridge, &a)).transpose()?;
-    o.connections.validate().map_err(|e| usage(e.message().to_owned()))?;
+    o.connections.validate().map_err(core_err)?;
     Ok(o)
 }
 

@@ -79,12 +79,7 @@ pub(crate) fn read_options<T: serde::de::DeserializeOwned + Default>(
     json: Option<&str>,
     what: &str,
 ) -> Result<T, McpError> {
-    json.map_or_else(|| Ok(T::default()), |j| mcpaxle::options::from_str(what, j).map_err(misuse))
-}
-
-/// A misuse the core reported (an option it cannot read) as a usage error.
-pub(crate) fn misuse(e: Error) -> McpError {
-    usage(e.message().to_owned())
+    json.map_or_else(|| Ok(T::default()), |j| mcpaxle::options::from_str(what, j).map_err(McpError::from))
 }
 
 /// Parses JSON the application sent (`null` when absent).

@@ -7,7 +7,7 @@
 //! one rule ([`mcpaxle::server::Returned`]).
 
 use crate::callbacks::{BearerVerifier, bearer_verifier};
-use crate::errors::{McpError, misuse, parse_json, read_options, to_text, usage};
+use crate::errors::{McpError, parse_json, read_options, to_text, usage};
 use crate::runtime;
 use mcpaxle::Error;
 use mcpaxle::RequestContext;
@@ -76,7 +76,7 @@ impl McpServer {
         let _in_runtime = runtime::handle()?.enter();
         let o = read_options::<ServerOptions>(options_json.as_deref(), "the server options")?
             .with_environment()
-            .map_err(misuse)?;
+            .map_err(McpError::from)?;
         Ok(Arc::new(McpServer { server: Server::builder(name, version).options(o).build() }))
     }
 
@@ -181,11 +181,11 @@ impl McpServer {
             .map_err(|_| usage(format!("the address must be an IP address and a port, not {address:?}")))?;
         let mut options: HttpOptions = read_options(options_json.as_deref(), "the HTTP options")?;
         match options.auth.as_mut() {
-            Some(auth) => auth.use_verifier(verify.map(bearer_verifier)).map_err(misuse)?,
+            Some(auth) => auth.use_verifier(verify.map(bearer_verifier)).map_err(McpError::from)?,
             None if verify.is_some() => return Err(usage("a token verifier needs the \"auth\" HTTP option")),
             None => {}
         }
-        options.connections.validate().map_err(misuse)?;
+        options.connections.validate().map_err(McpError::from)?;
         let path = options.path.clone();
         let server = self.server.clone();
         runtime::run(async move {

@@ -33,7 +33,7 @@ pub fn check(area: &str, what: &str, value: Value) -> crate::Result<()> {
         ($($area:literal => $t:ty),*) => {
             match area {
                 $($area => crate::options::from_json::<$t>(what, value).map(drop),)*
-                _ => Err(crate::Error::invalid_params(format!("no options are named {area:?}"))),
+                _ => Err(crate::Error::usage(format!("no options are named {area:?}"))),
             }
         };
     }
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn unknown_names_are_refused_with_the_valid_ones() {
         let e = from_json::<ServerOptions>("server options", json!({ "pageSise": 3 })).unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+        assert_eq!(e.kind(), crate::ErrorKind::Usage);
         assert!(
             e.message().starts_with("server options: pageSise: unknown field `pageSise`, expected one of `title`"),
             "{e}"

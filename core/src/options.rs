@@ -28,7 +28,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// Reads options of type `T` from a JSON value; `what` names them in the error (e.g.
-/// `"server options"`). The error is [`ErrorKind::InvalidParams`](crate::ErrorKind) with the
+/// `"server options"`). The error is [`ErrorKind::Usage`](crate::ErrorKind) with the
 /// path of the option at fault and serde's message (for an unknown name, the valid ones):
 /// `server options: legacy.idleTimeoutMs: invalid value: integer `-1`, expected u64`.
 pub fn from_json<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
@@ -36,9 +36,9 @@ pub fn from_json<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path == "." || path.is_empty() {
-            Error::invalid_params(format!("{what}: {inner}"))
+            Error::usage(format!("{what}: {inner}"))
         } else {
-            Error::invalid_params(format!("{what}: {path}: {inner}"))
+            Error::usage(format!("{what}: {path}: {inner}"))
         }
     })
 }
@@ -46,7 +46,7 @@ pub fn from_json<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
 /// Reads options of type `T` from JSON text, as [`from_json`]; a JSON `null` is every default.
 pub fn from_str<T: DeserializeOwned + Default>(what: &str, text: &str) -> Result<T> {
     let value: Value =
-        serde_json::from_str(text).map_err(|e| Error::invalid_params(format!("{what} are not valid JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| Error::usage(format!("{what} are not valid JSON: {e}")))?;
     if value.is_null() { Ok(T::default()) } else { from_json(what, value) }
 }
 

@@ -33,13 +33,13 @@ const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `metricsIntervalMs`; [`flush`](super::flush) sends what is pending at once.
 pub fn install(options: TelemetryOptions) -> Result<()> {
     let runtime = Handle::try_current().map_err(|_| {
-        Error::invalid_params("telemetry: install it from inside a tokio runtime (exports run on it)".to_owned())
+        Error::usage("telemetry: install it from inside a tokio runtime (exports run on it)".to_owned())
     })?;
     let client = Exporter { client: new_http_client()?, runtime };
     let endpoint =
         |signal: &str| options.endpoint.as_deref().map(|e| format!("{}/v1/{signal}", e.trim_end_matches('/')));
     let headers: HashMap<String, String> = options.headers.clone().into_iter().collect();
-    let failed = |what: &str, e: &dyn std::fmt::Display| Error::invalid_params(format!("telemetry: {what}: {e}"));
+    let failed = |what: &str, e: &dyn std::fmt::Display| Error::usage(format!("telemetry: {what}: {e}"));
 
     let mut resource = Resource::builder();
     if let Some(name) = &options.service_name {

@@ -318,7 +318,7 @@ impl OAuthOptions {
         self
     }
 
-    /// Checks the values (an [`ErrorKind::InvalidParams`](crate::ErrorKind) error naming the
+    /// Checks the values (an [`ErrorKind::Usage`](crate::ErrorKind) error naming the
     /// option at fault): `redirectUri` an absolute URI without a fragment (RFC 6749 §3.1.2,
     /// any scheme: native apps use their own) for the authorization code grant; a
     /// pre-registered `clientId` not empty, its `issuer` an issuer URL (RFC 8414 §2), a secret
@@ -327,7 +327,7 @@ impl OAuthOptions {
     /// `maxAuthorizations` at least 1. Options read from data are checked as they are read;
     /// connecting checks those built in Rust.
     pub fn validate(&self) -> Result<()> {
-        let bad = |at: &str, m: String| Err(Error::invalid_params(format!("oauth: {at}: {m}")));
+        let bad = |at: &str, m: String| Err(Error::usage(format!("oauth: {at}: {m}")));
         if self.grant == Grant::AuthorizationCode
             && let Err(m) = redirect_uri_rule(&self.redirect_uri)
         {
@@ -345,7 +345,7 @@ impl OAuthOptions {
             }
         }
         if let Err(m) = self.credentials_rule() {
-            return Err(Error::invalid_params(format!("oauth: {m}")));
+            return Err(Error::usage(format!("oauth: {m}")));
         }
         if let Some(Err(m)) = self.client_metadata_url.as_deref().map(client_metadata_url_rule) {
             return bad("clientMetadataUrl", m);
@@ -455,7 +455,7 @@ mod tests {
             let e = crate::options::from_json::<InClientOptions>("the client options", json!({ "oauth": options }))
                 .map(drop)
                 .unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidParams, "{name}");
+            assert_eq!(e.kind(), crate::ErrorKind::Usage, "{name}");
             let (path, message) = (case["path"].as_str().unwrap(), case["message"].as_str().unwrap());
             let want = if path.is_empty() { format!("oauth: {message}") } else { format!("oauth.{path}: {message}") };
             assert!(e.message().starts_with("the client options: "), "{name}: {e}");
@@ -470,7 +470,7 @@ mod tests {
         ok.clone().client_metadata_url("https://app.example.com/client.json").validate().unwrap();
         ok.clone().pre_registered("id", None, Some("https://auth.example.com".into())).validate().unwrap();
         let e = OAuthOptions::new("callback", |_| async { Ok(String::new()) }).validate().unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+        assert_eq!(e.kind(), crate::ErrorKind::Usage);
         assert!(e.message().starts_with("oauth: redirectUri: must be an absolute URI"), "{e}");
         let e = ok.clone().client_metadata_url("http://app.example.com/client.json").validate().unwrap_err();
         assert!(e.message().starts_with("oauth: clientMetadataUrl: must be the https URL"), "{e}");

@@ -303,7 +303,7 @@ impl BearerAuth {
         self
     }
 
-    /// Checks the values (an [`ErrorKind::InvalidParams`](crate::ErrorKind) error naming the
+    /// Checks the values (an [`ErrorKind::Usage`](crate::ErrorKind) error naming the
     /// option at fault): `resource` an absolute `http(s)` URL without a fragment (RFC 8707
     /// §2); at least one authorization server, each an issuer URL (absolute `http(s)`, no
     /// query or fragment: RFC 8414 §2); every scope a scope token (RFC 6749 §3.3), which also
@@ -311,7 +311,7 @@ impl BearerAuth {
     /// from data are checked as they are read; `HttpServer::bind` checks those built in
     /// Rust.
     pub fn validate(&self) -> Result<()> {
-        let bad = |at: String, m: String| Err(crate::Error::invalid_params(format!("bearer auth: {at}: {m}")));
+        let bad = |at: String, m: String| Err(crate::Error::usage(format!("bearer auth: {at}: {m}")));
         if let Err(m) = resource_rule(&self.resource) {
             return bad("resource".into(), m);
         }
@@ -710,7 +710,7 @@ mod tests {
             let e = crate::options::from_json::<InHttpOptions>("the HTTP options", json!({ "auth": options }))
                 .map(drop)
                 .unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidParams, "{name}");
+            assert_eq!(e.kind(), crate::ErrorKind::Usage, "{name}");
             let e = e.to_string();
             assert!(e.contains(&want), "{name}: {e:?} should contain {want:?}");
             assert!(e.contains("the HTTP options: "), "{name}: {e}");
@@ -724,7 +724,7 @@ mod tests {
         let e = BearerAuth::new("mcp.example.com", "https://auth.example.com", |_| async { Ok(None) })
             .validate()
             .unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidParams);
+        assert_eq!(e.kind(), crate::ErrorKind::Usage);
         assert!(e.message().starts_with("bearer auth: resource: must be this server's canonical URI"), "{e}");
         let e = ok.clone().tool_scopes("write", ["notes:read", "a b"]).validate().unwrap_err();
         assert!(e.message().starts_with("bearer auth: toolScopes.write[1]: a scope must be"), "{e}");

@@ -136,14 +136,14 @@ impl ConnectionLimits {
     /// keep their defaults, unknown ones are an error naming them.
     pub fn from_json(value: serde_json::Value) -> Result<Self> {
         let limits: ConnectionLimits =
-            serde_json::from_value(value).map_err(|e| Error::invalid_params(format!("connection limits: {e}")))?;
+            serde_json::from_value(value).map_err(|e| Error::usage(format!("connection limits: {e}")))?;
         limits.validate()?;
         Ok(limits)
     }
 
     /// Checks values the server cannot use.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::invalid_params(format!("connection limits: {m}")));
+        let bad = |m: String| Err(Error::usage(format!("connection limits: {m}")));
         if self.max_connections == Some(0) {
             return bad("maxConnections must be at least 1".into());
         }

@@ -1084,7 +1084,7 @@ impl HttpServer {
         options.connections.validate()?;
         for (name, route) in [("healthPath", &options.health_path), ("metricsPath", &options.metrics_path)] {
             if route.as_deref() == Some(options.path.as_str()) {
-                return Err(Error::invalid_params(format!(
+                return Err(Error::usage(format!(
                     "HTTP options: {name} {:?} is the MCP endpoint's path; give the route its own",
                     options.path
                 )));

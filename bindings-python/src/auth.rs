@@ -4,7 +4,7 @@
 
 use crate::bridge::{self, BridgeInner};
 use crate::convert;
-use crate::errors::{self, core_err};
+use crate::errors::{core_err, usage};
 use futures_util::future::BoxFuture;
 use mcpaxle::Result;
 use mcpaxle::transport::auth::{BearerAuth, TokenInfo, TokenVerifier};
@@ -12,10 +12,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 use std::sync::Arc;
-
-fn usage(message: impl Into<String>) -> PyErr {
-    errors::new_py_err("UsageError", message.into())
-}
 
 /// A verifier calling `verify(token)` (a coroutine function returning `{"subject", "scopes"}`
 /// or `None`) on `bridge`'s loop, its answer read by the core ([`TokenInfo::from_answer`]). What

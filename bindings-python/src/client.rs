@@ -6,6 +6,7 @@
 //! never on a runtime thread.
 
 use crate::bridge::{self, Bridge, BridgeInner, Make};
+use crate::errors::usage;
 use crate::{convert, runtime};
 use futures_util::future::BoxFuture;
 use mcpaxle::client::{
@@ -92,10 +93,6 @@ fn take<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, Py
         d.del_item(key)?;
     }
     Ok(v.filter(|v| !v.is_none()))
-}
-
-fn usage(message: impl Into<String>) -> PyErr {
-    crate::errors::new_py_err("UsageError", message.into())
 }
 
 /// The core's client options from the dict the Python layer passes: the core's

@@ -47,6 +47,11 @@ pub fn new_py_err(class: &str, message: String) -> PyErr {
     })
 }
 
+/// A misuse of the API (a bad option, definition or argument): `mcpaxle.errors.UsageError`.
+pub fn usage(message: impl Into<String>) -> PyErr {
+    new_py_err("UsageError", message.into())
+}
+
 /// [`to_py_err`] where no `Python` token is at hand.
 pub fn core_err(e: Error) -> PyErr {
     Python::attach(|py| to_py_err(py, &e))

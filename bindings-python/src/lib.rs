@@ -64,7 +64,7 @@ fn template_variables(uri: &str) -> PyResult<Vec<String>> {
         return Ok(Vec::new());
     }
     let template = mcpaxle::server::uri_template::UriTemplate::parse(uri)
-        .map_err(|e| errors::new_py_err("UsageError", format!("resource {uri:?} is not a valid URI template: {e}")))?;
+        .map_err(|e| errors::usage(format!("resource {uri:?} is not a valid URI template: {e}")))?;
     Ok(template.variable_names().into_iter().map(str::to_owned).collect())
 }
 

@@ -3,7 +3,7 @@
 
 use crate::bridge::{self, Bridge, BridgeInner, Make};
 use crate::convert;
-use crate::errors::{self, core_err};
+use crate::errors::{core_err, usage};
 use crate::handlers::{Home, PyHandler};
 use crate::runtime::{self, check_fork};
 use mcpaxle::schema::{Prompt, Resource, ResourceTemplate, Tool};
@@ -25,10 +25,6 @@ use tokio_util::sync::CancellationToken;
 pub struct PyServer {
     server: Server,
     home: Home,
-}
-
-fn usage(message: String) -> PyErr {
-    errors::new_py_err("UsageError", message)
 }
 
 fn definition<T: DeserializeOwned>(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
@@ -236,7 +232,7 @@ impl PyServer {
         let next = bridge.map(|b| b.get().inner.clone());
         if let (Some(current), Some(n)) = (self.home.get(), &next) {
             if !Arc::ptr_eq(&current, n) && !current.is_closed() {
-                return Err(usage("this server is already served on another event loop".into()));
+                return Err(usage("this server is already served on another event loop"));
             }
         }
         self.home.set(next);

@@ -286,9 +286,10 @@ fn parse_payload(kind: Kind, json: &str) -> FfiResult<Payload> {
             return Err(FfiError::usage("result_json must be an array of one boolean per item"));
         }
         // The core's rule for what a verifier may answer.
-        Kind::Token => Payload::Token(
-            TokenInfo::from_answer(v).map_err(|e| FfiError::usage(format!("result_json: {}", e.message())))?,
-        ),
+        Kind::Token => Payload::Token(TokenInfo::from_answer(v).map_err(|e| {
+            let message = format!("result_json: {}", e.message());
+            FfiError { message, ..e.into() }
+        })?),
         Kind::Input | Kind::Authorization => {
             return Err(FfiError::usage("result_json must be a JSON object"));
         }

@@ -54,7 +54,7 @@ pub fn check_options(area: &str, what: &str, options: &Bound<'_, PyDict>) -> PyR
 #[pyfunction]
 pub fn check_token_info(answer: &Bound<'_, PyDict>) -> PyResult<()> {
     let what = "TokenInfo";
-    TokenInfo::from_answer(options_value(answer, what)?).map(drop).map_err(|e| usage(e.message().to_owned()))
+    TokenInfo::from_answer(options_value(answer, what)?).map(drop).map_err(core_err)
 }
 
 /// The core's [`BearerAuth`] from the dict `mcpaxle.BearerAuth._native()` passes:

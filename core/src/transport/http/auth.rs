@@ -96,9 +96,10 @@ impl TokenInfo {
     /// Checks what a verifier may grant: a non-empty subject, and scopes that are scope tokens
     /// (RFC 6749 §3.3: they are echoed in quoted challenge parameters). [`BearerAuth`] checks
     /// every answer of its verifier so: one that breaks these rules answers `503`, as a
-    /// verifier that fails does, and is logged at error level.
+    /// verifier that fails does, and is logged at error level. The error is
+    /// [`ErrorKind::Usage`](crate::ErrorKind): the rule was broken by the application.
     pub fn validate(&self) -> Result<()> {
-        let bad = |at: String, m: String| Err(crate::Error::internal(format!("{TOKEN_ANSWER}: {at}: {m}")));
+        let bad = |at: String, m: String| Err(crate::Error::usage(format!("{TOKEN_ANSWER}: {at}: {m}")));
         if let Err(m) = subject_rule(&self.subject) {
             return bad("subject".into(), m);
         }
@@ -112,8 +113,10 @@ impl TokenInfo {
 
     /// A verifier's answer as data (a binding's verifier answers JSON, or a dict): `null` for
     /// an invalid token, else a [`TokenInfo`] object checked as [`TokenInfo::validate`]
-    /// checks. Anything else is an [`ErrorKind::Internal`](crate::ErrorKind) error saying what is
-    /// wrong (`… scopes[0]: a scope must be …`): the request gets `503`.
+    /// checks. Anything else is an [`ErrorKind::Usage`](crate::ErrorKind) error saying what is
+    /// wrong (`… scopes[0]: a scope must be …`): the application's verifier broke the rule, so
+    /// a request it was asked about gets `503`, and a binding checking a value the application
+    /// builds (Python's `TokenInfo`, C's `result_json`) passes the error on as it is.
     ///
     /// ```
     /// use mcpaxle::transport::auth::TokenInfo;
@@ -134,11 +137,9 @@ impl TokenInfo {
             Value::Bool(_) => Some("a boolean"),
         };
         if let Some(kind) = kind {
-            return Err(crate::Error::internal(format!("{TOKEN_ANSWER}: expected an object or null, not {kind}")));
+            return Err(crate::Error::usage(format!("{TOKEN_ANSWER}: expected an object or null, not {kind}")));
         }
-        crate::options::from_json(TOKEN_ANSWER, value)
-            .map(Some)
-            .map_err(|e| crate::Error::internal(e.message().to_owned()))
+        crate::options::from_json(TOKEN_ANSWER, value).map(Some)
     }
 }
 
@@ -746,7 +747,7 @@ mod tests {
             let name = case["name"].as_str().unwrap();
             let message = case["message"].as_str().unwrap();
             let e = TokenInfo::from_answer(case["answer"].clone()).unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::Internal, "{name}");
+            assert_eq!(e.kind(), crate::ErrorKind::Usage, "{name}");
             assert!(e.message().contains(message), "{name}: {e} should contain {message:?}");
             assert!(e.message().starts_with(TOKEN_ANSWER), "{name}: {e}");
             let answer = case["answer"].clone();

@@ -80,7 +80,8 @@ lint:
 	cd fuzz && $(CARGO) fmt -- --check
 
 bench: c
-	$(CARGO) build --release -p mcpaxle-bench --bins --features rmcp
+	$(CARGO) build --release -p mcpaxle-bench --bins
+	$(CARGO) build --release -p mcpaxle-bench-rmcp --features rmcp
 	bash bindings-node/scripts/build.sh
 	bash bindings-python/scripts/develop.sh
 	cd bench && (test -d node_modules || npm ci --no-audit --no-fund)

@@ -152,7 +152,7 @@ ROWS: list[Row] = [
     # The same server with a visibility predicate (per-principal visibility; this one hides
     # nothing): what asking it costs per call, read against mcpaxle-http.
     Row("mcpaxle-visibility", "mcpaxle HTTP (visibility)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}", "--visibility"]),
-    # Issue 15: the official Rust SDK (rmcp, pinned in bench/Cargo.toml), stateless JSON answers.
+    # Issue 15: the official Rust SDK (rmcp, pinned in bench/rmcp/Cargo.toml), stateless JSON answers.
     # Telemetry's cost (issue 18): on, exporting to a sink, with every trace sampled out
     # (spans not recorded; metrics kept) and with every trace sampled (spans built and sent).
     Row("mcpaxle-otel-unsampled", "mcpaxle HTTP, telemetry on, unsampled", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}"],
@@ -670,10 +670,13 @@ def report_scenarios(results: dict[str, dict]) -> dict:
 
 def build() -> None:
     cargo = os.environ.get("CARGO", "cargo")
-    cmd = [cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins", "--features", "rmcp"]
-    print("+ " + " ".join(cmd), flush=True)
-    if subprocess.call(cmd, cwd=ROOT) != 0:
-        raise BenchError("building the benchmark binaries failed (use --no-build to run the ones already built)")
+    # Two builds, as `make bench` runs them: rmcp's package apart, so that its features do not
+    # change the core's build (scripts/shared_build.py).
+    for cmd in ([cargo, "build", "--release", "-p", "mcpaxle-bench", "--bins"],
+                [cargo, "build", "--release", "-p", "mcpaxle-bench-rmcp", "--features", "rmcp"]):
+        print("+ " + " ".join(cmd), flush=True)
+        if subprocess.call(cmd, cwd=ROOT) != 0:
+            raise BenchError("building the benchmark binaries failed (use --no-build to run the ones already built)")
 
 
 def main() -> int:

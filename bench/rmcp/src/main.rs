@@ -1,4 +1,4 @@
-//! The official Rust SDK (rmcp, pinned in bench/Cargo.toml) serving the benchmark's `echo` tool
+//! The official Rust SDK (rmcp, pinned in bench/rmcp/Cargo.toml) serving the benchmark's `echo` tool
 //! (and, with `--tools N`, N-1 more of the same shape for `tools/list`), beside mcpaxle's
 //! `bench_server`: stateless Streamable HTTP (no sessions, as MCP 2026-07-28 has none), JSON
 //! answers, on the same hyper stack as the ceiling (hyper-util's auto builder, TCP_NODELAY,
@@ -7,6 +7,11 @@
 //! ```text
 //! rmcp_server --http 127.0.0.1:8080 [--tools 1000]   # endpoint /mcp
 //! ```
+
+// The ceiling's serving loop (bench/src/lib.rs), the same file: this package leaves out the
+// bench crate, which links mcpaxle.
+#[path = "../../src/lib.rs"]
+mod stack;
 
 use hyper_util::service::TowerToHyperService;
 use rmcp::model::{
@@ -80,5 +85,5 @@ async fn main() {
     config.sse_keep_alive = None;
     let service =
         StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config);
-    mcpaxle_bench::serve("rmcp_server", addr, "/mcp", || TowerToHyperService::new(service.clone())).await;
+    stack::serve("rmcp_server", addr, "/mcp", || TowerToHyperService::new(service.clone())).await;
 }

@@ -152,6 +152,8 @@ ROWS: list[Row] = [
     # The same server with a visibility predicate (per-principal visibility; this one hides
     # nothing): what asking it costs per call, read against mcpaxle-http.
     Row("mcpaxle-visibility", "mcpaxle HTTP (visibility)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}", "--visibility"]),
+    # The same server with one middleware around every request (an audit that times them).
+    Row("mcpaxle-middleware", "mcpaxle HTTP (middleware)", "http", ["{bin}/bench_server", "--http", "127.0.0.1:{port}", "--middleware"]),
     # Issue 15: the official Rust SDK (rmcp, pinned in bench/rmcp/Cargo.toml), stateless JSON answers.
     # Telemetry's cost (issue 18): on, exporting to a sink, with every trace sampled out
     # (spans not recorded; metrics kept) and with every trace sampled (spans built and sent).
@@ -213,6 +215,7 @@ COMPARISONS: list[tuple[str, str, float | None, float | None]] = [
     ("mcpaxle-otel-sampled", "mcpaxle-http", None, None),
     ("c-http-inline", "mcpaxle-http", None, None),
     ("mcpaxle-visibility", "mcpaxle-http", None, None),
+    ("mcpaxle-middleware", "mcpaxle-http", None, None),
     ("node-http", "mcpaxle-http", None, None),
     ("python-def", "python-async", None, None),
 ]
@@ -587,7 +590,7 @@ class Scenario:
     connections: int | None = None
 
 
-SCENARIO_ROWS = ["ceiling", "rmcp", "mcpaxle-http", "mcpaxle-visibility"]
+SCENARIO_ROWS = ["ceiling", "rmcp", "mcpaxle-http", "mcpaxle-visibility", "mcpaxle-middleware"]
 LIST_TOOLS = 1000
 # The ceiling answers as many bytes as mcpaxle does (its answer padded): the tools/list of
 # 1,000 tools is measured once from bench_server (`--tools 1000`).
@@ -603,7 +606,7 @@ def scenarios(keys: list[str], connections: list[int]) -> list[Scenario]:
             tools = ["--tools", str(LIST_TOOLS)]
             out.append(Scenario(key, f"tools/list, {LIST_TOOLS:,} tools", ["--method", "tools/list"],
                                 {"ceiling": ["--reply-bytes", str(LIST_REPLY_BYTES)], "rmcp": tools, "mcpaxle-http": tools,
-                                 "mcpaxle-visibility": tools}))
+                                 "mcpaxle-visibility": tools, "mcpaxle-middleware": tools}))
         elif key in ("call-100k", "call-1m"):
             n = 100_000 if key == "call-100k" else 1_000_000
             out.append(Scenario(key, f"tools/call, {n // 1000:,} KB text", ["--text-bytes", str(n)],

@@ -6,9 +6,9 @@ use crate::calls::{self, Kind, Payload, Target, mcpaxle_reply};
 use crate::ffi::{FfiError, SendPtr, ffi_boundary, mcpaxle_result};
 use crate::owner::Owner;
 use crate::server::{mcpaxle_server, server_ref};
-use mcpaxle_core::server::{BoxFuture, ItemInfo, Middleware, Next, RequestInfo, VisibilityFilter};
+use mcpaxle_core::server::{BoxFuture, ItemInfo, Middleware, Next, Reply, RequestInfo, VisibilityFilter};
 use mcpaxle_core::{Error, Result};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,9 +88,10 @@ impl Drop for Forget {
 }
 
 /// An outcome as `mcpaxle_next_done` gets it.
-fn envelope(r: &Result<Value>) -> String {
+fn envelope(r: &Result<Reply>) -> String {
     match r {
-        Ok(v) => json!({ "ok": v }).to_string(),
+        // A result kept as JSON text (a page of a list) is not read into a value here.
+        Ok(reply) => format!(r#"{{"ok":{}}}"#, reply.to_json()),
         Err(e) => json!({ "error": e.to_error_object() }).to_string(),
     }
 }
@@ -101,7 +102,7 @@ struct CMiddleware {
 }
 
 impl Middleware for CMiddleware {
-    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Value>> {
+    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Reply>> {
         Box::pin(async move {
             let (tx, mut asks) = mpsc::unbounded_channel::<Ask>();
             let slot = Arc::new(AtomicUsize::new(0));
@@ -119,7 +120,7 @@ impl Middleware for CMiddleware {
             loop {
                 tokio::select! {
                     outcome = &mut call => return match outcome? {
-                        Payload::Json(v) => Ok(v),
+                        Payload::Json(v) => Ok(Reply::from(v)),
                         _ => Err(Error::internal("Internal error: the middleware completed with a result of another kind")),
                     },
                     Some(done) = asks.recv() => {

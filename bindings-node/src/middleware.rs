@@ -5,13 +5,13 @@
 
 use crate::callbacks;
 use crate::runtime;
-use mcpaxle::server::{BoxFuture, ItemInfo, Middleware, Next, RequestInfo, VisibilityFilter};
+use mcpaxle::server::{BoxFuture, ItemInfo, Middleware, Next, Reply, RequestInfo, VisibilityFilter};
 use mcpaxle::{Error, ErrorKind};
 use napi::bindgen_prelude::{FnArgs, PromiseRaw};
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi::{Env, Status};
 use napi_derive::napi;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
@@ -25,7 +25,7 @@ pub type MiddlewareFn = ThreadsafeFunction<
     true,
 >;
 
-type Ask = oneshot::Sender<mcpaxle::Result<Value>>;
+type Ask = oneshot::Sender<mcpaxle::Result<Reply>>;
 
 /// A JavaScript middleware.
 pub struct JsMiddleware {
@@ -39,7 +39,7 @@ impl JsMiddleware {
 }
 
 impl Middleware for JsMiddleware {
-    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, mcpaxle::Result<Value>> {
+    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, mcpaxle::Result<Reply>> {
         Box::pin(async move {
             let (tx, mut asks) = mpsc::unbounded_channel::<Ask>();
             let js_next = MiddlewareNext { asks: tx };
@@ -47,7 +47,7 @@ impl Middleware for JsMiddleware {
             tokio::pin!(js);
             loop {
                 tokio::select! {
-                    outcome = &mut js => return outcome,
+                    outcome = &mut js => return outcome.map(Reply::from),
                     Some(reply) = asks.recv() => {
                         let _ = reply.send(next.run().await);
                     }
@@ -80,7 +80,8 @@ impl MiddlewareNext {
                 Err(Error::usage("next() was called after its middleware returned"))
             };
             Ok(match outcome {
-                Ok(v) => json!({ "ok": v }).to_string(),
+                // A result kept as JSON text (a page of a list) is not read into a value here.
+                Ok(reply) => format!(r#"{{"ok":{}}}"#, reply.to_json()),
                 Err(e) => json!({ "error": crate::errors::to_json(&e) }).to_string(),
             })
         })

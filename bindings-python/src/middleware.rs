@@ -7,7 +7,7 @@
 use crate::bridge::{self, BridgeInner};
 use crate::handlers::Home;
 use crate::runtime::check_fork;
-use mcpaxle::server::{BoxFuture, ItemInfo, Middleware, Next, RequestInfo, VisibilityFilter};
+use mcpaxle::server::{BoxFuture, ItemInfo, Middleware, Next, Reply, RequestInfo, VisibilityFilter};
 use mcpaxle::{Error, ErrorKind, Result};
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -27,7 +27,7 @@ impl PyMiddleware {
 }
 
 impl Middleware for PyMiddleware {
-    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Value>> {
+    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Reply>> {
         Box::pin(async move {
             let Some(bridge) = self.home.get().filter(|b| !b.is_closed()) else {
                 return Err(Error::internal(
@@ -40,9 +40,10 @@ impl Middleware for PyMiddleware {
             tokio::pin!(python);
             loop {
                 tokio::select! {
-                    outcome = &mut python => return outcome,
+                    outcome = &mut python => return outcome.map(Reply::from),
                     Some(reply) = asks.recv() => {
-                        let _ = reply.send(next.run().await);
+                        // The result becomes a dict for Python: read as a value.
+                        let _ = reply.send(next.run().await.map(Reply::into_value));
                     }
                 }
             }

@@ -5,7 +5,7 @@
 use futures_util::StreamExt;
 use mcpaxle::jsonrpc::{JsonRpcVersion, Request, RequestId};
 use mcpaxle::schema::{CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool};
-use mcpaxle::server::{Exchange, Item, Outgoing, RequestInfo, Server, TransportContext};
+use mcpaxle::server::{Exchange, Item, Outgoing, RequestInfo, Server, TransportContext, Wire};
 use serde_json::{Value, json};
 
 fn meta() -> Value {
@@ -162,12 +162,53 @@ async fn through_middleware_a_list_is_a_value_the_chain_can_rewrite() {
     assert_eq!(pages(&s, None, "tools/list", "tools", "name").await, [vec!["a", "b"]]);
     s.use_middleware(mcpaxle::server::middleware::from_fn(|info, next| {
         Box::pin(async move {
-            let mut r = next.run().await?;
-            if info.method() == "tools/list" {
-                r["tools"].as_array_mut().unwrap().retain(|t| t["name"] != "a");
+            let reply = next.run().await?;
+            if info.method() != "tools/list" {
+                return Ok(reply);
             }
-            Ok(r)
+            let mut r = reply.into_value();
+            r["tools"].as_array_mut().unwrap().retain(|t| t["name"] != "a");
+            Ok(r.into())
         })
     }));
     assert_eq!(pages(&s, None, "tools/list", "tools", "name").await, [vec!["b"]]);
+}
+
+/// The bytes a transport writes for a list request (`Exchange::next_wire`): the response as
+/// JSON text when its result is kept as text, else the streamed response serialized, and
+/// which of the two it was.
+async fn wire(s: &Server, method: &str) -> (bool, Value) {
+    let req = Request {
+        jsonrpc: JsonRpcVersion,
+        id: RequestId::Number(9),
+        method: method.into(),
+        params: Some(json!({ "_meta": meta() })),
+    };
+    let mut exchange = s.handle_request(req, &TransportContext::default());
+    if let Some(b) = exchange.immediate_json() {
+        return (true, serde_json::from_slice(&b).unwrap());
+    }
+    loop {
+        match exchange.next_wire().await.expect("a response") {
+            Wire::Json(b) => return (true, serde_json::from_slice(&b).unwrap()),
+            Wire::Message(Outgoing::Response(r)) => return (false, serde_json::to_value(r).unwrap()),
+            Wire::Message(_) => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_middleware_that_passes_a_list_on_passes_its_kept_text() {
+    let s = server(&["a", "b"]);
+    let bare = wire(&s, "tools/list").await;
+    assert!(bare.0, "without middleware the page is written as kept text");
+    // A middleware that only looks at the request: the page reaches the wire as the same text,
+    // no value read from it or written again.
+    s.use_middleware(mcpaxle::server::middleware::from_fn(|_info, next| next.run()));
+    assert_eq!(wire(&s, "tools/list").await, bare);
+    // One that reads it as a value answers a value; the client gets the same result.
+    s.use_middleware(mcpaxle::server::middleware::from_fn(|_info, next| {
+        Box::pin(async move { next.run().await.map(|r| r.into_value().into()) })
+    }));
+    assert_eq!(wire(&s, "tools/list").await, (false, bare.1));
 }

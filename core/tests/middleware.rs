@@ -337,13 +337,15 @@ async fn a_middleware_rewrites_results_and_times_requests() {
         }));
         s.use_middleware(from_fn(|req, next| {
             Box::pin(async move {
-                let mut result = next.run().await?;
-                if req.method() == "tools/call" {
-                    let text = result["content"][0]["text"].as_str().unwrap_or_default().to_uppercase();
-                    result["content"][0]["text"] = json!(text);
-                    result["_meta"]["example.com/rewritten"] = json!(true);
+                let reply = next.run().await?;
+                if req.method() != "tools/call" {
+                    return Ok(reply);
                 }
-                Ok(result)
+                let mut result = reply.into_value();
+                let text = result["content"][0]["text"].as_str().unwrap_or_default().to_uppercase();
+                result["content"][0]["text"] = json!(text);
+                result["_meta"]["example.com/rewritten"] = json!(true);
+                Ok(result.into())
             })
         }));
         let svc = service(&s);

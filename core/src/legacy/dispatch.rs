@@ -186,9 +186,9 @@ impl Server {
                     None => break,
                 }
             }
-            None
+            None::<Response>
         };
-        Exchange::running(Box::pin(fut), rx, CancellationToken::new(), true)
+        Exchange::running(fut, rx, CancellationToken::new(), true)
     }
 }
 

@@ -11,12 +11,12 @@ use crate::schema::CacheScope;
 use crate::schema::PROTOCOL_VERSION_META_KEY;
 use crate::schema::{SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY};
 use crate::server::context::{Peer, RequestContext, Round};
-use crate::server::exchange::{Exchange, Outgoing};
+use crate::server::exchange::{Exchange, Final, Outgoing, Step};
 use crate::server::handlers::{CompletionRequest, ResourceRequest};
 use crate::server::list_pages::{Listed, PageCache, PageKey, write_page};
 use crate::server::memory::TrimWhenDone;
 use crate::server::middleware::{
-    self, Hidden, Item, ItemInfo, ItemKind, Next, RequestInfo, Sight, Token, Visibility, VisibilityFilter,
+    self, Hidden, Item, ItemInfo, ItemKind, Next, Reply, RequestInfo, Sight, Token, Visibility, VisibilityFilter,
     VisibilityHook,
 };
 use crate::server::pagination::{page_where, read_cursor};
@@ -30,7 +30,7 @@ use crate::server::tasks::{TASKS_EXTENSION, TaskMethod, TaskSupport, check_liste
 use crate::server::template_paths;
 use crate::server::{CacheHint, Server, ServerEvent};
 use crate::telemetry::{self, Counted, Described, ServerSpan, TraceContext, in_trace};
-use futures_util::{FutureExt, StreamExt};
+use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -199,14 +199,6 @@ fn mismatch(message: String) -> Error {
     Error::new(ErrorKind::HeaderMismatch, message)
 }
 
-/// Where a served result goes: straight to the wire, or to a middleware chain, which reads it
-/// as a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    Wire,
-    Value,
-}
-
 fn str_param<'a>(params: Option<&'a Value>, key: &str) -> Result<&'a str> {
     match params.and_then(|p| p.get(key)) {
         Some(Value::String(s)) => Ok(s),
@@ -263,7 +255,7 @@ impl Server {
         let hooks = &self.inner.hooks;
         let (chain, visibility) = (hooks.chain(), hooks.visibility());
         if chain.is_none() && visibility.is_none() {
-            return self.serve_endpoint(method, req, meta, tc, era, None, Answer::Wire);
+            return self.serve_endpoint(method, req, meta, tc, era, None);
         }
         let session_id = match era {
             ServedIn::Legacy(s) => Some(s.id().to_owned()),
@@ -284,11 +276,11 @@ impl Server {
             (None, Some(VisibilityHook::Predicate(predicate))) if method == Method::ToolsCall => {
                 let hidden = self.hidden_tool(&*predicate, &info);
                 let sight = Sight::Hidden(&hidden);
-                self.serve_endpoint(method, info.into_request(), meta, tc, era, Some(sight), Answer::Wire)
+                self.serve_endpoint(method, info.into_request(), meta, tc, era, Some(sight))
             }
             (None, Some(VisibilityHook::Predicate(predicate))) => {
                 let sight = Sight::Predicate { predicate: &*predicate, who: &info };
-                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight), Answer::Wire)
+                self.serve_endpoint(method, info.request().clone(), meta, tc, era, Some(sight))
             }
             (chain, visibility) => Ok(self.through(chain, visibility, info, method, meta, tc, era)),
         }
@@ -339,12 +331,12 @@ impl Server {
                         _ => None,
                     };
                     let (req, meta) = (who.request().clone(), meta.clone());
-                    let served = server_ref.serve_endpoint(method, req, meta, tc, era, sight, Answer::Value);
-                    let mut exchange = served?;
-                    while let Some(o) = exchange.next().await {
-                        match o {
-                            Outgoing::Response(r) => return middleware::from_response(r.outcome),
-                            other => {
+                    let mut exchange = server_ref.serve_endpoint(method, req, meta, tc, era, sight)?;
+                    while let Some(step) = exchange.next_step().await {
+                        match step {
+                            Step::Final(Final::Json(_, text)) => return Ok(Reply::json(text)),
+                            Step::Final(Final::Response(r)) => return middleware::from_response(r.outcome),
+                            Step::Message(other) => {
                                 let _ = tx.send(other);
                             }
                         }
@@ -368,11 +360,11 @@ impl Server {
                 }
             };
             Some(match outcome {
-                Ok(v) => Response::result(id, v),
-                Err(e) => Response::error(Some(id), e.to_error_object()),
+                Ok(reply) => reply.into_final(id),
+                Err(e) => Response::error(Some(id), e.to_error_object()).into(),
             })
         };
-        Exchange::running(Box::pin(fut), rx, CancellationToken::new(), method == Method::Listen)
+        Exchange::running(fut, rx, CancellationToken::new(), method == Method::Listen)
     }
 
     /// What a visibility filter hides from `who`: it is asked about every item `method` lists,
@@ -449,7 +441,6 @@ impl Server {
         tc: &TransportContext,
         era: &ServedIn,
         sight: Option<Sight<'_>>,
-        answer: Answer,
     ) -> Result<Exchange> {
         self.serve_available(method, &req.method)?;
         let params = req.params.as_ref();
@@ -458,19 +449,19 @@ impl Server {
         Ok(match method {
             Method::Discover => self.ready(req.id, self.discover(), Some(&hints.discover), era),
             Method::ToolsList => {
-                let what = ("tools", ItemKind::Tool, sight, answer);
+                let what = ("tools", ItemKind::Tool, sight);
                 self.list(req.id, params, what, (&regs.tools, &regs.pages.tools), &hints.tools, era)?
             }
             Method::PromptsList => {
-                let what = ("prompts", ItemKind::Prompt, sight, answer);
+                let what = ("prompts", ItemKind::Prompt, sight);
                 self.list(req.id, params, what, (&regs.prompts, &regs.pages.prompts), &hints.prompts, era)?
             }
             Method::ResourcesList => {
-                let what = ("resources", ItemKind::Resource, sight, answer);
+                let what = ("resources", ItemKind::Resource, sight);
                 self.list(req.id, params, what, (&regs.resources, &regs.pages.resources), &hints.resources, era)?
             }
             Method::TemplatesList => {
-                let what = ("resourceTemplates", ItemKind::ResourceTemplate, sight, answer);
+                let what = ("resourceTemplates", ItemKind::ResourceTemplate, sight);
                 self.list(req.id, params, what, (&regs.templates, &regs.pages.templates), &hints.templates, era)?
             }
             Method::ToolsCall => self.call_tool(req, meta, tc, era, sight)?,
@@ -587,22 +578,22 @@ impl Server {
         Exchange::ready(Response::result(id, self.finish(result, hint, era)))
     }
 
-    /// A page of a list: `what` is the result's field, the kind of its items, the visibility
-    /// predicate applied to this request (hidden items are skipped before pages are cut) and
-    /// where the answer goes; `list` the entries and their kept pages. To the wire, a page is
-    /// JSON text joined from its entries' text, kept until the list changes when no
-    /// visibility applies (a page seen through one depends on who asks); to a middleware, a
-    /// value.
+    /// A page of a list: `what` is the result's field, the kind of its items and the
+    /// visibility predicate applied to this request (hidden items are skipped before pages
+    /// are cut); `list` the entries and their kept pages. A page is JSON text joined from its
+    /// entries' text, kept until the list changes when no visibility applies (a page seen
+    /// through one depends on who asks); a middleware chain passes it on as that text (a
+    /// [`Reply`]) unless a middleware reads it.
     fn list<E: Listed>(
         &self,
         id: RequestId,
         params: Option<&Value>,
-        what: (&str, ItemKind, Option<Sight<'_>>, Answer),
+        what: (&str, ItemKind, Option<Sight<'_>>),
         list: (&std::sync::RwLock<std::collections::BTreeMap<String, Arc<E>>>, &PageCache),
         hint: &CacheHint,
         era: &ServedIn,
     ) -> Result<Exchange> {
-        let (field, kind, sight, answer) = what;
+        let (field, kind, sight) = what;
         let (map, pages) = list;
         let after = read_cursor(params)?;
         let keep = |key: &str, e: &E| middleware::visible(sight, kind, key, e.definition());
@@ -610,15 +601,6 @@ impl Server {
         // Under the list's read lock: the page cannot be written from one state of the list
         // and kept for another.
         let map = read(map);
-        if answer == Answer::Value {
-            let (items, next) = page_where(&map, after.as_deref(), size, keep, |e| e.definition().clone());
-            let mut r = Map::new();
-            r.insert(field.into(), Value::Array(items));
-            if let Some(c) = next {
-                r.insert("nextCursor".into(), json!(c));
-            }
-            return Ok(self.ready(id, r, Some(hint), era));
-        }
         let write = || {
             let (items, next) = page_where(&map, after.as_deref(), size, keep, |e| e.serialized());
             write_page(field, &items, next.as_deref(), &self.finish_map(Map::new(), Some(hint), era))
@@ -764,7 +746,7 @@ impl Server {
                 Err(e) => Response::error(Some(id), e.to_error_object()),
             })
         };
-        Exchange::running(Box::pin(in_trace(trace.as_ref(), fut)), rx, abort, false)
+        Exchange::running(in_trace(trace.as_ref(), fut), rx, abort, false)
     }
 
     /// The `InputRequiredResult` of a run that asked for input, with the answers used so far
@@ -1166,7 +1148,7 @@ impl Server {
             }
             Some(Response::result(id.clone(), Value::Object(closed)))
         };
-        Ok(Exchange::running(Box::pin(fut), rx, cancel, true))
+        Ok(Exchange::running(fut, rx, cancel, true))
     }
 }
 

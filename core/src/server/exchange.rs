@@ -35,7 +35,57 @@ pub enum Outgoing {
 
 /// Resolves to the final response, or to `None` for a stream that ends without one (a
 /// legacy session's GET stream, a request the client cancelled).
-type ResponseFuture = Pin<Box<dyn Future<Output = Option<Response>> + Send>>;
+type ResponseFuture = Pin<Box<dyn Future<Output = Option<Final>> + Send>>;
+
+/// The final response of a running exchange: a response, or a result that is JSON text
+/// already (a kept page of a list that went through the middleware chain untouched).
+pub(crate) enum Final {
+    Response(Response),
+    Json(RequestId, Arc<str>),
+}
+
+impl From<Response> for Final {
+    fn from(r: Response) -> Self {
+        Final::Response(r)
+    }
+}
+
+impl Final {
+    /// The response as a value: JSON text is parsed (for a reader of the stream).
+    fn into_response(self) -> Response {
+        match self {
+            Final::Response(r) => r,
+            Final::Json(id, result) => Response::result(id, parse_result(&result)),
+        }
+    }
+}
+
+/// A result kept as JSON text, as a value. The text was written from values, so it parses.
+pub(crate) fn parse_result(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+/// The JSON-RPC response of `id` with `result`, a result already serialized: the bytes to
+/// write, with no value built.
+fn response_json(id: &RequestId, result: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(result.len() + 48);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut out, id).ok()?;
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result.as_bytes());
+    out.push(b'}');
+    Some(out)
+}
+
+/// What [`Exchange::next_wire`] yields: a message, or the final response as JSON bytes when
+/// its result was JSON text already.
+#[derive(Debug)]
+pub enum Wire {
+    /// A message as the stream yields it.
+    Message(Outgoing),
+    /// The final response, serialized; nothing follows it.
+    Json(Vec<u8>),
+}
 
 /// The stream of outgoing messages for one request.
 pub struct Exchange {
@@ -53,7 +103,7 @@ enum State {
     Running {
         fut: Option<ResponseFuture>,
         rx: OutgoingRx,
-        done: Option<Response>,
+        done: Option<Final>,
         abort: Pin<Box<WaitForCancellationFutureOwned>>,
         _cancel_on_drop: DropGuard,
     },
@@ -74,7 +124,13 @@ impl Exchange {
     /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
     /// `token` ends the exchange at once without a response (the future is dropped);
     /// dropping the exchange cancels `token`.
-    pub(crate) fn running(fut: ResponseFuture, rx: OutgoingRx, token: CancellationToken, long_lived: bool) -> Self {
+    pub(crate) fn running<R: Into<Final>>(
+        fut: impl Future<Output = Option<R>> + Send + 'static,
+        rx: OutgoingRx,
+        token: CancellationToken,
+        long_lived: bool,
+    ) -> Self {
+        let fut: ResponseFuture = Box::pin(async move { fut.await.map(Into::into) });
         let abort = Box::pin(token.clone().cancelled_owned());
         Exchange {
             state: State::Running { fut: Some(fut), rx, done: None, abort, _cancel_on_drop: token.drop_guard() },
@@ -112,13 +168,21 @@ impl Exchange {
     /// yields the same response parsed.
     pub fn immediate_json(&self) -> Option<Vec<u8>> {
         let State::ReadyJson(Some((id, result))) = &self.state else { return None };
-        let mut out = Vec::with_capacity(result.len() + 48);
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        serde_json::to_writer(&mut out, id).ok()?;
-        out.extend_from_slice(br#","result":"#);
-        out.extend_from_slice(result.as_bytes());
-        out.push(b'}');
-        Some(out)
+        response_json(id, result)
+    }
+
+    /// The next message, like the stream's, except that a final response whose result is JSON
+    /// text already (a kept page of a list that passed the middleware chain) comes as the
+    /// bytes to write instead of parsed: what a transport that writes messages one by one
+    /// reads.
+    pub async fn next_wire(&mut self) -> Option<Wire> {
+        std::future::poll_fn(|cx| self.poll_wire(cx)).await
+    }
+
+    /// The next message, or the final response as it is kept (for the middleware chain's
+    /// end, which passes a result kept as text on as text).
+    pub(crate) async fn next_step(&mut self) -> Option<Step> {
+        std::future::poll_fn(|cx| self.poll_step(cx)).await
     }
 }
 
@@ -138,28 +202,49 @@ impl Stream for Exchange {
     type Item = Outgoing;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
-        let this = self.get_mut();
-        let next = this.next_outgoing(cx);
-        if let Poll::Ready(Some(Outgoing::Response(r))) = &next {
-            if let Some(span) = this.span.take() {
-                span.finish(Ended::of_response(r));
+        self.get_mut().poll_step(cx).map(|step| {
+            step.map(|s| match s {
+                Step::Message(o) => o,
+                Step::Final(f) => Outgoing::Response(f.into_response()),
+            })
+        })
+    }
+}
+
+/// One step of an exchange: a message before the response, or the response.
+pub(crate) enum Step {
+    Message(Outgoing),
+    Final(Final),
+}
+
+impl Exchange {
+    fn poll_wire(&mut self, cx: &mut Context<'_>) -> Poll<Option<Wire>> {
+        self.poll_step(cx).map(|step| match step? {
+            Step::Message(o) => Some(Wire::Message(o)),
+            Step::Final(Final::Response(r)) => Some(Wire::Message(Outgoing::Response(r))),
+            Step::Final(Final::Json(id, result)) => response_json(&id, &result).map(Wire::Json),
+        })
+    }
+
+    /// The next step; the request's span ends with the response.
+    fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<Option<Step>> {
+        let next = self.advance(cx);
+        if let Poll::Ready(Some(Step::Final(f))) = &next {
+            if let Some(span) = self.span.take() {
+                span.finish(match f {
+                    Final::Response(r) => Ended::of_response(r),
+                    Final::Json(..) => Ended::Result { input_required: false, tool_error: false },
+                });
             }
         }
         next
     }
-}
 
-impl Exchange {
-    fn next_outgoing(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
+    fn advance(&mut self, cx: &mut Context<'_>) -> Poll<Option<Step>> {
         let this = self;
         match &mut this.state {
-            State::Ready(r) => Poll::Ready(r.take().map(Outgoing::Response)),
-            State::ReadyJson(r) => Poll::Ready(r.take().map(|(id, result)| {
-                Outgoing::Response(Response::result(
-                    id,
-                    serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
-                ))
-            })),
+            State::Ready(r) => Poll::Ready(r.take().map(|r| Step::Final(Final::Response(r)))),
+            State::ReadyJson(r) => Poll::Ready(r.take().map(|(id, result)| Step::Final(Final::Json(id, result)))),
             State::Running { fut, rx, done, abort, .. } => {
                 if fut.is_some() && abort.as_mut().poll(cx).is_ready() {
                     this.state = State::Ready(None);
@@ -167,7 +252,7 @@ impl Exchange {
                 }
                 if let Some(f) = fut {
                     if let Poll::Ready(Some(o)) = rx.poll_recv(cx) {
-                        return Poll::Ready(Some(o));
+                        return Poll::Ready(Some(Step::Message(o)));
                     }
                     match f.as_mut().poll(cx) {
                         Poll::Ready(resp) => {
@@ -179,9 +264,9 @@ impl Exchange {
                 }
                 // The handler finished: flush what it queued, then the response.
                 if let Some(o) = rx.try_recv() {
-                    return Poll::Ready(Some(o));
+                    return Poll::Ready(Some(Step::Message(o)));
                 }
-                Poll::Ready(done.take().map(Outgoing::Response))
+                Poll::Ready(done.take().map(Step::Final))
             }
         }
     }

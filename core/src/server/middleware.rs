@@ -201,15 +201,14 @@ pub fn headers_to_json(h: &HeaderMap) -> Map<String, Value> {
 /// [`from_fn`].
 ///
 /// ```
-/// use mcpaxle::server::middleware::{BoxFuture, Middleware, Next, RequestInfo};
+/// use mcpaxle::server::middleware::{BoxFuture, Middleware, Next, Reply, RequestInfo};
 /// use mcpaxle::server::Server;
-/// use serde_json::Value;
 ///
 /// /// Logs every request and how long it took.
 /// struct Audit;
 ///
 /// impl Middleware for Audit {
-///     fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, mcpaxle::Result<Value>> {
+///     fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, mcpaxle::Result<Reply>> {
 ///         Box::pin(async move {
 ///             let started = std::time::Instant::now();
 ///             let outcome = next.run().await;
@@ -224,7 +223,7 @@ pub fn headers_to_json(h: &HeaderMap) -> Map<String, Value> {
 pub trait Middleware: Send + Sync {
     /// Serves `req`: by calling `next.run()` (at most once is usual; more is allowed) and
     /// returning its outcome, possibly changed, or by returning an error without calling it.
-    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Value>>;
+    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Reply>>;
 }
 
 /// A [`Middleware`] made of a closure (see [`from_fn`]).
@@ -250,22 +249,22 @@ pub struct FromFn<F>(F);
 /// ```
 pub fn from_fn<F>(f: F) -> FromFn<F>
 where
-    F: for<'a> Fn(&'a RequestInfo, Next<'a>) -> BoxFuture<'a, Result<Value>> + Send + Sync,
+    F: for<'a> Fn(&'a RequestInfo, Next<'a>) -> BoxFuture<'a, Result<Reply>> + Send + Sync,
 {
     FromFn(f)
 }
 
 impl<F> Middleware for FromFn<F>
 where
-    F: for<'a> Fn(&'a RequestInfo, Next<'a>) -> BoxFuture<'a, Result<Value>> + Send + Sync,
+    F: for<'a> Fn(&'a RequestInfo, Next<'a>) -> BoxFuture<'a, Result<Reply>> + Send + Sync,
 {
-    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Value>> {
+    fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Reply>> {
         (self.0)(req, next)
     }
 }
 
 /// What serves a request once the chain has run: the method itself.
-pub(crate) type Endpoint<'a> = dyn Fn(&'a RequestInfo) -> BoxFuture<'a, Result<Value>> + Send + Sync + 'a;
+pub(crate) type Endpoint<'a> = dyn Fn(&'a RequestInfo) -> BoxFuture<'a, Result<Reply>> + Send + Sync + 'a;
 
 /// The rest of the chain after a middleware, then the method. `Copy`: a middleware may run
 /// it more than once (a retry), or hand a copy to a host callback that runs it later.
@@ -284,7 +283,7 @@ impl<'a> Next<'a> {
 
     /// Runs the rest of the chain, then the method: the result the client would get, or its
     /// JSON-RPC error.
-    pub fn run(self) -> BoxFuture<'a, Result<Value>> {
+    pub fn run(self) -> BoxFuture<'a, Result<Reply>> {
         match self.rest.split_first() {
             Some((first, rest)) => first.handle(self.req, Next { rest, ..self }),
             None => (self.endpoint)(self.req),
@@ -431,10 +430,98 @@ pub(crate) fn visible(sight: Option<Sight<'_>>, kind: ItemKind, name: &str, defi
 }
 
 /// A response's outcome as [`Next::run`] returns it: the result, or the client's error.
-pub(crate) fn from_response(outcome: crate::jsonrpc::Outcome) -> Result<Value> {
+pub(crate) fn from_response(outcome: crate::jsonrpc::Outcome) -> Result<Reply> {
     match outcome {
-        crate::jsonrpc::Outcome::Result(v) => Ok(v),
+        crate::jsonrpc::Outcome::Result(v) => Ok(Reply::from(v)),
         crate::jsonrpc::Outcome::Error(e) => Err(Error::remote(e)),
+    }
+}
+
+/// A request's result as [`Next::run`] answers it and a [`Middleware`] returns it: the whole
+/// result object the client gets.
+///
+/// A result the server keeps as JSON text (a page of a list, written once until the list
+/// changes) stays text while middleware passes it on, and is written to the client as it
+/// is: a middleware that only looks at the request, times it or rejects it costs a list
+/// nothing. The result is read as a value only when a middleware asks for it
+/// ([`value`](Self::value), [`into_value`](Self::into_value)). A middleware answers a result
+/// of its own, or a changed one, with `Reply::from(value)` (or `value.into()`).
+///
+/// ```
+/// use mcpaxle::server::middleware::{Reply, from_fn};
+/// use mcpaxle::server::Server;
+///
+/// let server = Server::builder("demo", "1.0.0").build();
+/// // Marks every tools/list result; other results pass untouched.
+/// server.use_middleware(from_fn(|req, next| {
+///     Box::pin(async move {
+///         let reply = next.run().await?;
+///         if req.method() != "tools/list" {
+///             return Ok(reply);
+///         }
+///         let mut result = reply.into_value();
+///         result["_meta"]["example.com/listedBy"] = "middleware".into();
+///         Ok(Reply::from(result))
+///     })
+/// }));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Reply(Kept);
+
+#[derive(Debug, Clone)]
+enum Kept {
+    Value(Value),
+    Json(Arc<str>),
+}
+
+impl Reply {
+    /// A result kept as JSON text (the server wrote it from values).
+    pub(crate) fn json(text: Arc<str>) -> Self {
+        Reply(Kept::Json(text))
+    }
+
+    /// The result as a value: borrowed, or read from the text it is kept as.
+    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match &self.0 {
+            Kept::Value(v) => std::borrow::Cow::Borrowed(v),
+            Kept::Json(text) => std::borrow::Cow::Owned(crate::server::exchange::parse_result(text)),
+        }
+    }
+
+    /// The result as a value, to change or keep.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Kept::Value(v) => v,
+            Kept::Json(text) => crate::server::exchange::parse_result(&text),
+        }
+    }
+
+    /// The result as JSON text: the text it is kept as, or the value serialized.
+    pub fn to_json(&self) -> std::borrow::Cow<'_, str> {
+        match &self.0 {
+            Kept::Value(v) => std::borrow::Cow::Owned(v.to_string()),
+            Kept::Json(text) => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
+    /// The final response to request `id` with this result.
+    pub(crate) fn into_final(self, id: RequestId) -> crate::server::exchange::Final {
+        match self.0 {
+            Kept::Value(v) => crate::jsonrpc::Response::result(id, v).into(),
+            Kept::Json(text) => crate::server::exchange::Final::Json(id, text),
+        }
+    }
+}
+
+impl From<Value> for Reply {
+    fn from(v: Value) -> Self {
+        Reply(Kept::Value(v))
+    }
+}
+
+impl From<Reply> for Value {
+    fn from(r: Reply) -> Self {
+        r.into_value()
     }
 }
 
@@ -456,14 +543,15 @@ mod tests {
     struct Tag(&'static str, Arc<Mutex<Vec<String>>>);
 
     impl Middleware for Tag {
-        fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Value>> {
+        fn handle<'a>(&'a self, req: &'a RequestInfo, next: Next<'a>) -> BoxFuture<'a, Result<Reply>> {
             Box::pin(async move {
                 self.1.lock().unwrap().push(format!("{} in {}", self.0, req.method()));
                 let r = next.run().await;
                 self.1.lock().unwrap().push(format!("{} out", self.0));
-                r.map(|mut v| {
+                r.map(|reply| {
+                    let mut v = reply.into_value();
                     v["seen"].as_array_mut().unwrap().push(json!(self.0));
-                    v
+                    v.into()
                 })
             })
         }
@@ -475,11 +563,11 @@ mod tests {
         let chain: Vec<Arc<dyn Middleware>> = vec![Arc::new(Tag("a", log.clone())), Arc::new(Tag("b", log.clone()))];
         let req = info();
         let log2 = log.clone();
-        let endpoint = move |r: &RequestInfo| -> BoxFuture<'_, Result<Value>> {
+        let endpoint = move |r: &RequestInfo| -> BoxFuture<'_, Result<Reply>> {
             log2.lock().unwrap().push(format!("endpoint {}", r.name().unwrap()));
-            Box::pin(async { Ok(json!({ "seen": [] })) })
+            Box::pin(async { Ok(Reply::json(r#"{"seen":[]}"#.into())) })
         };
-        let out = Next::new(&chain, &req, &endpoint).run().await.unwrap();
+        let out = Next::new(&chain, &req, &endpoint).run().await.unwrap().into_value();
         assert_eq!(out, json!({ "seen": ["b", "a"] }));
         assert_eq!(*log.lock().unwrap(), ["a in tools/call", "b in tools/call", "endpoint echo", "b out", "a out"]);
     }
@@ -492,7 +580,7 @@ mod tests {
         });
         let chain: Vec<Arc<dyn Middleware>> = vec![Arc::new(reject)];
         let req = info();
-        let endpoint = |_: &RequestInfo| -> BoxFuture<'_, Result<Value>> { panic!("the endpoint must not run") };
+        let endpoint = |_: &RequestInfo| -> BoxFuture<'_, Result<Reply>> { panic!("the endpoint must not run") };
         let e = Next::new(&chain, &req, &endpoint).run().await.unwrap_err();
         assert_eq!((e.code(), e.message()), (-32042, "no, alice"));
     }
@@ -500,8 +588,20 @@ mod tests {
     #[tokio::test]
     async fn no_middleware_is_the_endpoint_alone() {
         let req = info();
-        let endpoint = |_: &RequestInfo| -> BoxFuture<'_, Result<Value>> { Box::pin(async { Ok(json!(1)) }) };
-        assert_eq!(Next::new(&[], &req, &endpoint).run().await.unwrap(), json!(1));
+        let endpoint = |_: &RequestInfo| -> BoxFuture<'_, Result<Reply>> { Box::pin(async { Ok(json!(1).into()) }) };
+        assert_eq!(Next::new(&[], &req, &endpoint).run().await.unwrap().into_value(), json!(1));
+    }
+
+    #[test]
+    fn a_reply_kept_as_text_is_read_as_a_value_only_when_asked() {
+        let kept = Reply::json(r#"{"tools":[{"name":"a"}]}"#.into());
+        assert_eq!(kept.to_json(), r#"{"tools":[{"name":"a"}]}"#);
+        assert!(matches!(kept.to_json(), std::borrow::Cow::Borrowed(_)), "kept text is not written again");
+        assert_eq!(*kept.value(), json!({ "tools": [{ "name": "a" }] }));
+        let made = Reply::from(json!({ "tools": [] }));
+        assert!(matches!(made.value(), std::borrow::Cow::Borrowed(_)), "a value is not copied to be read");
+        assert_eq!(made.to_json(), r#"{"tools":[]}"#);
+        assert_eq!(Value::from(made), json!({ "tools": [] }));
     }
 
     #[test]

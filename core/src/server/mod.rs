@@ -45,13 +45,15 @@ pub mod uri_template;
 
 pub use context::{Ask, AskKind, RequestContext};
 pub use dispatch::{RequestHeaders, TransportContext};
-pub use exchange::{Exchange, Outgoing};
+pub use exchange::{Exchange, Outgoing, Wire};
 pub use handle::{Server, ServerBuilder, WeakServer};
 pub use handlers::{
     BoxFuture, CompletionHandler, CompletionRequest, JsonHandler, JsonInput, PromptHandler, ResourceHandler,
     ResourceRequest, SharedArguments, ToolHandler,
 };
-pub use middleware::{Item, ItemInfo, ItemKind, Middleware, Next, RequestInfo, Token, Visibility, VisibilityFilter};
+pub use middleware::{
+    Item, ItemInfo, ItemKind, Middleware, Next, Reply, RequestInfo, Token, Visibility, VisibilityFilter,
+};
 pub use options::{
     BUS_ENV, CacheDefaults, CacheHint, Capability, PREVIOUS_STATE_SECRET_ENV, STATE_SECRET_ENV, ServerOptions,
     StateSecret, ToolOptions,

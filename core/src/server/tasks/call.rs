@@ -101,7 +101,7 @@ impl Server {
                 Err(e) => Response::error(Some(id), e.to_error_object()),
             })
         };
-        Exchange::running(Box::pin(fut), rx, abort, false)
+        Exchange::running(fut, rx, abort, false)
     }
 }
 

@@ -56,7 +56,7 @@ impl Server {
                 Err(e) => Response::error(Some(id), e.to_error_object()),
             })
         };
-        Ok(Exchange::running(Box::pin(fut), rx, CancellationToken::new(), false))
+        Ok(Exchange::running(fut, rx, CancellationToken::new(), false))
     }
 
     async fn task_method(

@@ -23,7 +23,7 @@ use crate::error::{Error, Result, http_status_for_code};
 use crate::headers;
 use crate::jsonrpc::{self, ErrorObject, Message, Response};
 use crate::legacy::{LEGACY_VERSIONS, SessionRefused, SessionStore, is_legacy_initialize};
-use crate::server::{Exchange, Outgoing, RequestHeaders, Server, Token, TransportContext};
+use crate::server::{Exchange, Outgoing, RequestHeaders, Server, Token, TransportContext, Wire};
 use crate::transport::auth::{BearerAuth, Refusal, TokenInfo};
 pub use crate::transport::connections::ConnectionLimits;
 use crate::transport::connections::{Admitted, BodiesInFlight, BodyTimeout, Connections, out_of_descriptors};
@@ -400,7 +400,12 @@ impl McpService {
             );
         }
         loop {
-            match exchange.next().await {
+            let o = match exchange.next_wire().await {
+                Some(Wire::Json(body)) => return with_json(StatusCode::OK, body),
+                Some(Wire::Message(o)) => Some(o),
+                None => None,
+            };
+            match o {
                 Some(Outgoing::Response(r)) => return json_response(&r, era),
                 Some(o) if accept.sse && (session.is_some() || !matches!(o, Outgoing::CloseStream { .. })) => {
                     let keep_alive = exchange.is_long_lived().then_some(self.options.keep_alive);

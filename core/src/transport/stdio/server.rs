@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId, Response};
 use crate::legacy::is_legacy_initialize;
 use crate::server::dispatch::ServedIn;
-use crate::server::{Outgoing, Server, TransportContext};
+use crate::server::{Outgoing, Server, TransportContext, Wire};
 use crate::transport::outgoing_bytes;
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -272,13 +272,16 @@ async fn on_frame(
                     let next = tokio::select! {
                         biased;
                         _ = token.cancelled() => break,
-                        n = exchange.next() => n,
+                        n = exchange.next_wire() => n,
                     };
                     match next {
-                        Some(o) => {
-                            let last = matches!(o, Outgoing::Response(_));
+                        Some(w) => {
+                            let (last, bytes) = match w {
+                                Wire::Json(bytes) => (true, Some(bytes)),
+                                Wire::Message(o) => (matches!(o, Outgoing::Response(_)), outgoing_bytes(&o)),
+                            };
                             // stdio has no stream to close: CloseStream is skipped.
-                            let Some(mut bytes) = outgoing_bytes(&o) else { continue };
+                            let Some(mut bytes) = bytes else { continue };
                             bytes.push(b'\n');
                             let sent = match first.take() {
                                 Some(p) => out.send_with(bytes, p),

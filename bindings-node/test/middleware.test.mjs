@@ -1,6 +1,6 @@
 // server.use(async (req, next) => ...) in both eras over HTTP with bearer tokens: per-principal
 // rate limiting, the order of two audit middlewares, tool-level authorization rejecting with a
-// chosen code, a result rewrite, timing, what a middleware sees, and the request's headers and
+// chosen code, a result rewrite, a list through middleware, timing, what a middleware sees, and the request's headers and
 // token claims on the handler's ctx.
 
 import assert from 'node:assert/strict'
@@ -143,6 +143,28 @@ for (const [version, era] of [['2026-07-28', 'modern'], ['2025-11-25', 'legacy']
         assert.equal(r._meta['example.com/rewritten'], true)
         assert.deepEqual(timings.map(([n]) => n), ['slow'])
         assert.ok(timings[0][1] >= 29, `the timing covers the handler: ${timings[0][1]}`)
+      })
+    })
+
+    test('a list reaches a middleware whole, and one can rewrite it', async () => {
+      const seen = []
+      const server = makeServer()
+        .use(async (req, next) => {
+          const r = await next()
+          if (req.method === 'tools/list') seen.push(r.tools.map((t) => t.name).sort())
+          return r
+        })
+        .use(async (req, next) => {
+          const r = await next()
+          if (req.method === 'tools/list' && req.principal !== 'alice') r.tools = r.tools.filter((t) => !t.name.startsWith('admin_'))
+          return r
+        })
+      await withServer(server, version, async (connect) => {
+        const alice = await connect('alice')
+        const bob = await connect('bob')
+        assert.deepEqual((await alice.listAllTools()).map((t) => t.name).sort(), ['admin_reset', 'echo', 'slow', 'whoami'])
+        assert.deepEqual((await bob.listAllTools()).map((t) => t.name).sort(), ['echo', 'slow', 'whoami'])
+        assert.deepEqual(seen, [['admin_reset', 'echo', 'slow', 'whoami'], ['echo', 'slow', 'whoami']])
       })
     })
 

@@ -141,6 +141,22 @@ impl TokenInfo {
         }
         crate::options::from_json(TOKEN_ANSWER, value).map(Some)
     }
+
+    /// A verifier's answer as JSON text (a binding whose verifier answers a string): as
+    /// [`TokenInfo::from_answer`], and text that is not JSON is the same
+    /// [`ErrorKind::Usage`](crate::ErrorKind) error.
+    ///
+    /// ```
+    /// use mcpaxle::transport::auth::TokenInfo;
+    /// assert_eq!(TokenInfo::from_answer_text("null").unwrap(), None);
+    /// let e = TokenInfo::from_answer_text("alice").unwrap_err();
+    /// assert!(e.message().contains("its answer is wrong: not JSON"), "{e}");
+    /// ```
+    pub fn from_answer_text(text: &str) -> Result<Option<TokenInfo>> {
+        let value =
+            serde_json::from_str(text).map_err(|e| crate::Error::usage(format!("{TOKEN_ANSWER}: not JSON ({e})")))?;
+        TokenInfo::from_answer(value)
+    }
 }
 
 /// How errors about a verifier's answer begin.

@@ -51,6 +51,15 @@ impl From<Response> for Final {
 }
 
 impl Final {
+    /// How the request ended, for its span (a result kept as text is a plain result: only
+    /// list pages are).
+    fn ended(&self) -> Ended<'_> {
+        match self {
+            Final::Response(r) => Ended::of_response(r),
+            Final::Json(..) => Ended::Result { input_required: false, tool_error: false },
+        }
+    }
+
     /// The response as a value: JSON text is parsed (for a reader of the stream).
     fn into_response(self) -> Response {
         match self {
@@ -97,9 +106,9 @@ pub struct Exchange {
 }
 
 enum State {
-    Ready(Option<Response>),
-    /// Answered at once with a result that is already JSON text (a page of a list).
-    ReadyJson(Option<(RequestId, Arc<str>)>),
+    /// Answered at once (with a response, or a result that is JSON text already: a page of
+    /// a list); `None` once taken.
+    Ready(Option<Final>),
     Running {
         fut: Option<ResponseFuture>,
         rx: OutgoingRx,
@@ -112,13 +121,13 @@ enum State {
 impl Exchange {
     /// An exchange that is answered at once.
     pub(crate) fn ready(response: Response) -> Self {
-        Exchange { state: State::Ready(Some(response)), long_lived: false, span: None }
+        Exchange { state: State::Ready(Some(Final::Response(response))), long_lived: false, span: None }
     }
 
     /// An exchange answered at once with `result`, a result already serialized: transports
     /// write it as it is ([`immediate_json`](Self::immediate_json)).
     pub(crate) fn ready_json(id: RequestId, result: Arc<str>) -> Self {
-        Exchange { state: State::ReadyJson(Some((id, result))), long_lived: false, span: None }
+        Exchange { state: State::Ready(Some(Final::Json(id, result))), long_lived: false, span: None }
     }
 
     /// An exchange driven by a future, with notifications arriving on `rx`. Cancelling
@@ -157,8 +166,8 @@ impl Exchange {
     /// [`immediate_json`](Self::immediate_json).
     pub fn immediate(&self) -> Option<&Response> {
         match &self.state {
-            State::Ready(r) => r.as_ref(),
-            State::ReadyJson(_) | State::Running { .. } => None,
+            State::Ready(Some(Final::Response(r))) => Some(r),
+            State::Ready(_) | State::Running { .. } => None,
         }
     }
 
@@ -167,7 +176,7 @@ impl Exchange {
     /// to write, with no value built or serialized. Read as a stream instead, the exchange
     /// yields the same response parsed.
     pub fn immediate_json(&self) -> Option<Vec<u8>> {
-        let State::ReadyJson(Some((id, result))) = &self.state else { return None };
+        let State::Ready(Some(Final::Json(id, result))) = &self.state else { return None };
         response_json(id, result)
     }
 
@@ -191,9 +200,8 @@ impl Drop for Exchange {
         let Some(span) = self.span.take() else { return };
         span.finish(match &self.state {
             // Answered at once, and written by the transport without reading the stream.
-            State::Ready(Some(r)) => Ended::of_response(r),
-            State::ReadyJson(Some(_)) => Ended::Result { input_required: false, tool_error: false },
-            State::Ready(None) | State::ReadyJson(None) | State::Running { .. } => Ended::Cancelled,
+            State::Ready(Some(f)) => f.ended(),
+            State::Ready(None) | State::Running { .. } => Ended::Cancelled,
         });
     }
 }
@@ -231,10 +239,7 @@ impl Exchange {
         let next = self.advance(cx);
         if let Poll::Ready(Some(Step::Final(f))) = &next {
             if let Some(span) = self.span.take() {
-                span.finish(match f {
-                    Final::Response(r) => Ended::of_response(r),
-                    Final::Json(..) => Ended::Result { input_required: false, tool_error: false },
-                });
+                span.finish(f.ended());
             }
         }
         next
@@ -243,8 +248,7 @@ impl Exchange {
     fn advance(&mut self, cx: &mut Context<'_>) -> Poll<Option<Step>> {
         let this = self;
         match &mut this.state {
-            State::Ready(r) => Poll::Ready(r.take().map(|r| Step::Final(Final::Response(r)))),
-            State::ReadyJson(r) => Poll::Ready(r.take().map(|(id, result)| Step::Final(Final::Json(id, result)))),
+            State::Ready(r) => Poll::Ready(r.take().map(Step::Final)),
             State::Running { fut, rx, done, abort, .. } => {
                 if fut.is_some() && abort.as_mut().poll(cx).is_ready() {
                     this.state = State::Ready(None);

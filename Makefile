@@ -7,7 +7,7 @@ export CARGO_TERM_COLOR ?= never
 
 CONFORMANCE := $(PYTHON) tests/conformance/run.py
 
-.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust test-servers conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node test-kotlin dist test-dist
+.PHONY: help demo test test-stdio-eof test-fleet test-demo test-rust test-servers conformance conformance-server conformance-client lint bench soak fuzz c test-c test-python test-node test-kotlin dist test-dist symbol-order
 
 help:
 	@echo "make demo   build and run the demo servers (Rust, Python), exercised end to end"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench  run the benchmarks"
 	@echo "make soak   1,000,000 tools/call per server (Rust, Python), fails unless RSS stays flat"
 	@echo "make fuzz   run each fuzz target for FUZZ_SECONDS (default 60), report executions and crashes"
+	@echo "make symbol-order   profile the servers again for packaging/symbol-order.txt (when make dist says it is stale)"
 
 # The servers the tests drive: the core's examples (everything_server, everything_client,
 # notes_server) and the OAuth fixture (target/debug/oauth_server), unoptimized. They come from
@@ -179,6 +180,20 @@ dist:
 	node packaging/node/pack.mjs
 	bindings-c/build.sh
 	bash packaging/c/bundle.sh
+	$(PYTHON) packaging/check_symbol_order.py
+
+# packaging/symbol-order.txt, the functions a server runs, which the release builds lay out
+# together (packaging/symbol_order.py: callgrind over each binding's echo server). Run it when
+# packaging/check_symbol_order.py (in make dist) says the file is stale, and commit the file.
+symbol-order:
+	bash bindings-python/scripts/develop.sh
+	bindings-c/build.sh
+	bash bindings-node/scripts/build.sh
+	$(CARGO) build --release -p mcpaxle-bench --bin loadgen
+	$(PYTHON) packaging/symbol_order.py
+	bindings-c/build.sh
+	bash bindings-node/scripts/build.sh
+	bash bindings-python/scripts/develop.sh
 
 # The artifacts install and work with no Rust toolchain (cargo and rustc off PATH), in fresh
 # directories: the wheel in a new venv, the npm tarballs in an empty project, the C bundle

@@ -64,6 +64,9 @@ write_if_changed() { # $1 dest; content on stdin
 }
 
 cmd_all() {
+  # The code a server runs laid out together (build.rs, packaging/symbol_order.py).
+  source "$root/packaging/symbol-order-env.sh"
+  symbol_order_env "$root"
   "$CARGO" build --release -p mcpaxle-c --quiet
   local generated; generated="$(mktemp)"
   generate_header "$generated"

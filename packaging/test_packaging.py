@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the packaging checks themselves (make test-dist runs them): the version check fails
-on each kind of disagreement, and the quick-start extractor finds the READMEs' blocks and fails
-when two READMEs' copies of one quick start differ.
+on each kind of disagreement, the quick-start extractor finds the READMEs' blocks and fails
+when two READMEs' copies of one quick start differ, and the symbol order check fails on a
+library not laid out by the list and on a list naming another build.
 
     python3 packaging/test_packaging.py
 """
@@ -19,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import check_symbol_order  # noqa: E402
 import check_versions  # noqa: E402
 import quickstarts  # noqa: E402
 
@@ -117,6 +119,32 @@ class Quickstarts(unittest.TestCase):
             a.write_text("```python\nprint(1)\n```\n```js quickstart:q.mjs\nx\n```\n")
             found, _ = quickstarts.extract([a])
             self.assertEqual(set(found), {"q.mjs"})
+
+
+class SymbolOrder(unittest.TestCase):
+    """On a real library: gcc links one function per section in the source's order (a, b, c),
+    without the C runtime's start files (whose functions would come first)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp())
+        cls.addClassCleanup(shutil.rmtree, cls.tmp)
+        (cls.tmp / "t.c").write_text("int a(int x) { return x + 1; }\nint b(int x) { return x * 3; }\nint c(int x) { return x - 7; }\n")
+        cls.lib = cls.tmp / "libt.so"
+        subprocess.run(["gcc", "-O1", "-shared", "-nostartfiles", "-fPIC", "-ffunction-sections", "-o", cls.lib, cls.tmp / "t.c"], check=True)
+
+    def test_listed_functions_first_pass(self) -> None:
+        self.assertEqual(check_symbol_order.check(self.lib, {"a", "b"}), [])
+
+    def test_an_unlisted_function_among_the_listed_fails(self) -> None:
+        problems = check_symbol_order.check(self.lib, {"a", "c"})
+        self.assertEqual(len(problems), 1)
+        self.assertIn("not laid out", problems[0])
+
+    def test_a_list_of_another_build_fails(self) -> None:
+        problems = check_symbol_order.check(self.lib, {"a", "_ZN4gone17h0000000000000001E", "_ZN4gone17h0000000000000002E"})
+        self.assertEqual(len(problems), 1)
+        self.assertIn("earlier build", problems[0])
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ fi
 echo "== node: build (napi build --platform --release, into target/napi-out/)"
 out="$(cd "$here/.." && pwd)/target/napi-out"
 rm -rf "$out"
+# The code a server runs laid out together (build.rs, packaging/symbol_order.py).
+source "$here/../packaging/symbol-order-env.sh"
+symbol_order_env "$(cd "$here/.." && pwd)"
 (cd "$here" && CARGO="$here/scripts/cargo-host.sh" node node_modules/@napi-rs/cli/dist/cli.js build \
   --platform --release --output-dir "$out" --js native.js --dts native.d.ts)
 cp "$out"/*.node "$here/"

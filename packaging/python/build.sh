@@ -4,7 +4,8 @@
 # build as the rest of `make test` (bindings-python/scripts/develop.sh installs this wheel into
 # the dev venv, so the tests test it): only the extension's own crate gets one extra rustc
 # argument, zig's cc as its linker (packaging/python/zig-cc.sh, glibc 2.17 symbol versions), so
-# no dependency is built twice. auditwheel then confirms the manylinux tag.
+# no dependency is built twice; it lays out the code a server runs together
+# (MCPAXLE_SYMBOL_ORDER, packaging/symbol_order.py). auditwheel then confirms the manylinux tag.
 #
 #   bash packaging/python/build.sh        # needs bindings-python/.venv (scripts/develop.sh makes it)
 set -euo pipefail
@@ -18,6 +19,8 @@ policy=manylinux_2_17_x86_64
 mkdir -p "$dist"
 rm -f "$dist"/mcpaxle-*.whl "$dist/mcpaxle-$version.tar.gz"
 echo "== python: wheel (maturin build --release, linked by zig against glibc 2.17)"
+source "$root/packaging/symbol-order-env.sh"
+symbol_order_env "$root"
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --release --quiet \
   --compatibility manylinux2014 --out "$dist" -- -C "linker=$root/packaging/python/zig-cc.sh")
 wheel="$(ls "$dist"/mcpaxle-"$version"-cp310-abi3-*.whl)"

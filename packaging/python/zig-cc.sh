@@ -38,5 +38,7 @@ if [ -z "$command" ]; then
   exit 1
 fi
 grep -v '^ld\.lld ' "$log" >&2 || true
+rm -f "$log"
+trap - EXIT
 read -r -a lld <<<"$command"
 exec python3 -m ziglang "${lld[@]}" "${layout[@]}"

@@ -29,44 +29,23 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import run as bench  # noqa: E402  (bench/run.py: a free port, waiting for a server to listen)
+
 OUT = ROOT / "packaging" / "symbol-order.txt"
 VENV = ROOT / "bindings-python" / ".venv"
 LOADGEN = ROOT / "target" / "release" / "loadgen"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_up(url: str, proc: subprocess.Popen, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"symbol_order.py: the server exited ({proc.returncode}) before it served")
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return  # it answered (a GET without a session is refused): it is up
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"symbol_order.py: nothing answered at {url} within {seconds:.0f} s")
-
-
 def profile(name: str, cmd: list[str], env: dict[str, str], tmp: Path) -> Path:
     """Runs `cmd` (a server taking --http HOST:PORT last) under callgrind, drives it, stops it."""
-    port = free_port()
+    port = bench.free_port()
     out = tmp / f"callgrind.{name}"
     url = f"http://127.0.0.1:{port}/mcp"
     vg = ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}"]
@@ -74,7 +53,10 @@ def profile(name: str, cmd: list[str], env: dict[str, str], tmp: Path) -> Path:
     with open(tmp / f"{name}.log", "w") as log:
         proc = subprocess.Popen(vg + cmd + ["--http", f"127.0.0.1:{port}"], env=env, stdout=log, stderr=log)
         try:
-            wait_up(url, proc)
+            try:
+                bench.wait_listening(port, proc, timeout=120)  # start-up under valgrind is slow
+            except bench.BenchError as e:
+                raise SystemExit(f"symbol_order.py: {name}: {e}; see {tmp / (name + '.log')}") from e
             for method, seconds in (("tools/call", "3"), ("tools/list", "1")):
                 subprocess.run([str(LOADGEN), "--http", url, "--connections", "2", "--warmup", "0.5",
                                 "--duration", seconds, "--method", method], check=True, stdout=subprocess.DEVNULL)
